@@ -1,0 +1,256 @@
+// Tiered memory regions: strata's core data model (docs/regions.md).
+//
+// A Region is one contiguous, page-aligned range of virtual memory whose pages
+// live in a tier chosen at creation:
+//
+//   memory    anonymous private memory;
+//   shared    a named POSIX shared-memory segment (/dev/shm/<name>) that other
+//             processes of the node map by name;
+//   storage   a file or block device mapped at an offset; the file's space is
+//             reserved at creation (fallocate), so a full file system is an
+//             error here and never a SIGBUS later;
+//   combined  one range of N bytes whose first or last part is memory and the
+//             rest storage, split by a factor in [0, 1] or automatically from
+//             the memory the process may use.
+//
+// Storage write-back (the `Writeback` option):
+//   kernel    (default) MAP_SHARED. Stores reach the page cache at once and the
+//             kernel may write them back at any time, so the region can be
+//             larger than memory. sync() makes them durable; its cost follows
+//             the dirty pages, because the kernel tracks them.
+//   explicit_sync  MAP_PRIVATE. Stores stay in this process until sync() writes
+//             the changed pages (found through /proc/self/pagemap) to the file.
+//             This is what makes close({.discard = true}) real: changes since
+//             the last sync never reach the file. Unsynced changes must fit in
+//             memory (they are anonymous pages).
+//
+// Example:
+//
+//   auto r = strata::Region::combined(1 << 30, {.storage = {.path = "/data/x.bin"},
+//                                               .factor = strata::Factor::fixed(0.5)});
+//   if (!r) { fmt::print(stderr, "{}\n", r.error().what()); return 1; }
+//   std::memset(r->data(), 1, r->size());
+//   if (auto s = r->sync(); !s) { ... }
+//
+// Errors: every factory validates its arguments before creating anything and
+// returns an Error naming the parameter, the value and the cause (see
+// error.hpp); on failure nothing is left mapped, open or created, and a file
+// that was grown is shrunk back to its former size.
+//
+// Thread safety: a Region is move-only and owns its mapping. Loads and stores
+// to data() from any thread are the caller's business. sync(), sync_async(),
+// advise(), placement() and stats() may be called from several threads at once
+// for kernel write-back; with explicit_sync, sync() must not run while other
+// threads store to the range being synced (a store racing with it may be lost).
+// close() and destruction must not race with any other use.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <sys/types.h>
+
+#include "strata/error.hpp"
+
+namespace strata {
+
+/// The kind of a region, fixed at creation.
+enum class RegionKind { memory, shared, storage, combined };
+
+/// Where one address of a region lives.
+enum class Tier { memory, shared, storage };
+
+/// In a combined region, which part comes first in the address range.
+enum class Order { memory_first, storage_first };
+
+/// When stores to storage reach the file; see the header comment.
+enum class Writeback { kernel, explicit_sync };
+
+/// How a shared segment is opened.
+enum class OpenMode {
+    create_only,     ///< fails with already_exists if the name exists
+    open_only,       ///< fails with not_found if the name does not exist
+    open_or_create,  ///< opens an existing segment or creates it
+};
+
+/// Access advice, passed to the kernel (madvise, and posix_fadvise for files).
+enum class Advice {
+    normal,        ///< MADV_NORMAL
+    sequential,    ///< MADV_SEQUENTIAL: aggressive read-ahead, pages freed after use
+    random,        ///< MADV_RANDOM: no read-ahead
+    read_mostly,   ///< MADV_WILLNEED: read ahead now, pages are expected to be read
+    write_mostly,  ///< MADV_RANDOM + no read-ahead on the file: pages are mostly overwritten
+};
+
+std::string_view to_string(RegionKind kind) noexcept;
+std::string_view to_string(Tier tier) noexcept;
+std::string_view to_string(Order order) noexcept;
+std::string_view to_string(Writeback writeback) noexcept;
+std::string_view to_string(Advice advice) noexcept;
+
+/// Parses "memory_first" / "storage_first"; errors name `param` and the value.
+Result<Order> parse_order(std::string_view text, std::string_view param = "order");
+/// Parses "kernel" / "explicit_sync".
+Result<Writeback> parse_writeback(std::string_view text, std::string_view param = "writeback");
+/// Parses "normal", "sequential", "random", "read_mostly", "write_mostly".
+Result<Advice> parse_advice(std::string_view text, std::string_view param = "advice");
+
+/// The memory share of a combined region: a fixed fraction or `automatic`.
+class Factor {
+public:
+    /// A fixed fraction in [0, 1]; out-of-range values are rejected when the
+    /// region is created (so the error can name the parameter).
+    static Factor fixed(double fraction) noexcept { return Factor(fraction, false); }
+    /// Keep in memory what fits in the memory available to the process
+    /// (MemAvailable, or the cgroup limit when lower, minus a safety margin).
+    static Factor automatic() noexcept { return Factor(0.0, true); }
+    /// Parses "0.25", "1", "auto"; errors name `param` and the value.
+    static Result<Factor> parse(std::string_view text, std::string_view param = "factor");
+
+    [[nodiscard]] bool is_auto() const noexcept { return auto_; }
+    [[nodiscard]] double fraction() const noexcept { return fraction_; }
+
+private:
+    Factor(double fraction, bool is_auto) : fraction_(fraction), auto_(is_auto) {}
+    double fraction_;
+    bool auto_;
+};
+
+/// Options of a shared region.
+struct SharedOptions {
+    std::string name;                       ///< 1..200 characters, no '/', not "." or ".."
+    OpenMode mode = OpenMode::create_only;
+    mode_t permissions = 0600;              ///< of a created segment
+    bool read_only = false;                 ///< map PROT_READ only
+};
+
+/// Options of a storage region or of the storage part of a combined region.
+struct StorageOptions {
+    std::filesystem::path path;             ///< regular file (created if absent) or block device
+    std::uint64_t offset = 0;               ///< where the region starts; a multiple of the page size
+    mode_t permissions = 0600;              ///< of a created file
+    Writeback writeback = Writeback::kernel;
+    bool read_only = false;                 ///< open O_RDONLY and map PROT_READ; the file must hold the range
+};
+
+/// Options of a combined region.
+struct CombinedOptions {
+    StorageOptions storage;
+    Factor factor = Factor::fixed(0.5);
+    Order order = Order::memory_first;
+};
+
+/// Options of close().
+struct CloseOptions {
+    /// Remove the file or segment after unmapping (not allowed for block devices).
+    bool unlink = false;
+    /// Changes since the last sync() never reach the file. Needs
+    /// Writeback::explicit_sync: with kernel write-back the kernel may already
+    /// have written them, so close() refuses rather than pretend.
+    bool discard = false;
+};
+
+/// Residency and dirtiness of a region, from /proc/self/smaps.
+struct RegionStats {
+    std::size_t size = 0;              ///< bytes in the region
+    std::size_t memory_bytes = 0;      ///< bytes placed in memory or shared memory
+    std::size_t storage_bytes = 0;     ///< bytes placed on storage
+    std::size_t resident_bytes = 0;    ///< bytes currently in RAM (page cache included)
+    std::size_t dirty_bytes = 0;       ///< storage-backed bytes not yet durable
+};
+
+/// Information on the memory a process may use, for Factor::automatic().
+struct MemoryBudget {
+    std::uint64_t mem_available = 0;   ///< MemAvailable of /proc/meminfo
+    std::uint64_t cgroup_room = 0;     ///< cgroup limit minus usage; 0 if no limit applies
+    bool cgroup_limited = false;
+    std::uint64_t margin = 0;          ///< kept free for the rest of the process
+    std::uint64_t usable = 0;          ///< what an automatic factor may place in memory
+};
+
+/// Reads the memory budget of this process now.
+Result<MemoryBudget> current_memory_budget();
+
+/// A contiguous, page-aligned range of virtual memory in one or two tiers.
+class Region {
+public:
+    /// Anonymous private memory of `size` bytes (rounded up to pages).
+    static Result<Region> memory(std::size_t size);
+    /// A named shared segment. With open_only, size 0 means the segment's size.
+    static Result<Region> shared(std::size_t size, const SharedOptions& options);
+    /// A file or block device mapped from options.offset for `size` bytes.
+    static Result<Region> storage(std::size_t size, const StorageOptions& options);
+    /// `size` bytes: factor × size (rounded down to pages) in memory, the rest on storage.
+    static Result<Region> combined(std::size_t size, const CombinedOptions& options);
+
+    Region(Region&& other) noexcept;
+    Region& operator=(Region&& other) noexcept;
+    Region(const Region&) = delete;
+    Region& operator=(const Region&) = delete;
+    /// Closes with default options; an error is logged, never thrown.
+    ~Region();
+
+    [[nodiscard]] std::byte* data() const noexcept { return base_; }
+    [[nodiscard]] std::size_t size() const noexcept { return size_; }
+    [[nodiscard]] std::span<std::byte> bytes() const noexcept { return {base_, size_}; }
+    [[nodiscard]] RegionKind kind() const noexcept { return kind_; }
+    [[nodiscard]] bool is_open() const noexcept { return base_ != nullptr; }
+    /// Bytes of the range placed in memory (memory and shared tiers).
+    [[nodiscard]] std::size_t memory_bytes() const noexcept;
+    /// Bytes of the range placed on storage.
+    [[nodiscard]] std::size_t storage_bytes() const noexcept;
+    /// The file or device of the storage part; empty for memory and shared.
+    [[nodiscard]] const std::filesystem::path& path() const noexcept;
+    /// The segment name of a shared region; empty otherwise.
+    [[nodiscard]] const std::string& name() const noexcept { return name_; }
+
+    /// Makes every storage-backed change in [offset, offset+length) durable
+    /// before returning. Cost follows the dirty pages in the range, not its size.
+    /// Memory and shared parts need no write-back and are skipped.
+    Result<void> sync(std::size_t offset, std::size_t length);
+    Result<void> sync() { return sync(0, size_); }
+    /// Starts writing back the changes in the range and returns without waiting
+    /// for the device; a later sync() is the durability barrier.
+    Result<void> sync_async(std::size_t offset, std::size_t length);
+    Result<void> sync_async() { return sync_async(0, size_); }
+
+    /// Gives the kernel access advice for [offset, offset+length).
+    Result<void> advise(Advice advice, std::size_t offset, std::size_t length);
+    Result<void> advise(Advice advice) { return advise(advice, 0, size_); }
+
+    /// The tier of `address`; invalid_argument if it is outside the region.
+    [[nodiscard]] Result<Tier> placement(const void* address) const;
+    /// Residency and dirty bytes, read from /proc/self/smaps.
+    [[nodiscard]] Result<RegionStats> stats() const;
+
+    /// Unmaps the region, writes back per `options`, optionally removes the
+    /// file or segment. On an invalid option nothing changes and the region
+    /// stays open; otherwise the region is closed even if write-back fails.
+    Result<void> close(CloseOptions options = {});
+
+private:
+    Region() = default;
+    void release() noexcept;
+
+    std::byte* base_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t mapped_ = 0;          // size_ rounded up to pages
+    RegionKind kind_ = RegionKind::memory;
+    Writeback writeback_ = Writeback::kernel;
+    int fd_ = -1;                     // shared segment, file or device; -1 for memory
+    bool is_block_device_ = false;
+    bool read_only_ = false;
+    std::uint64_t file_offset_ = 0;   // file offset of the storage part
+    std::size_t storage_begin_ = 0;   // offset of the storage part within the region
+    std::size_t storage_length_ = 0;  // its length in bytes (page multiple except at the end)
+    std::filesystem::path path_;
+    std::string name_;
+
+    friend struct RegionAccess;  // src/region/region_impl.hpp
+};
+
+}  // namespace strata

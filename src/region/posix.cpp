@@ -1,0 +1,150 @@
+#include "region/posix.hpp"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace strata::posix {
+
+std::size_t page_size() noexcept {
+    static const auto size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    return size;
+}
+
+void UniqueFd::reset() noexcept {
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+}
+
+void UniqueMapping::reset() noexcept {
+    if (base_ != nullptr) {
+        ::munmap(base_, length_);
+        base_ = nullptr;
+        length_ = 0;
+    }
+}
+
+void StorageFile::roll_back(const std::filesystem::path& path) noexcept {
+    if (is_block_device) {
+        return;
+    }
+    if (created) {
+        ::unlink(path.c_str());
+    } else if (fd.get() >= 0) {
+        struct stat st {};
+        if (::fstat(fd.get(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) > original_size) {
+            // Shrink only what this call grew; a failure here cannot be
+            // reported better than the error already being returned.
+            (void)::ftruncate(fd.get(), static_cast<off_t>(original_size));
+        }
+    }
+}
+
+namespace {
+
+Result<void> check_range_fits(const char* op, const std::filesystem::path& path,
+                              std::uint64_t offset, std::uint64_t length, std::uint64_t available,
+                              const char* what) {
+    if (offset > available || length > available - offset) {
+        return make_error(Errc::invalid_argument,
+                          "{}: offset={}: the range [{}, {}) ends beyond the {} bytes of {} {}", op,
+                          offset, offset, offset + length, available, what, path.string());
+    }
+    return {};
+}
+
+Result<StorageFile> open_file(const char* op, const std::filesystem::path& path, unsigned permissions,
+                              bool read_only) {
+    StorageFile file;
+    if (read_only) {
+        file.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (file.fd.get() < 0) {
+            return make_sys_error(errno, "{}: path={}: cannot open read-only", op, path.string());
+        }
+        return file;
+    }
+    // O_EXCL first so that a failure later knows whether the file is ours to remove.
+    file.fd = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, permissions));
+    if (file.fd.get() >= 0) {
+        file.created = true;
+        return file;
+    }
+    if (errno != EEXIST) {
+        return make_sys_error(errno, "{}: path={}: cannot create the file", op, path.string());
+    }
+    file.fd = UniqueFd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (file.fd.get() < 0) {
+        return make_sys_error(errno, "{}: path={}: cannot open for writing", op, path.string());
+    }
+    return file;
+}
+
+}  // namespace
+
+Result<StorageFile> open_storage(const char* op, const std::filesystem::path& path,
+                                 std::uint64_t offset, std::uint64_t length, unsigned permissions,
+                                 bool read_only) {
+    if (path.empty()) {
+        return make_error(Errc::invalid_argument, "{}: path=\"\": a storage region needs a file or device path", op);
+    }
+    if (offset % page_size() != 0) {
+        return make_error(Errc::invalid_argument, "{}: offset={}: not a multiple of the page size {}", op,
+                          offset, page_size());
+    }
+    auto opened = open_file(op, path, permissions, read_only);
+    if (!opened) {
+        return std::unexpected(opened.error());
+    }
+    StorageFile file = std::move(*opened);
+    struct stat st {};
+    if (::fstat(file.fd.get(), &st) != 0) {
+        const int err = errno;
+        file.roll_back(path);
+        return make_sys_error(err, "{}: path={}: cannot stat", op, path.string());
+    }
+    if (S_ISBLK(st.st_mode)) {
+        file.is_block_device = true;
+        if (::ioctl(file.fd.get(), BLKGETSIZE64, &file.device_size) != 0) {
+            return make_sys_error(errno, "{}: path={}: cannot read the device size", op, path.string());
+        }
+        if (auto fits = check_range_fits(op, path, offset, length, file.device_size, "device"); !fits) {
+            return std::unexpected(fits.error());
+        }
+        return file;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        file.roll_back(path);
+        return make_error(Errc::invalid_argument, "{}: path={}: not a regular file or a block device", op,
+                          path.string());
+    }
+    file.original_size = static_cast<std::uint64_t>(st.st_size);
+    if (read_only) {
+        if (auto fits = check_range_fits(op, path, offset, length, file.original_size, "file"); !fits) {
+            return std::unexpected(fits.error());
+        }
+        return file;
+    }
+    if (offset > static_cast<std::uint64_t>(INT64_MAX) - length) {
+        file.roll_back(path);
+        return make_error(Errc::invalid_argument, "{}: offset={}: offset + size overflows a file offset", op,
+                          offset);
+    }
+    // Reserve the blocks now: a full file system must fail here, not as a
+    // SIGBUS on the first store to a hole.
+    if (const int err = ::posix_fallocate(file.fd.get(), static_cast<off_t>(offset),
+                                          static_cast<off_t>(length));
+        err != 0) {
+        file.roll_back(path);
+        return make_sys_error(err, "{}: path={}: cannot reserve {} bytes at offset {}", op, path.string(),
+                              length, offset);
+    }
+    return file;
+}
+
+}  // namespace strata::posix

@@ -1,0 +1,90 @@
+// Small RAII wrappers over the POSIX calls regions are made of. Private to libstrata.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <utility>
+
+#include "strata/error.hpp"
+
+namespace strata::posix {
+
+/// The system page size, read once.
+std::size_t page_size() noexcept;
+inline std::size_t round_up_to_page(std::size_t n) noexcept {
+    const std::size_t p = page_size();
+    return (n + p - 1) / p * p;
+}
+inline std::size_t round_down_to_page(std::size_t n) noexcept { return n / page_size() * page_size(); }
+
+/// An owned file descriptor, closed on destruction.
+class UniqueFd {
+public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+    UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    UniqueFd& operator=(UniqueFd&& o) noexcept {
+        if (this != &o) {
+            reset();
+            fd_ = std::exchange(o.fd_, -1);
+        }
+        return *this;
+    }
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    ~UniqueFd() { reset(); }
+
+    [[nodiscard]] int get() const noexcept { return fd_; }
+    [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
+    void reset() noexcept;
+
+private:
+    int fd_ = -1;
+};
+
+/// An owned range of address space, unmapped on destruction.
+class UniqueMapping {
+public:
+    UniqueMapping() = default;
+    UniqueMapping(void* base, std::size_t length) noexcept : base_(base), length_(length) {}
+    UniqueMapping(UniqueMapping&& o) noexcept
+        : base_(std::exchange(o.base_, nullptr)), length_(std::exchange(o.length_, 0)) {}
+    UniqueMapping& operator=(UniqueMapping&&) = delete;
+    UniqueMapping(const UniqueMapping&) = delete;
+    UniqueMapping& operator=(const UniqueMapping&) = delete;
+    ~UniqueMapping() { reset(); }
+
+    [[nodiscard]] std::byte* get() const noexcept { return static_cast<std::byte*>(base_); }
+    [[nodiscard]] std::byte* release() noexcept {
+        length_ = 0;
+        return static_cast<std::byte*>(std::exchange(base_, nullptr));
+    }
+    void reset() noexcept;
+
+private:
+    void* base_ = nullptr;
+    std::size_t length_ = 0;
+};
+
+/// A file or device opened for a storage region, with what is needed to
+/// undo the opening if a later step fails.
+struct StorageFile {
+    UniqueFd fd;
+    bool created = false;          ///< this call created the file
+    bool is_block_device = false;
+    std::uint64_t original_size = 0;  ///< size before this call grew it
+    std::uint64_t device_size = 0;    ///< for block devices
+
+    /// Removes a file this call created, or shrinks a grown one back.
+    void roll_back(const std::filesystem::path& path) noexcept;
+};
+
+/// Opens (creating if absent, unless read_only) the file or device at `path`
+/// and makes sure [offset, offset+length) exists with space reserved.
+/// `op` names the calling operation in error messages.
+Result<StorageFile> open_storage(const char* op, const std::filesystem::path& path,
+                                 std::uint64_t offset, std::uint64_t length, unsigned permissions,
+                                 bool read_only);
+
+}  // namespace strata::posix

@@ -1,0 +1,190 @@
+// Write-back of storage-backed parts. Kernel write-back lets the kernel find
+// the dirty pages (msync walks only pages tagged dirty); explicit_sync finds
+// changed pages in /proc/self/pagemap, since a written page of a private file
+// mapping becomes an anonymous page.
+#include <algorithm>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <vector>
+
+#include "region/posix.hpp"
+#include "region/region_impl.hpp"
+
+namespace strata {
+
+using posix::page_size;
+
+namespace {
+
+constexpr std::uint64_t pagemap_present = std::uint64_t{1} << 63;
+constexpr std::uint64_t pagemap_swapped = std::uint64_t{1} << 62;
+constexpr std::uint64_t pagemap_file_or_shared = std::uint64_t{1} << 61;
+
+/// A run of changed pages: region offset and length in bytes.
+struct Run {
+    std::size_t offset;
+    std::size_t length;
+};
+
+Result<std::vector<Run>> changed_pages(const char* op, const std::byte* base, std::size_t begin, std::size_t end) {
+    const posix::UniqueFd pagemap(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
+    if (pagemap.get() < 0) {
+        return make_sys_error(errno, "{}: cannot open /proc/self/pagemap to find changed pages", op);
+    }
+    const std::size_t page = page_size();
+    std::vector<Run> runs;
+    std::vector<std::uint64_t> entries(4096);
+    for (std::size_t at = begin; at < end;) {
+        const std::size_t pages = std::min(entries.size(), (end - at) / page);
+        const auto vpn = reinterpret_cast<std::uintptr_t>(base + at) / page;
+        const auto want = static_cast<ssize_t>(pages * sizeof(std::uint64_t));
+        const ssize_t got = ::pread(pagemap.get(), entries.data(), static_cast<std::size_t>(want),
+                                    static_cast<off_t>(vpn * sizeof(std::uint64_t)));
+        if (got != want) {
+            return make_sys_error(got < 0 ? errno : EIO, "{}: cannot read /proc/self/pagemap", op);
+        }
+        for (std::size_t i = 0; i < pages; ++i, at += page) {
+            const std::uint64_t e = entries[i];
+            const bool changed = ((e & pagemap_present) != 0 && (e & pagemap_file_or_shared) == 0) ||
+                                 (e & pagemap_swapped) != 0;
+            if (!changed) {
+                continue;
+            }
+            if (!runs.empty() && runs.back().offset + runs.back().length == at) {
+                runs.back().length += page;
+            } else {
+                runs.push_back({at, page});
+            }
+        }
+    }
+    return runs;
+}
+
+Result<void> write_all(const char* op, int fd, const std::byte* data, std::size_t length, std::uint64_t offset,
+                       const std::filesystem::path& path) {
+    while (length > 0) {
+        const ssize_t n = ::pwrite(fd, data, length, static_cast<off_t>(offset));
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return make_sys_error(errno, "{}: cannot write {} bytes at offset {} of {}", op, length, offset,
+                                  path.string());
+        }
+        data += n;
+        length -= static_cast<std::size_t>(n);
+        offset += static_cast<std::uint64_t>(n);
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<void> RegionAccess::check_range(const Region& r, const char* op, std::size_t offset, std::size_t length) {
+    if (r.base_ == nullptr) {
+        return make_error(Errc::invalid_argument, "{}: the region is not open", op);
+    }
+    if (offset > r.size_ || length > r.size_ - offset) {
+        return make_error(Errc::invalid_argument, "{}: offset={} length={}: outside the region of {} bytes", op,
+                          offset, length, r.size_);
+    }
+    return {};
+}
+
+std::pair<std::size_t, std::size_t> RegionAccess::storage_pages(const Region& r, std::size_t offset,
+                                                                std::size_t length) {
+    const std::size_t begin = std::max(offset, r.storage_begin_);
+    const std::size_t end = std::min(offset + length, storage_end(r));
+    if (r.storage_length_ == 0 || begin >= end) {
+        return {0, 0};
+    }
+    const std::size_t aligned = posix::round_down_to_page(begin);
+    return {aligned, posix::round_up_to_page(end) - aligned};
+}
+
+Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, std::size_t offset,
+                                                     std::size_t length) {
+    const auto [begin, span] = storage_pages(r, offset, length);
+    if (span == 0) {
+        return std::size_t{0};
+    }
+    auto runs = changed_pages(op, r.base_, begin, begin + span);
+    if (!runs) {
+        return std::unexpected(runs.error());
+    }
+    std::size_t written = 0;
+    for (const Run& run : *runs) {
+        // The last page may reach past the storage part's end: write only what the file holds.
+        const std::size_t end = std::min(run.offset + run.length, storage_end(r));
+        if (auto ok = write_all(op, r.fd_, r.base_ + run.offset, end - run.offset, file_offset_of(r, run.offset),
+                                r.path_);
+            !ok) {
+            return std::unexpected(ok.error());
+        }
+        written += end - run.offset;
+    }
+    // Dropping the private copies makes the mapping show the file again, so
+    // the next sync sees only pages changed after this one.
+    for (const Run& run : *runs) {
+        if (::madvise(r.base_ + run.offset, run.length, MADV_DONTNEED) != 0) {
+            return make_sys_error(errno, "{}: cannot drop written pages", op);
+        }
+    }
+    return written;
+}
+
+Result<void> Region::sync(std::size_t offset, std::size_t length) {
+    constexpr const char* op = "Region::sync";
+    if (auto ok = RegionAccess::check_range(*this, op, offset, length); !ok) {
+        return ok;
+    }
+    const auto [begin, span] = RegionAccess::storage_pages(*this, offset, length);
+    if (span == 0 || read_only_) {
+        return {};
+    }
+    if (writeback_ == Writeback::explicit_sync) {
+        auto written = RegionAccess::write_back_private(*this, op, offset, length);
+        if (!written) {
+            return std::unexpected(written.error());
+        }
+        if (*written == 0) {
+            return {};
+        }
+        if (::fdatasync(fd_) != 0) {
+            return make_sys_error(errno, "{}: cannot flush {} to the device", op, path_.string());
+        }
+        return {};
+    }
+    if (::msync(base_ + begin, span, MS_SYNC) != 0) {
+        return make_sys_error(errno, "{}: offset={} length={}: cannot write back {}", op, offset, length,
+                              path_.string());
+    }
+    return {};
+}
+
+Result<void> Region::sync_async(std::size_t offset, std::size_t length) {
+    constexpr const char* op = "Region::sync_async";
+    if (auto ok = RegionAccess::check_range(*this, op, offset, length); !ok) {
+        return ok;
+    }
+    const auto [begin, span] = RegionAccess::storage_pages(*this, offset, length);
+    if (span == 0 || read_only_) {
+        return {};
+    }
+    if (writeback_ == Writeback::explicit_sync) {
+        if (auto written = RegionAccess::write_back_private(*this, op, offset, length); !written) {
+            return std::unexpected(written.error());
+        }
+    }
+    const std::uint64_t file_begin = RegionAccess::file_offset_of(*this, begin);
+    const std::size_t file_span = std::min(begin + span, RegionAccess::storage_end(*this)) - begin;
+    if (::sync_file_range(fd_, static_cast<off_t>(file_begin), static_cast<off_t>(file_span),
+                          SYNC_FILE_RANGE_WRITE) != 0) {
+        return make_sys_error(errno, "{}: offset={} length={}: cannot start write-back of {}", op, offset, length,
+                              path_.string());
+    }
+    return {};
+}
+
+}  // namespace strata

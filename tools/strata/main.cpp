@@ -1,0 +1,42 @@
+// The `strata` command: one binary, one subcommand per capability.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "doctor/doctor.hpp"
+#include "strata/version.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"strata: one runtime for the data of HPC tasks and workflows", "strata"};
+    app.set_version_flag("-V,--version", fmt::format("strata {}", strata::version_string));
+    app.require_subcommand(1);
+
+    strata::doctor::Options doctor;
+    auto* doctor_cmd = app.add_subcommand("doctor", "Probe every capability strata uses and say how to fix what is missing");
+    doctor_cmd->add_flag("--json", doctor.json, "Print one JSON document instead of the table");
+
+    strata::cli::DemoOptions demo;
+    auto* demo_cmd = app.add_subcommand("demo", "A short tour of every capability on small data, with a report");
+    demo_cmd->add_option("--dir", demo.dir, "Directory for storage files (default: a fresh one under /var/tmp)");
+    demo_cmd->add_flag("--json", demo.json, "Print the report as JSON");
+
+    std::string suite;
+    std::vector<std::string> bench_args;
+    auto* bench_cmd = app.add_subcommand("bench", "Run a benchmark suite and write its report to docs/benchmarks/<suite>/");
+    bench_cmd->add_option("suite", suite, "Suite to run: regions")->required()->check(CLI::IsMember({"regions"}));
+    bench_cmd->add_option("args", bench_args, "Arguments passed to the suite (see its --help)");
+    bench_cmd->prefix_command();
+
+    CLI11_PARSE(app, argc, argv);
+
+    if (*doctor_cmd) {
+        return strata::doctor::run(doctor);
+    }
+    if (*demo_cmd) {
+        return strata::cli::run_demo(demo);
+    }
+    if (*bench_cmd) {
+        return strata::cli::run_bench(suite, bench_args);
+    }
+    return 2;
+}
