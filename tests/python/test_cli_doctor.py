@@ -1,0 +1,144 @@
+"""End-to-end tests of `strata doctor`: runs the built binary as a user would.
+
+The binary comes from $STRATA_BIN, else <repo>/build/default/bin/strata.
+Capabilities the machine may lack are only asserted "ok" when the test runs as
+root, where this project's machines provide all of them.
+"""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+STRATA_BIN = Path(
+    os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata")
+)
+
+CAPABILITIES = [
+    "fuse",
+    "bpf",
+    "cma",
+    "memfd",
+    "userfaultfd",
+    "shm",
+    "mpi",
+    "zeromq",
+    "cgroup-cpu",
+    "cgroup-memory",
+    "cgroup-blkio",
+]
+REQUIRED = {"fuse", "memfd", "shm", "mpi", "zeromq"}
+OK_AS_ROOT = ["fuse", "bpf", "memfd", "shm", "mpi", "zeromq"]
+STATUSES = {"ok", "degraded", "missing"}
+# Every probe is bounded (the slowest, mpi, by 10 s); this catches a hang.
+TIMEOUT_S = 60
+
+
+def run_doctor(*args):
+    if not STRATA_BIN.exists():
+        pytest.skip(f"{STRATA_BIN} is not built (set STRATA_BIN)")
+    return subprocess.run(
+        [str(STRATA_BIN), "doctor", *args],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def json_run():
+    return run_doctor("--json")
+
+
+@pytest.fixture(scope="module")
+def text_run():
+    return run_doctor()
+
+
+@pytest.fixture(scope="module")
+def report(json_run):
+    return json.loads(json_run.stdout)
+
+
+@pytest.fixture(scope="module")
+def by_name(report):
+    return {c["name"]: c for c in report["capabilities"]}
+
+
+def test_json_output_is_one_valid_document(json_run):
+    document = json.loads(json_run.stdout)
+    assert isinstance(document, dict)
+    assert set(document) == {"version", "ok", "capabilities"}
+
+
+def test_json_reports_the_strata_version(report):
+    assert re.fullmatch(r"\d+\.\d+\.\d+", report["version"])
+
+
+def test_every_capability_is_listed_exactly_once(report):
+    names = [c["name"] for c in report["capabilities"]]
+    assert sorted(names) == sorted(CAPABILITIES)
+
+
+def test_every_capability_has_status_required_detail_and_fix(report):
+    for capability in report["capabilities"]:
+        assert set(capability) == {"name", "status", "required", "detail", "fix"}
+        assert capability["status"] in STATUSES
+        assert isinstance(capability["required"], bool)
+        assert isinstance(capability["detail"], str) and capability["detail"]
+        assert isinstance(capability["fix"], str)
+
+
+def test_a_capability_that_is_not_ok_says_how_to_fix_it(report):
+    for capability in report["capabilities"]:
+        if capability["status"] != "ok":
+            assert capability["fix"], capability
+
+
+def test_the_defaults_require_exactly_fuse_memfd_shm_mpi_and_zeromq(by_name):
+    assert {name for name, c in by_name.items() if c["required"]} == REQUIRED
+
+
+def test_exit_code_is_zero_exactly_when_every_required_capability_is_present(
+    json_run, report
+):
+    present = all(
+        c["status"] != "missing" for c in report["capabilities"] if c["required"]
+    )
+    assert report["ok"] is present
+    assert json_run.returncode == (0 if present else 1)
+
+
+@pytest.mark.parametrize("name", OK_AS_ROOT)
+def test_capabilities_of_this_machine_are_ok_when_run_as_root(by_name, name):
+    if os.geteuid() != 0:
+        pytest.skip("the capabilities are only guaranteed to root")
+    assert by_name[name]["status"] == "ok", by_name[name]
+
+
+def test_text_output_prints_one_line_per_capability(text_run):
+    result = text_run
+    lines = result.stdout.splitlines()
+    for name in CAPABILITIES:
+        pattern = re.compile(
+            rf"^\s+(ok|degraded|missing)\s+{re.escape(name)}\s+(required|optional)\s+\S"
+        )
+        matching = [line for line in lines if pattern.match(line)]
+        assert len(matching) == 1, (name, result.stdout)
+
+
+def test_text_output_has_a_fix_line_under_each_capability_that_is_not_ok(text_run):
+    result = text_run
+    lines = result.stdout.splitlines()
+    for index, line in enumerate(lines):
+        if re.match(r"^\s+(degraded|missing)\s", line):
+            assert lines[index + 1].strip().startswith("fix: "), result.stdout
+
+
+def test_text_and_json_modes_agree_on_the_exit_code(text_run, json_run):
+    assert text_run.returncode == json_run.returncode
