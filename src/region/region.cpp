@@ -290,6 +290,15 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
                    sharing | MAP_FIXED, file.fd.get(), static_cast<off_t>(options.storage.offset)) == MAP_FAILED) {
             return fail(errno, "cannot map the storage part");
         }
+        // Without this, fault read-ahead fills the page cache with large
+        // folios (ext4 on recent kernels) and one store dirties the whole
+        // folio, so sync() would write up to 512 times what changed. Random
+        // advice keeps faults at single pages: dirty tracking at page size.
+        // advise(sequential) trades that back for read-ahead.
+        if (writeback == Writeback::kernel && !options.storage.read_only &&
+            ::madvise(base + storage_begin, storage_mapped, MADV_RANDOM) != 0) {
+            return fail(errno, "cannot set page-granular advice on the storage part");
+        }
     }
 
     Region r;

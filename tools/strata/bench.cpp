@@ -1,5 +1,6 @@
 // `strata bench <suite>`: each suite is a script bench/<suite>/run beside the
 // harness binaries; this finds the tree and the binaries and hands over.
+#include <cstring>
 #include <filesystem>
 #include <unistd.h>
 
@@ -17,6 +18,12 @@ int run_bench(const std::string& suite, const std::vector<std::string>& args) {
         return 2;
     }
     ::setenv("STRATA_BIN_DIR", exe.parent_path().c_str(), 0);
+    // The report records the command that produced it.
+    std::string command = "strata bench " + suite;
+    for (const auto& a : args) {
+        command += " " + a;
+    }
+    ::setenv("STRATA_BENCH_COMMAND", command.c_str(), 0);
     std::vector<std::string> storage{script.string()};
     storage.insert(storage.end(), args.begin(), args.end());
     std::vector<char*> argv;

@@ -21,10 +21,9 @@ int main(int argc, char** argv) {
     demo_cmd->add_flag("--json", demo.json, "Print the report as JSON");
 
     std::string suite;
-    std::vector<std::string> bench_args;
     auto* bench_cmd = app.add_subcommand("bench", "Run a benchmark suite and write its report to docs/benchmarks/<suite>/");
     bench_cmd->add_option("suite", suite, "Suite to run: regions")->required()->check(CLI::IsMember({"regions"}));
-    bench_cmd->add_option("args", bench_args, "Arguments passed to the suite (see its --help)");
+    // Everything after the suite name goes to the suite unparsed (see `strata bench <suite> --help`).
     bench_cmd->prefix_command();
 
     CLI11_PARSE(app, argc, argv);
@@ -36,7 +35,7 @@ int main(int argc, char** argv) {
         return strata::cli::run_demo(demo);
     }
     if (*bench_cmd) {
-        return strata::cli::run_bench(suite, bench_args);
+        return strata::cli::run_bench(suite, bench_cmd->remaining());
     }
     return 2;
 }
