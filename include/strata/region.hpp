@@ -180,11 +180,17 @@ class Region {
 public:
     /// Anonymous private memory of `size` bytes (rounded up to pages).
     static Result<Region> memory(std::size_t size);
-    /// A named shared segment. With open_only, size 0 means the segment's size.
+    /// A named shared segment. With open_only, size 0 maps the whole segment
+    /// and a size above the segment's is invalid_argument (opening never
+    /// resizes a segment others map); open_or_create grows a smaller segment,
+    /// so racing creators of the same size both succeed.
     static Result<Region> shared(std::size_t size, const SharedOptions& options);
     /// A file or block device mapped from options.offset for `size` bytes.
     static Result<Region> storage(std::size_t size, const StorageOptions& options);
-    /// `size` bytes: factor × size (rounded down to pages) in memory, the rest on storage.
+    /// `size` bytes: factor × size rounded down to pages in memory, the rest on
+    /// storage (factor 1: no storage part and no file). Both parts start on a
+    /// page boundary, so with storage_first and a size that is not a page
+    /// multiple the memory part is that much shorter.
     static Result<Region> combined(std::size_t size, const CombinedOptions& options);
 
     Region(Region&& other) noexcept;
@@ -228,7 +234,8 @@ public:
     [[nodiscard]] Result<RegionStats> stats() const;
 
     /// Unmaps the region, writes back per `options`, optionally removes the
-    /// file or segment. On an invalid option nothing changes and the region
+    /// file or segment. Closing a closed region is invalid_argument; discard
+    /// on a shared segment is invalid_argument (peers already see the stores). On an invalid option nothing changes and the region
     /// stays open; otherwise the region is closed even if write-back fails.
     Result<void> close(CloseOptions options = {});
 

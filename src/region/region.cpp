@@ -167,9 +167,10 @@ Result<Region> Region::shared(std::size_t size, const SharedOptions& options) {
         size = existing;
     }
     if (existing < size) {
-        if (options.read_only) {
-            return make_error(Errc::invalid_argument, "{}: size={}: read-only segment {} holds only {} bytes", op,
-                              size, options.name, existing);
+        if (options.mode == OpenMode::open_only || options.read_only) {
+            // Opening must not resize a segment other processes already map.
+            return make_error(Errc::invalid_argument, "{}: size={}: segment {} holds only {} bytes", op, size,
+                              options.name, existing);
         }
         // A creator racing with us grows it to the same size; fallocate only grows.
         if (const int err = ::posix_fallocate(fd.get(), 0, static_cast<off_t>(size)); err != 0) {
