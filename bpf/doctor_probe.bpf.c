@@ -18,14 +18,10 @@ __u64 switch_count = 0;
 // tp_btf hands over typed task_struct pointers, so prev->tgid is a direct,
 // CO-RE-relocated load instead of a bpf_probe_read.
 SEC("tp_btf/sched_switch")
-int BPF_PROG(count_sched_switch, bool preempt, struct task_struct *prev,
-             struct task_struct *next)
-{
-	if (target_tgid != 0 && prev->tgid != (int)target_tgid &&
-	    next->tgid != (int)target_tgid)
-		return 0;
-	__sync_fetch_and_add(&switch_count, 1);
-	return 0;
+int BPF_PROG(count_sched_switch, bool preempt, struct task_struct* prev, struct task_struct* next) {
+    if (target_tgid != 0 && prev->tgid != (int)target_tgid && next->tgid != (int)target_tgid) return 0;
+    __sync_fetch_and_add(&switch_count, 1);
+    return 0;
 }
 
 // tp_btf programs need a GPL-compatible licence.

@@ -220,7 +220,11 @@ def findings(doc: dict) -> list[str]:
     for r in doc["bandwidth"]["results"]:
         ratio = r["ratio_to_malloc"]
         # Only a difference the noise does not explain: every repeat on the same side of malloc, by 5 % or more.
-        if r["kind"] != "malloc" and (ratio["min"] > 1 or ratio["max"] < 1) and abs(ratio["median"] - 1) >= 0.05:
+        if (
+            r["kind"] != "malloc"
+            and (ratio["min"] > 1 or ratio["max"] < 1)
+            and abs(ratio["median"] - 1) >= 0.05
+        ):
             notes.append(
                 f"{r['kind']} {PATTERN_TITLES[r['pattern']]}: {ratio['median']:.2f}× malloc, and"
                 f" {'faster' if ratio['min'] > 1 else 'slower'} than malloc in every repeat"
@@ -300,7 +304,9 @@ def write_markdown(doc: dict, path: Path, png_name: str) -> None:
     if notes:
         lines += [f"- {n}" for n in notes]
     else:
-        lines.append("Nothing: no kind differs from malloc beyond the noise, and sync cost follows the dirty data.")
+        lines.append(
+            "Nothing: no kind differs from malloc beyond the noise, and sync cost follows the dirty data."
+        )
     lines += ["", "How to read these numbers: [README.md](README.md).", ""]
     path.write_text("\n".join(lines))
 
@@ -320,7 +326,9 @@ def plot(doc: dict, path: Path) -> None:
         ax_bw.bar(xs, med, width, yerr=[lo, hi], capsize=2, label=kind)
     memcpy = doc["limits"]["memcpy_gbps"]["median"]
     ax_bw.axhline(memcpy, color="black", linestyle="--", linewidth=1)
-    ax_bw.annotate(f"memcpy {memcpy:.1f} GB/s", (len(PATTERNS) - 0.55, memcpy), va="bottom", ha="right", fontsize=8)
+    ax_bw.annotate(
+        f"memcpy {memcpy:.1f} GB/s", (len(PATTERNS) - 0.55, memcpy), va="bottom", ha="right", fontsize=8
+    )
     ax_bw.set_xticks(range(len(PATTERNS)), [PATTERN_TITLES[p] for p in PATTERNS])
     ax_bw.set_ylabel("GB/s (median, bars min–max)")
     ax_bw.set_title(f"Warm bandwidth, {size_text(doc['config']['size'])} per region, 1 thread")
@@ -334,19 +342,27 @@ def plot(doc: dict, path: Path) -> None:
             pts = sorted(
                 (r["fraction"], r["seconds"]["median"])
                 for r in sync_results(doc)
-                if r["writeback"] == wb and r["fraction"] > 0 and (r["layout"] == layout or r["fraction"] >= 1)
+                if r["writeback"] == wb
+                and r["fraction"] > 0
+                and (r["layout"] == layout or r["fraction"] >= 1)
             )
             if pts:
                 ax_sync.plot(*zip(*pts), marker=marker, linestyle=line, color=color, label=f"{wb}, {layout}")
-        clean = [r["seconds"]["median"] for r in sync_results(doc) if r["writeback"] == wb and r["fraction"] == 0]
+        clean = [
+            r["seconds"]["median"] for r in sync_results(doc) if r["writeback"] == wb and r["fraction"] == 0
+        ]
         if clean:
             ax_sync.axhline(clean[0], color=color, linewidth=0.8, alpha=0.5)
-            ax_sync.annotate(f"{wb}, clean: {fmt_seconds(clean[0])}", (0.011, clean[0]), va="bottom", fontsize=7)
+            ax_sync.annotate(
+                f"{wb}, clean: {fmt_seconds(clean[0])}", (0.011, clean[0]), va="bottom", fontsize=7
+            )
     disk = doc["limits"].get("disk_write_gbps")
     fractions = [0.01, 0.1, 1.0]
     if disk:
         limit = [f * region / (disk["median"] * 1e9) for f in fractions]
-        ax_sync.plot(fractions, limit, color="gray", linestyle="--", label="dirty bytes at O_DIRECT write speed")
+        ax_sync.plot(
+            fractions, limit, color="gray", linestyle="--", label="dirty bytes at O_DIRECT write speed"
+        )
     ax_sync.set_xscale("log")
     ax_sync.set_yscale("log")
     ax_sync.set_xticks(fractions, ["1 %", "10 %", "100 %"])
@@ -356,7 +372,9 @@ def plot(doc: dict, path: Path) -> None:
     ax_sync.legend(fontsize=8)
     ax_sync.grid(which="both", alpha=0.3)
 
-    fig.suptitle(f"strata regions benchmark — {doc['machine']['date_utc'][:10]} — {machine_line(doc)}", fontsize=8)
+    fig.suptitle(
+        f"strata regions benchmark — {doc['machine']['date_utc'][:10]} — {machine_line(doc)}", fontsize=8
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -365,7 +383,9 @@ def plot(doc: dict, path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="JSON written by strata-bench-regions --json")
-    parser.add_argument("--out-dir", type=Path, help="where results.md and regions.png go (default: beside the JSON)")
+    parser.add_argument(
+        "--out-dir", type=Path, help="where results.md and regions.png go (default: beside the JSON)"
+    )
     args = parser.parse_args()
     doc = json.loads(args.results.read_text())
     out = args.out_dir or args.results.parent

@@ -62,20 +62,16 @@ using Result = std::expected<T, Error>;
 
 /// Builds the unexpected value for a Result: make_error(Errc::invalid_argument, "...{}", v).
 template <class... Args>
-[[nodiscard]] std::unexpected<Error> make_error(Errc code, fmt::format_string<Args...> fmt,
-                                                Args&&... args) {
+[[nodiscard]] std::unexpected<Error> make_error(Errc code, fmt::format_string<Args...> fmt, Args&&... args) {
     return std::unexpected(Error{code, fmt::format(fmt, std::forward<Args>(args)...), 0});
 }
 
 /// Builds an error from errno `err`: the code follows errno and the message
 /// ends with describe_errno(err).
 template <class... Args>
-[[nodiscard]] std::unexpected<Error> make_sys_error(int err, fmt::format_string<Args...> fmt,
-                                                    Args&&... args) {
-    return std::unexpected(Error{errc_from_errno(err),
-                                 fmt::format(fmt, std::forward<Args>(args)...) + ": " +
-                                     describe_errno(err),
-                                 err});
+[[nodiscard]] std::unexpected<Error> make_sys_error(int err, fmt::format_string<Args...> fmt, Args&&... args) {
+    return std::unexpected(
+        Error{errc_from_errno(err), fmt::format(fmt, std::forward<Args>(args)...) + ": " + describe_errno(err), err});
 }
 
 }  // namespace strata

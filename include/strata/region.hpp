@@ -122,19 +122,19 @@ private:
 
 /// Options of a shared region.
 struct SharedOptions {
-    std::string name;                       ///< 1..200 characters, no '/', not "." or ".."
+    std::string name;  ///< 1..200 characters, no '/', not "." or ".."
     OpenMode mode = OpenMode::create_only;
-    mode_t permissions = 0600;              ///< of a created segment
-    bool read_only = false;                 ///< map PROT_READ only
+    mode_t permissions = 0600;  ///< of a created segment
+    bool read_only = false;     ///< map PROT_READ only
 };
 
 /// Options of a storage region or of the storage part of a combined region.
 struct StorageOptions {
-    std::filesystem::path path;             ///< regular file (created if absent) or block device
-    std::uint64_t offset = 0;               ///< where the region starts; a multiple of the page size
-    mode_t permissions = 0600;              ///< of a created file
+    std::filesystem::path path;  ///< regular file (created if absent) or block device
+    std::uint64_t offset = 0;    ///< where the region starts; a multiple of the page size
+    mode_t permissions = 0600;   ///< of a created file
     Writeback writeback = Writeback::kernel;
-    bool read_only = false;                 ///< open O_RDONLY and map PROT_READ; the file must hold the range
+    bool read_only = false;  ///< open O_RDONLY and map PROT_READ; the file must hold the range
 };
 
 /// Options of a combined region.
@@ -156,20 +156,20 @@ struct CloseOptions {
 
 /// Residency and dirtiness of a region, from /proc/self/smaps.
 struct RegionStats {
-    std::size_t size = 0;              ///< bytes in the region
-    std::size_t memory_bytes = 0;      ///< bytes placed in memory or shared memory
-    std::size_t storage_bytes = 0;     ///< bytes placed on storage
-    std::size_t resident_bytes = 0;    ///< bytes currently in RAM (page cache included)
-    std::size_t dirty_bytes = 0;       ///< storage-backed bytes not yet durable
+    std::size_t size = 0;            ///< bytes in the region
+    std::size_t memory_bytes = 0;    ///< bytes placed in memory or shared memory
+    std::size_t storage_bytes = 0;   ///< bytes placed on storage
+    std::size_t resident_bytes = 0;  ///< bytes currently in RAM (page cache included)
+    std::size_t dirty_bytes = 0;     ///< storage-backed bytes not yet durable
 };
 
 /// Information on the memory a process may use, for Factor::automatic().
 struct MemoryBudget {
-    std::uint64_t mem_available = 0;   ///< MemAvailable of /proc/meminfo
-    std::uint64_t cgroup_room = 0;     ///< cgroup limit minus usage; 0 if no limit applies
+    std::uint64_t mem_available = 0;  ///< MemAvailable of /proc/meminfo
+    std::uint64_t cgroup_room = 0;    ///< cgroup limit minus usage; 0 if no limit applies
     bool cgroup_limited = false;
-    std::uint64_t margin = 0;          ///< kept free for the rest of the process
-    std::uint64_t usable = 0;          ///< what an automatic factor may place in memory
+    std::uint64_t margin = 0;  ///< kept free for the rest of the process
+    std::uint64_t usable = 0;  ///< what an automatic factor may place in memory
 };
 
 /// Reads the memory budget of this process now.
@@ -235,8 +235,8 @@ public:
 
     /// Unmaps the region, writes back per `options`, optionally removes the
     /// file or segment. Closing a closed region is invalid_argument; discard
-    /// on a shared segment is invalid_argument (peers already see the stores). On an invalid option nothing changes and the region
-    /// stays open; otherwise the region is closed even if write-back fails.
+    /// on a shared segment is invalid_argument (peers already see the stores). On an invalid option nothing changes and
+    /// the region stays open; otherwise the region is closed even if write-back fails.
     Result<void> close(CloseOptions options = {});
 
 private:
@@ -245,10 +245,10 @@ private:
 
     std::byte* base_ = nullptr;
     std::size_t size_ = 0;
-    std::size_t mapped_ = 0;          // size_ rounded up to pages
+    std::size_t mapped_ = 0;  // size_ rounded up to pages
     RegionKind kind_ = RegionKind::memory;
     Writeback writeback_ = Writeback::kernel;
-    int fd_ = -1;                     // shared segment, file or device; -1 for memory
+    int fd_ = -1;  // shared segment, file or device; -1 for memory
     bool is_block_device_ = false;
     bool read_only_ = false;
     std::uint64_t file_offset_ = 0;   // file offset of the storage part

@@ -29,31 +29,25 @@ Errc errc_from_errno(int err) noexcept {
         case ENOTDIR:
         case EISDIR:
         case EOVERFLOW:
-        case EFBIG:
-            return Errc::invalid_argument;
+        case EFBIG: return Errc::invalid_argument;
         case ENOENT: return Errc::not_found;
         case EEXIST: return Errc::already_exists;
         case EACCES:
         case EPERM:
-        case EROFS:
-            return Errc::permission_denied;
+        case EROFS: return Errc::permission_denied;
         case ENOSPC:
-        case EDQUOT:
-            return Errc::no_space;
+        case EDQUOT: return Errc::no_space;
         case ENOMEM: return Errc::out_of_memory;
         case EOPNOTSUPP:
         case ENOSYS:
         case ENODEV:
-        case ENXIO:
-            return Errc::unsupported;
+        case ENXIO: return Errc::unsupported;
         case EBUSY:
-        case ETXTBSY:
-            return Errc::busy;
+        case ETXTBSY: return Errc::busy;
         case ESRCH:
         case EPIPE:
         case ECONNRESET:
-        case EOWNERDEAD:
-            return Errc::peer_dead;
+        case EOWNERDEAD: return Errc::peer_dead;
         case ETIMEDOUT: return Errc::timeout;
         default: return Errc::io_error;
     }
@@ -64,6 +58,8 @@ std::string describe_errno(int err) {
     return fmt::format("{} ({})", strerror(err), name != nullptr ? name : "E?");
 }
 
-std::string Error::what() const { return fmt::format("{}: {}", to_string(code), message); }
+std::string Error::what() const {
+    return fmt::format("{}: {}", to_string(code), message);
+}
 
 }  // namespace strata

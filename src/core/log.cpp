@@ -24,8 +24,7 @@ spdlog::logger& log() {
     // A logger of our own, not spdlog's default, so programs that use spdlog
     // themselves keep their configuration.
     static const std::shared_ptr<spdlog::logger> logger = [] {
-        auto l = std::make_shared<spdlog::logger>(
-            "strata", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+        auto l = std::make_shared<spdlog::logger>("strata", std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
         l->set_pattern("strata: %l: %v");
         l->set_level(level_from_environment());
         return l;

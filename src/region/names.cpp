@@ -52,8 +52,8 @@ Result<Order> parse_order(std::string_view text, std::string_view param) {
     if (text == "storage_first") {
         return Order::storage_first;
     }
-    return make_error(Errc::invalid_argument, "{}={}: unknown order (expected memory_first or storage_first)",
-                      param, text);
+    return make_error(Errc::invalid_argument, "{}={}: unknown order (expected memory_first or storage_first)", param,
+                      text);
 }
 
 Result<Writeback> parse_writeback(std::string_view text, std::string_view param) {
@@ -63,20 +63,20 @@ Result<Writeback> parse_writeback(std::string_view text, std::string_view param)
     if (text == "explicit_sync") {
         return Writeback::explicit_sync;
     }
-    return make_error(Errc::invalid_argument, "{}={}: unknown write-back (expected kernel or explicit_sync)",
-                      param, text);
+    return make_error(Errc::invalid_argument, "{}={}: unknown write-back (expected kernel or explicit_sync)", param,
+                      text);
 }
 
 Result<Advice> parse_advice(std::string_view text, std::string_view param) {
-    for (auto advice : {Advice::normal, Advice::sequential, Advice::random, Advice::read_mostly,
-                        Advice::write_mostly}) {
+    for (auto advice :
+         {Advice::normal, Advice::sequential, Advice::random, Advice::read_mostly, Advice::write_mostly}) {
         if (text == to_string(advice)) {
             return advice;
         }
     }
     return make_error(Errc::invalid_argument,
-                      "{}={}: unknown advice (expected normal, sequential, random, read_mostly or write_mostly)",
-                      param, text);
+                      "{}={}: unknown advice (expected normal, sequential, random, read_mostly or write_mostly)", param,
+                      text);
 }
 
 Result<Factor> Factor::parse(std::string_view text, std::string_view param) {

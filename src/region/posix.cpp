@@ -1,12 +1,12 @@
 #include "region/posix.hpp"
 
-#include <cerrno>
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cerrno>
 
 namespace strata::posix {
 
@@ -48,19 +48,16 @@ void StorageFile::roll_back(const std::filesystem::path& path) noexcept {
 
 namespace {
 
-Result<void> check_range_fits(const char* op, const std::filesystem::path& path,
-                              std::uint64_t offset, std::uint64_t length, std::uint64_t available,
-                              const char* what) {
+Result<void> check_range_fits(const char* op, const std::filesystem::path& path, std::uint64_t offset,
+                              std::uint64_t length, std::uint64_t available, const char* what) {
     if (offset > available || length > available - offset) {
-        return make_error(Errc::invalid_argument,
-                          "{}: offset={}: the range [{}, {}) ends beyond the {} bytes of {} {}", op,
-                          offset, offset, offset + length, available, what, path.string());
+        return make_error(Errc::invalid_argument, "{}: offset={}: the range [{}, {}) ends beyond the {} bytes of {} {}",
+                          op, offset, offset, offset + length, available, what, path.string());
     }
     return {};
 }
 
-Result<StorageFile> open_file(const char* op, const std::filesystem::path& path, unsigned permissions,
-                              bool read_only) {
+Result<StorageFile> open_file(const char* op, const std::filesystem::path& path, unsigned permissions, bool read_only) {
     StorageFile file;
     if (read_only) {
         file.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -87,15 +84,14 @@ Result<StorageFile> open_file(const char* op, const std::filesystem::path& path,
 
 }  // namespace
 
-Result<StorageFile> open_storage(const char* op, const std::filesystem::path& path,
-                                 std::uint64_t offset, std::uint64_t length, unsigned permissions,
-                                 bool read_only) {
+Result<StorageFile> open_storage(const char* op, const std::filesystem::path& path, std::uint64_t offset,
+                                 std::uint64_t length, unsigned permissions, bool read_only) {
     if (path.empty()) {
         return make_error(Errc::invalid_argument, "{}: path=\"\": a storage region needs a file or device path", op);
     }
     if (offset % page_size() != 0) {
-        return make_error(Errc::invalid_argument, "{}: offset={}: not a multiple of the page size {}", op,
-                          offset, page_size());
+        return make_error(Errc::invalid_argument, "{}: offset={}: not a multiple of the page size {}", op, offset,
+                          page_size());
     }
     auto opened = open_file(op, path, permissions, read_only);
     if (!opened) {
@@ -132,17 +128,15 @@ Result<StorageFile> open_storage(const char* op, const std::filesystem::path& pa
     }
     if (offset > static_cast<std::uint64_t>(INT64_MAX) - length) {
         file.roll_back(path);
-        return make_error(Errc::invalid_argument, "{}: offset={}: offset + size overflows a file offset", op,
-                          offset);
+        return make_error(Errc::invalid_argument, "{}: offset={}: offset + size overflows a file offset", op, offset);
     }
     // Reserve the blocks now: a full file system must fail here, not as a
     // SIGBUS on the first store to a hole.
-    if (const int err = ::posix_fallocate(file.fd.get(), static_cast<off_t>(offset),
-                                          static_cast<off_t>(length));
+    if (const int err = ::posix_fallocate(file.fd.get(), static_cast<off_t>(offset), static_cast<off_t>(length));
         err != 0) {
         file.roll_back(path);
-        return make_sys_error(err, "{}: path={}: cannot reserve {} bytes at offset {}", op, path.string(),
-                              length, offset);
+        return make_sys_error(err, "{}: path={}: cannot reserve {} bytes at offset {}", op, path.string(), length,
+                              offset);
     }
     return file;
 }

@@ -16,7 +16,9 @@ inline std::size_t round_up_to_page(std::size_t n) noexcept {
     const std::size_t p = page_size();
     return (n + p - 1) / p * p;
 }
-inline std::size_t round_down_to_page(std::size_t n) noexcept { return n / page_size() * page_size(); }
+inline std::size_t round_down_to_page(std::size_t n) noexcept {
+    return n / page_size() * page_size();
+}
 
 /// An owned file descriptor, closed on destruction.
 class UniqueFd {
@@ -71,7 +73,7 @@ private:
 /// undo the opening if a later step fails.
 struct StorageFile {
     UniqueFd fd;
-    bool created = false;          ///< this call created the file
+    bool created = false;  ///< this call created the file
     bool is_block_device = false;
     std::uint64_t original_size = 0;  ///< size before this call grew it
     std::uint64_t device_size = 0;    ///< for block devices
@@ -83,8 +85,7 @@ struct StorageFile {
 /// Opens (creating if absent, unless read_only) the file or device at `path`
 /// and makes sure [offset, offset+length) exists with space reserved.
 /// `op` names the calling operation in error messages.
-Result<StorageFile> open_storage(const char* op, const std::filesystem::path& path,
-                                 std::uint64_t offset, std::uint64_t length, unsigned permissions,
-                                 bool read_only);
+Result<StorageFile> open_storage(const char* op, const std::filesystem::path& path, std::uint64_t offset,
+                                 std::uint64_t length, unsigned permissions, bool read_only);
 
 }  // namespace strata::posix

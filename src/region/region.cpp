@@ -1,11 +1,11 @@
 // Creating and closing regions. Every factory validates first, then builds
 // with RAII pieces (descriptor, address-space reservation, file rollback) so
 // an error at any step leaves nothing behind.
-#include <cmath>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cmath>
 
 #include "core/log.hpp"
 #include "region/posix.hpp"
@@ -26,19 +26,17 @@ Result<void> check_size(const char* op, std::size_t size) {
         return make_error(Errc::invalid_argument, "{}: size=0: a region needs at least one byte", op);
     }
     if (size > (std::size_t{1} << 56)) {
-        return make_error(Errc::invalid_argument, "{}: size={}: larger than the 64 PiB address space limit",
-                          op, size);
+        return make_error(Errc::invalid_argument, "{}: size={}: larger than the 64 PiB address space limit", op, size);
     }
     return {};
 }
 
 Result<void> check_shared_name(const char* op, const std::string& name) {
     if (name.empty() || name.size() > max_shared_name) {
-        return make_error(Errc::invalid_argument, "{}: name=\"{}\": length {} is outside 1..{}", op, name,
-                          name.size(), max_shared_name);
+        return make_error(Errc::invalid_argument, "{}: name=\"{}\": length {} is outside 1..{}", op, name, name.size(),
+                          max_shared_name);
     }
-    if (name.find('/') != std::string::npos || name == "." || name == ".." ||
-        name.find('\0') != std::string::npos) {
+    if (name.find('/') != std::string::npos || name == "." || name == ".." || name.find('\0') != std::string::npos) {
         return make_error(Errc::invalid_argument,
                           "{}: name=\"{}\": a segment name may not contain '/' nor be '.' or '..'", op, name);
     }
@@ -53,11 +51,15 @@ Result<void> check_permissions(const char* op, mode_t permissions) {
     return {};
 }
 
-int protection(bool read_only) { return read_only ? PROT_READ : PROT_READ | PROT_WRITE; }
+int protection(bool read_only) {
+    return read_only ? PROT_READ : PROT_READ | PROT_WRITE;
+}
 
 }  // namespace
 
-Region::Region(Region&& other) noexcept { *this = std::move(other); }
+Region::Region(Region&& other) noexcept {
+    *this = std::move(other);
+}
 
 Region& Region::operator=(Region&& other) noexcept {
     if (this != &other) {
@@ -79,7 +81,9 @@ Region& Region::operator=(Region&& other) noexcept {
     return *this;
 }
 
-Region::~Region() { release(); }
+Region::~Region() {
+    release();
+}
 
 void Region::release() noexcept {
     if (base_ == nullptr) {
@@ -90,9 +94,15 @@ void Region::release() noexcept {
     }
 }
 
-std::size_t Region::memory_bytes() const noexcept { return size_ - storage_length_; }
-std::size_t Region::storage_bytes() const noexcept { return storage_length_; }
-const std::filesystem::path& Region::path() const noexcept { return path_; }
+std::size_t Region::memory_bytes() const noexcept {
+    return size_ - storage_length_;
+}
+std::size_t Region::storage_bytes() const noexcept {
+    return storage_length_;
+}
+const std::filesystem::path& Region::path() const noexcept {
+    return path_;
+}
 
 Result<Region> Region::memory(std::size_t size) {
     constexpr const char* op = "Region::memory";
@@ -115,8 +125,8 @@ Result<Region> Region::memory(std::size_t size) {
 Result<Region> Region::shared(std::size_t size, const SharedOptions& options) {
     constexpr const char* op = "Region::shared";
     if (size == 0 && options.mode != OpenMode::open_only) {
-        return make_error(Errc::invalid_argument,
-                          "{}: size=0: only open_only may take the size of an existing segment", op);
+        return make_error(Errc::invalid_argument, "{}: size=0: only open_only may take the size of an existing segment",
+                          op);
     }
     if (size != 0) {
         if (auto ok = check_size(op, size); !ok) {
@@ -134,8 +144,7 @@ Result<Region> Region::shared(std::size_t size, const SharedOptions& options) {
     bool created = false;
     posix::UniqueFd fd;
     if (options.mode != OpenMode::open_only && !options.read_only) {
-        fd = posix::UniqueFd(::shm_open(shm_name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
-                                        options.permissions));
+        fd = posix::UniqueFd(::shm_open(shm_name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, options.permissions));
         created = fd.get() >= 0;
         if (!created && (errno != EEXIST || options.mode == OpenMode::create_only)) {
             return make_sys_error(errno, "{}: name={}: cannot create the segment", op, options.name);
@@ -161,8 +170,8 @@ Result<Region> Region::shared(std::size_t size, const SharedOptions& options) {
     const auto existing = static_cast<std::size_t>(st.st_size);
     if (size == 0) {
         if (existing == 0) {
-            return make_error(Errc::invalid_argument, "{}: size=0: segment {} is empty, so its size cannot be used",
-                              op, options.name);
+            return make_error(Errc::invalid_argument, "{}: size=0: segment {} is empty, so its size cannot be used", op,
+                              options.name);
         }
         size = existing;
     }
@@ -227,16 +236,15 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
             return std::unexpected(budget.error());
         }
         memory_part = budget->usable >= mapped ? mapped : round_down_to_page(budget->usable);
-        detail::log().debug("{}: factor=auto keeps {} of {} bytes in memory (usable {}, margin {}{})", op,
-                            memory_part, size, budget->usable, budget->margin,
+        detail::log().debug("{}: factor=auto keeps {} of {} bytes in memory (usable {}, margin {}{})", op, memory_part,
+                            size, budget->usable, budget->margin,
                             budget->cgroup_limited ? ", cgroup limit applies" : "");
     } else {
         const double f = options.factor.fraction();
         if (!std::isfinite(f) || f < 0.0 || f > 1.0) {
             return make_error(Errc::invalid_argument, "{}: factor={}: outside [0, 1]", op, f);
         }
-        memory_part = f >= 1.0 ? mapped
-                               : round_down_to_page(static_cast<std::size_t>(f * static_cast<double>(size)));
+        memory_part = f >= 1.0 ? mapped : round_down_to_page(static_cast<std::size_t>(f * static_cast<double>(size)));
     }
     // Region offsets of the storage part, in bytes of the region (the last page may be partial).
     std::size_t storage_begin = 0;
@@ -279,16 +287,15 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     const std::size_t storage_mapped = round_up_to_page(storage_length);
     const std::size_t memory_begin = storage_begin == 0 ? storage_mapped : 0;
     const std::size_t memory_mapped = mapped - storage_mapped;
-    if (memory_mapped > 0 &&
-        ::mmap(base + memory_begin, memory_mapped, PROT_READ | PROT_WRITE,
-               MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+    if (memory_mapped > 0 && ::mmap(base + memory_begin, memory_mapped, PROT_READ | PROT_WRITE,
+                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
         return fail(errno, "cannot map the memory part");
     }
     const Writeback writeback = options.storage.read_only ? Writeback::kernel : options.storage.writeback;
     if (storage_mapped > 0) {
         const int sharing = writeback == Writeback::kernel ? MAP_SHARED : MAP_PRIVATE;
-        if (::mmap(base + storage_begin, storage_mapped, protection(options.storage.read_only),
-                   sharing | MAP_FIXED, file.fd.get(), static_cast<off_t>(options.storage.offset)) == MAP_FAILED) {
+        if (::mmap(base + storage_begin, storage_mapped, protection(options.storage.read_only), sharing | MAP_FIXED,
+                   file.fd.get(), static_cast<off_t>(options.storage.offset)) == MAP_FAILED) {
             return fail(errno, "cannot map the storage part");
         }
         // Without this, fault read-ahead fills the page cache with large
@@ -333,8 +340,8 @@ Result<void> Region::close(CloseOptions options) {
     }
     if (options.discard && kind_ == RegionKind::shared) {
         return make_error(Errc::invalid_argument,
-                          "{}: discard=true: stores to shared segment {} are visible to other processes at once",
-                          op, name_);
+                          "{}: discard=true: stores to shared segment {} are visible to other processes at once", op,
+                          name_);
     }
     if (options.unlink && is_block_device_) {
         return make_error(Errc::invalid_argument, "{}: unlink=true: {} is a block device, not a file", op,

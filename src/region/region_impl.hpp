@@ -11,12 +11,10 @@ struct RegionAccess {
     /// Writes the anonymous (changed) pages of the storage part of an
     /// explicit_sync region in [offset, offset+length) to the file and drops
     /// them so the mapping shows the file again. Returns bytes written.
-    static Result<std::size_t> write_back_private(Region& r, const char* op, std::size_t offset,
-                                                  std::size_t length);
+    static Result<std::size_t> write_back_private(Region& r, const char* op, std::size_t offset, std::size_t length);
     /// The storage part intersected with [offset, offset+length), page aligned;
     /// empty (second == 0) if they do not meet.
-    static std::pair<std::size_t, std::size_t> storage_pages(const Region& r, std::size_t offset,
-                                                             std::size_t length);
+    static std::pair<std::size_t, std::size_t> storage_pages(const Region& r, std::size_t offset, std::size_t length);
     static std::uint64_t file_offset_of(const Region& r, std::size_t region_offset) {
         return r.file_offset_ + (region_offset - r.storage_begin_);
     }

@@ -1,8 +1,8 @@
 // Advice, placement and statistics: read-only views of a region.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <fstream>
 #include <sstream>
-#include <sys/mman.h>
 #include <vector>
 
 #include "region/posix.hpp"
@@ -41,8 +41,7 @@ Result<std::size_t> dirty_in(const char* op, std::uintptr_t begin, std::uintptr_
     while (std::getline(smaps, line)) {
         const auto dash = line.find('-');
         const auto space = line.find(' ');
-        if (dash != std::string::npos && space != std::string::npos && dash < space &&
-            line.find(':') > space) {
+        if (dash != std::string::npos && space != std::string::npos && dash < space && line.find(':') > space) {
             // A mapping header: "start-end perms offset dev inode path".
             const auto lo = std::stoull(line.substr(0, dash), nullptr, 16);
             const auto hi = std::stoull(line.substr(dash + 1, space - dash - 1), nullptr, 16);
@@ -77,8 +76,8 @@ Result<void> Region::advise(Advice advice, std::size_t offset, std::size_t lengt
     }
     const auto [storage_begin, storage_span] = RegionAccess::storage_pages(*this, offset, length);
     if (storage_span > 0) {
-        const std::size_t file_span = std::min(storage_begin + storage_span, RegionAccess::storage_end(*this)) -
-                                      storage_begin;
+        const std::size_t file_span =
+            std::min(storage_begin + storage_span, RegionAccess::storage_end(*this)) - storage_begin;
         if (const int err = ::posix_fadvise(fd_, static_cast<off_t>(RegionAccess::file_offset_of(*this, storage_begin)),
                                             static_cast<off_t>(file_span), calls.fadvice);
             err != 0) {
@@ -92,8 +91,8 @@ Result<void> Region::advise(Advice advice, std::size_t offset, std::size_t lengt
 Result<Tier> Region::placement(const void* address) const {
     const auto* p = static_cast<const std::byte*>(address);
     if (base_ == nullptr || p < base_ || p >= base_ + size_) {
-        return make_error(Errc::invalid_argument, "Region::placement: address={}: outside the region [{}, {})",
-                          address, static_cast<const void*>(base_), static_cast<const void*>(base_ + size_));
+        return make_error(Errc::invalid_argument, "Region::placement: address={}: outside the region [{}, {})", address,
+                          static_cast<const void*>(base_), static_cast<const void*>(base_ + size_));
     }
     if (kind_ == RegionKind::shared) {
         return Tier::shared;

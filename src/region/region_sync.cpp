@@ -2,10 +2,10 @@
 // the dirty pages (msync walks only pages tagged dirty); explicit_sync finds
 // changed pages in /proc/self/pagemap, since a written page of a private file
 // mapping becomes an anonymous page.
-#include <algorithm>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <algorithm>
 #include <vector>
 
 #include "region/posix.hpp"
@@ -46,8 +46,8 @@ Result<std::vector<Run>> changed_pages(const char* op, const std::byte* base, st
         }
         for (std::size_t i = 0; i < pages; ++i, at += page) {
             const std::uint64_t e = entries[i];
-            const bool changed = ((e & pagemap_present) != 0 && (e & pagemap_file_or_shared) == 0) ||
-                                 (e & pagemap_swapped) != 0;
+            const bool changed =
+                ((e & pagemap_present) != 0 && (e & pagemap_file_or_shared) == 0) || (e & pagemap_swapped) != 0;
             if (!changed) {
                 continue;
             }
@@ -86,8 +86,8 @@ Result<void> RegionAccess::check_range(const Region& r, const char* op, std::siz
         return make_error(Errc::invalid_argument, "{}: the region is not open", op);
     }
     if (offset > r.size_ || length > r.size_ - offset) {
-        return make_error(Errc::invalid_argument, "{}: offset={} length={}: outside the region of {} bytes", op,
-                          offset, length, r.size_);
+        return make_error(Errc::invalid_argument, "{}: offset={} length={}: outside the region of {} bytes", op, offset,
+                          length, r.size_);
     }
     return {};
 }
@@ -117,8 +117,8 @@ Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, 
     for (const Run& run : *runs) {
         // The last page may reach past the storage part's end: write only what the file holds.
         const std::size_t end = std::min(run.offset + run.length, storage_end(r));
-        if (auto ok = write_all(op, r.fd_, r.base_ + run.offset, end - run.offset, file_offset_of(r, run.offset),
-                                r.path_);
+        if (auto ok =
+                write_all(op, r.fd_, r.base_ + run.offset, end - run.offset, file_offset_of(r, run.offset), r.path_);
             !ok) {
             return std::unexpected(ok.error());
         }
@@ -179,8 +179,8 @@ Result<void> Region::sync_async(std::size_t offset, std::size_t length) {
     }
     const std::uint64_t file_begin = RegionAccess::file_offset_of(*this, begin);
     const std::size_t file_span = std::min(begin + span, RegionAccess::storage_end(*this)) - begin;
-    if (::sync_file_range(fd_, static_cast<off_t>(file_begin), static_cast<off_t>(file_span),
-                          SYNC_FILE_RANGE_WRITE) != 0) {
+    if (::sync_file_range(fd_, static_cast<off_t>(file_begin), static_cast<off_t>(file_span), SYNC_FILE_RANGE_WRITE) !=
+        0) {
         return make_sys_error(errno, "{}: offset={} length={}: cannot start write-back of {}", op, offset, length,
                               path_.string());
     }

@@ -60,8 +60,8 @@ std::string writeback_name(const ::testing::TestParamInfo<Writeback>& param_info
     return std::string(strata::to_string(param_info.param));
 }
 
-INSTANTIATE_TEST_SUITE_P(Writeback, RegionBlockDevice,
-                         ::testing::Values(Writeback::kernel, Writeback::explicit_sync), writeback_name);
+INSTANTIATE_TEST_SUITE_P(Writeback, RegionBlockDevice, ::testing::Values(Writeback::kernel, Writeback::explicit_sync),
+                         writeback_name);
 
 TEST_P(RegionBlockDevice, a_region_at_an_offset_writes_through_to_the_device_after_sync) {
     const std::uint64_t offset = 8 * mib;

@@ -47,8 +47,7 @@ TEST(RegionCgroup, an_automatic_region_in_a_256_mib_memory_cgroup_fits_the_limit
         auto sut = Region::combined(region_size, {.storage = {.path = path}, .factor = Factor::automatic()});
         STRATA_CHILD_CHECK_OK(sut);
         std::fprintf(stderr, "automatic split: %zu bytes in memory, %zu on storage (usable %llu)\n",
-                     sut->memory_bytes(), sut->storage_bytes(),
-                     static_cast<unsigned long long>(budget->usable));
+                     sut->memory_bytes(), sut->storage_bytes(), static_cast<unsigned long long>(budget->usable));
         STRATA_CHILD_CHECK(sut->size() == region_size);
         STRATA_CHILD_CHECK(sut->memory_bytes() > 0);
         STRATA_CHILD_CHECK(sut->memory_bytes() <= cgroup_limit);

@@ -55,8 +55,7 @@ TEST_F(RegionDiscard, discard_without_any_sync_leaves_an_existing_file_as_it_was
 TEST_F(RegionDiscard, discard_of_a_combined_region_keeps_the_last_synced_storage_part) {
     const std::size_t page = page_size();
     const std::size_t size = 16 * page;
-    STRATA_ASSERT_ASSIGN(sut, Region::combined(size, {.storage = {.path = path_,
-                                                                  .writeback = Writeback::explicit_sync},
+    STRATA_ASSERT_ASSIGN(sut, Region::combined(size, {.storage = {.path = path_, .writeback = Writeback::explicit_sync},
                                                       .factor = Factor::fixed(0.25)}));
     ASSERT_EQ(sut.storage_bytes(), 12 * page);
     strata::test::fill_pattern(sut.bytes(), 5);

@@ -40,8 +40,8 @@ std::string writeback_name(const ::testing::TestParamInfo<Writeback>& param_info
     return std::string(strata::to_string(param_info.param));
 }
 
-INSTANTIATE_TEST_SUITE_P(Writeback, RegionDurability,
-                         ::testing::Values(Writeback::kernel, Writeback::explicit_sync), writeback_name);
+INSTANTIATE_TEST_SUITE_P(Writeback, RegionDurability, ::testing::Values(Writeback::kernel, Writeback::explicit_sync),
+                         writeback_name);
 
 TEST_P(RegionDurability, data_synced_by_a_child_that_exits_is_read_back_by_other_processes) {
     const std::size_t size = 32 * page_size() + 17;

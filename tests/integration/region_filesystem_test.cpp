@@ -145,9 +145,7 @@ TEST_F(RegionFullExt4, a_new_file_whose_reservation_fails_is_removed) {
 
 class RegionReadOnlyFileSystem : public ::testing::Test {
 protected:
-    void SetUp() override {
-        STRATA_REQUIRE(strata::test::can_mount_tmpfs(), "root and permission to mount a tmpfs");
-    }
+    void SetUp() override { STRATA_REQUIRE(strata::test::can_mount_tmpfs(), "root and permission to mount a tmpfs"); }
 
     strata::test::TempDir dir_;
 };

@@ -52,9 +52,8 @@ std::vector<BadCall> bad_calls() {
     return {
         {"memory_of_size_zero", [](const Context&) { return Region::memory(0); }},
         {"memory_beyond_the_address_space", [](const Context&) { return Region::memory(std::size_t{1} << 62U); }},
-        {"memory_of_the_largest_size", [](const Context&) {
-             return Region::memory(std::numeric_limits<std::size_t>::max());
-         }},
+        {"memory_of_the_largest_size",
+         [](const Context&) { return Region::memory(std::numeric_limits<std::size_t>::max()); }},
         {"shared_of_size_zero", [](const Context& c) { return Region::shared(0, {.name = c.name}); }},
         {"shared_with_an_empty_name", [page](const Context&) { return Region::shared(page, {.name = ""}); }},
         {"shared_with_a_slash_in_the_name",
@@ -67,8 +66,7 @@ std::vector<BadCall> bad_calls() {
          [page](const Context& c) { return Region::shared(page, {.name = c.name, .mode = OpenMode::open_only}); }},
         {"shared_create_only_of_an_existing_name",
          [page](const Context& c) { return Region::shared(page, {.name = c.existing_name}); }},
-        {"storage_of_size_zero",
-         [](const Context& c) { return Region::storage(0, {.path = c.dir / "zero.bin"}); }},
+        {"storage_of_size_zero", [](const Context& c) { return Region::storage(0, {.path = c.dir / "zero.bin"}); }},
         {"storage_at_an_offset_off_the_page_grid",
          [page](const Context& c) { return Region::storage(page, {.path = c.dir / "offset.bin", .offset = 100}); }},
         {"storage_with_an_empty_path", [page](const Context&) { return Region::storage(page, StorageOptions{}); }},
@@ -76,27 +74,25 @@ std::vector<BadCall> bad_calls() {
          [page](const Context& c) { return Region::storage(page, {.path = c.dir / "missing" / "x.bin"}); }},
         {"storage_on_a_directory", [page](const Context& c) { return Region::storage(page, {.path = c.dir}); }},
         {"storage_read_only_of_a_missing_file",
-         [page](const Context& c) {
-             return Region::storage(page, {.path = c.dir / "absent.bin", .read_only = true});
-         }},
+         [page](const Context& c) { return Region::storage(page, {.path = c.dir / "absent.bin", .read_only = true}); }},
         {"storage_read_only_beyond_the_end_of_the_file",
          [page](const Context& c) {
              return Region::storage(4 * page, {.path = c.dir / "short.bin", .read_only = true});
          }},
         {"combined_with_a_factor_above_one",
          [four_pages](const Context& c) {
-             return Region::combined(four_pages, CombinedOptions{.storage = {.path = c.dir / "c.bin"},
-                                                               .factor = Factor::fixed(1.5)});
+             return Region::combined(
+                 four_pages, CombinedOptions{.storage = {.path = c.dir / "c.bin"}, .factor = Factor::fixed(1.5)});
          }},
         {"combined_with_a_negative_factor",
          [four_pages](const Context& c) {
-             return Region::combined(four_pages, CombinedOptions{.storage = {.path = c.dir / "c.bin"},
-                                                               .factor = Factor::fixed(-0.5)});
+             return Region::combined(
+                 four_pages, CombinedOptions{.storage = {.path = c.dir / "c.bin"}, .factor = Factor::fixed(-0.5)});
          }},
         {"combined_with_a_nan_factor",
          [four_pages](const Context& c) {
              return Region::combined(four_pages, CombinedOptions{.storage = {.path = c.dir / "c.bin"},
-                                                               .factor = Factor::fixed(std::nan(""))});
+                                                                 .factor = Factor::fixed(std::nan(""))});
          }},
         {"combined_of_size_zero",
          [](const Context& c) { return Region::combined(0, CombinedOptions{.storage = {.path = c.dir / "c.bin"}}); }},

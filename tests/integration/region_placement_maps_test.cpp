@@ -57,10 +57,10 @@ TEST_P(RegionPlacementMaps, memory_part_is_anonymous_and_storage_part_maps_the_f
     const std::size_t memory = static_cast<std::size_t>(factor * static_cast<double>(pages)) * page;
     const std::size_t storage = size - memory;
 
-    STRATA_ASSERT_ASSIGN(sut, Region::combined(size, {.storage = {.path = path_, .offset = file_offset,
-                                                                  .writeback = writeback},
-                                                      .factor = Factor::fixed(factor),
-                                                      .order = order}));
+    STRATA_ASSERT_ASSIGN(
+        sut, Region::combined(size, {.storage = {.path = path_, .offset = file_offset, .writeback = writeback},
+                                     .factor = Factor::fixed(factor),
+                                     .order = order}));
     strata::test::fill_pattern(sut.bytes(), 1);
     const auto maps = strata::test::read_maps();
 

@@ -14,9 +14,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-STRATA_BIN = Path(
-    os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata")
-)
+STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
 
 CAPABILITIES = [
     "fuse",
@@ -104,12 +102,8 @@ def test_the_defaults_require_exactly_fuse_memfd_shm_mpi_and_zeromq(by_name):
     assert {name for name, c in by_name.items() if c["required"]} == REQUIRED
 
 
-def test_exit_code_is_zero_exactly_when_every_required_capability_is_present(
-    json_run, report
-):
-    present = all(
-        c["status"] != "missing" for c in report["capabilities"] if c["required"]
-    )
+def test_exit_code_is_zero_exactly_when_every_required_capability_is_present(json_run, report):
+    present = all(c["status"] != "missing" for c in report["capabilities"] if c["required"])
     assert report["ok"] is present
     assert json_run.returncode == (0 if present else 1)
 
@@ -125,9 +119,7 @@ def test_text_output_prints_one_line_per_capability(text_run):
     result = text_run
     lines = result.stdout.splitlines()
     for name in CAPABILITIES:
-        pattern = re.compile(
-            rf"^\s+(ok|degraded|missing)\s+{re.escape(name)}\s+(required|optional)\s+\S"
-        )
+        pattern = re.compile(rf"^\s+(ok|degraded|missing)\s+{re.escape(name)}\s+(required|optional)\s+\S")
         matching = [line for line in lines if pattern.match(line)]
         assert len(matching) == 1, (name, result.stdout)
 

@@ -21,15 +21,15 @@
 
 #include <gtest/gtest.h>
 
-#define STRATA_REQUIRE(condition, what)                                           \
-    do {                                                                          \
-        if (!(condition)) {                                                       \
-            if (::strata::test::in_ci()) {                                        \
-                FAIL() << "missing capability (a failure in CI): " << (what);     \
-            } else {                                                              \
-                GTEST_SKIP() << "missing capability: " << (what);                 \
-            }                                                                     \
-        }                                                                         \
+#define STRATA_REQUIRE(condition, what)                                       \
+    do {                                                                      \
+        if (!(condition)) {                                                   \
+            if (::strata::test::in_ci()) {                                    \
+                FAIL() << "missing capability (a failure in CI): " << (what); \
+            } else {                                                          \
+                GTEST_SKIP() << "missing capability: " << (what);             \
+            }                                                                 \
+        }                                                                     \
     } while (false)
 
 namespace strata::test {
@@ -44,7 +44,9 @@ inline bool in_ci() {
     return text == "true" || text == "TRUE" || text == "True" || text == "1";
 }
 
-inline bool is_root() { return ::geteuid() == 0; }
+inline bool is_root() {
+    return ::geteuid() == 0;
+}
 
 /// The full path of an executable found in PATH or in the sbin directories
 /// (which a non-login root shell may lack); empty when there is none.
@@ -56,8 +58,7 @@ inline std::filesystem::path find_program(std::string_view name) {
     std::size_t begin = 0;
     while (begin <= search.size()) {
         const std::size_t end = std::min(search.find(':', begin), search.size());
-        const std::filesystem::path candidate =
-            std::filesystem::path(search.substr(begin, end - begin)) / name;
+        const std::filesystem::path candidate = std::filesystem::path(search.substr(begin, end - begin)) / name;
         if (end > begin && ::access(candidate.c_str(), X_OK) == 0) {
             return candidate;
         }
@@ -68,8 +69,7 @@ inline std::filesystem::path find_program(std::string_view name) {
 
 /// Root, /dev/loop-control and the losetup program.
 inline bool has_loop_devices() {
-    return is_root() && ::access("/dev/loop-control", R_OK | W_OK) == 0 &&
-           !find_program("losetup").empty();
+    return is_root() && ::access("/dev/loop-control", R_OK | W_OK) == 0 && !find_program("losetup").empty();
 }
 
 /// The cgroup v1 memory controller mounted at /sys/fs/cgroup/memory, writable.

@@ -33,23 +33,22 @@
 #include <fmt/format.h>
 
 /// In a child's body: when `condition` is false, report it and exit with 1.
-#define STRATA_CHILD_CHECK(condition)                                                          \
-    do {                                                                                       \
-        if (!(condition)) {                                                                    \
-            std::fprintf(stderr, "%s:%d: check failed in child: %s\n", __FILE__, __LINE__,     \
-                         #condition);                                                          \
-            return 1;                                                                          \
-        }                                                                                      \
+#define STRATA_CHILD_CHECK(condition)                                                                   \
+    do {                                                                                                \
+        if (!(condition)) {                                                                             \
+            std::fprintf(stderr, "%s:%d: check failed in child: %s\n", __FILE__, __LINE__, #condition); \
+            return 1;                                                                                   \
+        }                                                                                               \
     } while (false)
 
 /// In a child's body: when the Result holds an error, report it and exit with 1.
-#define STRATA_CHILD_CHECK_OK(result)                                                          \
-    do {                                                                                       \
-        if (!(result).has_value()) {                                                           \
-            std::fprintf(stderr, "%s:%d: %s failed in child: %s\n", __FILE__, __LINE__,        \
-                         #result, (result).error().what().c_str());                            \
-            return 1;                                                                          \
-        }                                                                                      \
+#define STRATA_CHILD_CHECK_OK(result)                                                            \
+    do {                                                                                         \
+        if (!(result).has_value()) {                                                             \
+            std::fprintf(stderr, "%s:%d: %s failed in child: %s\n", __FILE__, __LINE__, #result, \
+                         (result).error().what().c_str());                                       \
+            return 1;                                                                            \
+        }                                                                                        \
     } while (false)
 
 namespace strata::test {
@@ -128,18 +127,16 @@ ChildStatus run_in_child(Body&& body) {
 struct Mapping {
     std::uintptr_t start = 0;
     std::uintptr_t end = 0;
-    std::string perms;       ///< "rw-p", "rw-s", ...
+    std::string perms;  ///< "rw-p", "rw-s", ...
     std::uint64_t offset = 0;
-    std::string device;      ///< "fd:01"
+    std::string device;  ///< "fd:01"
     std::uint64_t inode = 0;
-    std::string path;        ///< empty for anonymous memory
-    std::string line;        ///< the whole line, for messages
+    std::string path;  ///< empty for anonymous memory
+    std::string line;  ///< the whole line, for messages
 
     [[nodiscard]] bool contains(std::uintptr_t address) const { return start <= address && address < end; }
     [[nodiscard]] bool is_shared() const { return perms.size() == 4 && perms[3] == 's'; }
-    [[nodiscard]] bool is_anonymous() const {
-        return inode == 0 && (path.empty() || path.starts_with("[anon:"));
-    }
+    [[nodiscard]] bool is_anonymous() const { return inode == 0 && (path.empty() || path.starts_with("[anon:")); }
 };
 
 namespace detail {
@@ -187,7 +184,9 @@ inline std::vector<Mapping> read_maps() {
     return maps;
 }
 
-inline std::uintptr_t address_of(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+inline std::uintptr_t address_of(const void* p) {
+    return reinterpret_cast<std::uintptr_t>(p);
+}
 
 inline std::optional<Mapping> mapping_at(const std::vector<Mapping>& maps, std::uintptr_t address) {
     const auto it = std::find_if(maps.begin(), maps.end(), [&](const Mapping& m) { return m.contains(address); });
@@ -198,7 +197,9 @@ inline std::optional<Mapping> mapping_at(const std::vector<Mapping>& maps, std::
 }
 
 /// Whether any mapping of this process covers `address`.
-inline bool is_mapped(std::uintptr_t address) { return mapping_at(read_maps(), address).has_value(); }
+inline bool is_mapped(std::uintptr_t address) {
+    return mapping_at(read_maps(), address).has_value();
+}
 
 /// Descriptor numbers open in this process (the one reading the directory excluded).
 inline std::set<int> open_descriptors() {
@@ -265,8 +266,7 @@ inline std::string resources_difference(const ProcessResources& before, const Pr
         }
     }
     for (const auto& line : before.fixed_mappings) {
-        if (std::find(after.fixed_mappings.begin(), after.fixed_mappings.end(), line) ==
-            after.fixed_mappings.end()) {
+        if (std::find(after.fixed_mappings.begin(), after.fixed_mappings.end(), line) == after.fixed_mappings.end()) {
             out += fmt::format("mapping gone or changed: {}; ", line);
         }
     }

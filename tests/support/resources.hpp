@@ -29,14 +29,15 @@
 
 namespace strata::test {
 
-inline std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+inline std::size_t page_size() {
+    return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
 
 /// The current test as "Suite.name", with characters unfit for a file name replaced.
 inline std::string current_test_label() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string label = info == nullptr
-                            ? std::string("no-test")
-                            : std::string(info->test_suite_name()) + "." + info->name();
+    std::string label =
+        info == nullptr ? std::string("no-test") : std::string(info->test_suite_name()) + "." + info->name();
     std::replace_if(
         label.begin(), label.end(), [](char c) { return c == '/' || c == ' ' || c == '\\'; }, '_');
     return label;
@@ -131,8 +132,7 @@ inline std::vector<std::byte> make_pattern(std::size_t size, unsigned seed, std:
 }
 
 /// "" when `actual` holds pattern `seed` from position `first`, else where it differs.
-inline std::string pattern_mismatch(std::span<const std::byte> actual, unsigned seed,
-                                    std::size_t first = 0) {
+inline std::string pattern_mismatch(std::span<const std::byte> actual, unsigned seed, std::size_t first = 0) {
     for (std::size_t i = 0; i < actual.size(); ++i) {
         if (actual[i] != pattern_byte(first + i, seed)) {
             return fmt::format("byte {} of {} is {:#04x}, pattern {} has {:#04x}", i, actual.size(),
@@ -162,13 +162,11 @@ inline std::string nonzero_byte(std::span<const std::byte> bytes) {
     if (it == bytes.end()) {
         return {};
     }
-    return fmt::format("byte {} of {} is {:#04x}", it - bytes.begin(), bytes.size(),
-                       std::to_integer<unsigned>(*it));
+    return fmt::format("byte {} of {} is {:#04x}", it - bytes.begin(), bytes.size(), std::to_integer<unsigned>(*it));
 }
 
 /// Reads [offset, offset+length) of a file or device with pread; shorter at end of file.
-inline std::vector<std::byte> read_file(const std::filesystem::path& path, std::uint64_t offset,
-                                        std::size_t length) {
+inline std::vector<std::byte> read_file(const std::filesystem::path& path, std::uint64_t offset, std::size_t length) {
     std::vector<std::byte> bytes(length);
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -197,8 +195,7 @@ inline void write_file(const std::filesystem::path& path, std::uint64_t offset, 
     }
     std::size_t done = 0;
     while (done < bytes.size()) {
-        const ssize_t n =
-            ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+        const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
         if (n <= 0) {
             ADD_FAILURE() << "pwrite " << path << " failed, errno " << errno;
             break;

@@ -24,19 +24,31 @@
 #define STRATA_EXPECT_OK(result) EXPECT_TRUE(::strata::test::succeeded(result))
 
 /// Declares `var` from the value of a Result expression, or fails the test fatally.
-#define STRATA_ASSERT_ASSIGN(var, expression)   \
-    auto var##_result_ = (expression);          \
-    STRATA_ASSERT_OK(var##_result_);            \
+#define STRATA_ASSERT_ASSIGN(var, expression) \
+    auto var##_result_ = (expression);        \
+    STRATA_ASSERT_OK(var##_result_);          \
     auto var = std::move(*var##_result_)
 
 namespace strata {
 
-inline void PrintTo(Errc code, std::ostream* os) { *os << to_string(code); }
-inline void PrintTo(Tier tier, std::ostream* os) { *os << to_string(tier); }
-inline void PrintTo(RegionKind kind, std::ostream* os) { *os << to_string(kind); }
-inline void PrintTo(Order order, std::ostream* os) { *os << to_string(order); }
-inline void PrintTo(Writeback writeback, std::ostream* os) { *os << to_string(writeback); }
-inline void PrintTo(Advice advice, std::ostream* os) { *os << to_string(advice); }
+inline void PrintTo(Errc code, std::ostream* os) {
+    *os << to_string(code);
+}
+inline void PrintTo(Tier tier, std::ostream* os) {
+    *os << to_string(tier);
+}
+inline void PrintTo(RegionKind kind, std::ostream* os) {
+    *os << to_string(kind);
+}
+inline void PrintTo(Order order, std::ostream* os) {
+    *os << to_string(order);
+}
+inline void PrintTo(Writeback writeback, std::ostream* os) {
+    *os << to_string(writeback);
+}
+inline void PrintTo(Advice advice, std::ostream* os) {
+    *os << to_string(advice);
+}
 
 namespace test {
 
@@ -58,14 +70,12 @@ template <class T>
     }
     const Error& error = result.error();
     if (error.code != code) {
-        return ::testing::AssertionFailure()
-               << "failed with " << to_string(error.code) << ", expected " << to_string(code)
-               << " (" << error.what() << ")";
+        return ::testing::AssertionFailure() << "failed with " << to_string(error.code) << ", expected "
+                                             << to_string(code) << " (" << error.what() << ")";
     }
     for (const std::string_view text : mentions) {
         if (error.message.find(text) == std::string::npos) {
-            return ::testing::AssertionFailure()
-                   << "message does not name \"" << text << "\": " << error.what();
+            return ::testing::AssertionFailure() << "message does not name \"" << text << "\": " << error.what();
         }
     }
     return ::testing::AssertionSuccess() << error.what();

@@ -105,8 +105,7 @@ private:
 class LoopDevice {
 public:
     explicit LoopDevice(const std::filesystem::path& backing) : losetup_(find_program("losetup")) {
-        const std::string command =
-            fmt::format("'{}' --find --show '{}' 2>&1", losetup_.string(), backing.string());
+        const std::string command = fmt::format("'{}' --find --show '{}' 2>&1", losetup_.string(), backing.string());
         FILE* pipe = ::popen(command.c_str(), "r");
         if (pipe == nullptr) {
             error_ = fmt::format("popen {}: {}", command, std::strerror(errno));
@@ -180,7 +179,8 @@ public:
         std::filesystem::create_directories(target_, ignored);
         enter_private_mount_namespace();
         if (::mount(loop_->device().c_str(), target_.c_str(), "ext4", 0, nullptr) != 0) {
-            error_ = fmt::format("mount {} on {}: {}", loop_->device().string(), target_.string(), std::strerror(errno));
+            error_ =
+                fmt::format("mount {} on {}: {}", loop_->device().string(), target_.string(), std::strerror(errno));
             return;
         }
         mounted_ = true;

@@ -145,9 +145,9 @@ TEST(RegionCombinedSplit, the_memory_part_is_rounded_down_to_whole_pages) {
     for (const double factor : {0.5, 0.55, 0.999}) {
         for (const Order order : {Order::memory_first, Order::storage_first}) {
             const auto path = dir / fmt::format("split-{}-{}.bin", factor, strata::to_string(order));
-            STRATA_ASSERT_ASSIGN(sut, Region::combined(size, {.storage = {.path = path},
-                                                              .factor = Factor::fixed(factor),
-                                                              .order = order}));
+            STRATA_ASSERT_ASSIGN(
+                sut,
+                Region::combined(size, {.storage = {.path = path}, .factor = Factor::fixed(factor), .order = order}));
 
             const std::size_t memory = expected_memory_bytes(factor, size, order);
             EXPECT_EQ(sut.memory_bytes(), memory) << "factor " << factor;
@@ -200,8 +200,8 @@ TEST_P(RegionCombinedBadFactor, is_invalid_argument_naming_factor_and_creates_no
     const strata::test::TempDir dir;
     const auto path = dir / "bad.bin";
 
-    const auto sut = Region::combined(4 * page_size(), {.storage = {.path = path},
-                                                        .factor = Factor::fixed(GetParam().value)});
+    const auto sut =
+        Region::combined(4 * page_size(), {.storage = {.path = path}, .factor = Factor::fixed(GetParam().value)});
 
     EXPECT_TRUE(fails_with(sut, Errc::invalid_argument, {"factor", GetParam().text}));
     EXPECT_FALSE(std::filesystem::exists(path));
@@ -221,8 +221,7 @@ TEST(RegionCombinedSplit, zero_size_and_an_offset_off_the_page_grid_are_invalid_
     const auto path = dir / "bad.bin";
     const std::uint64_t offset = 512;
 
-    EXPECT_TRUE(fails_with(Region::combined(0, {.storage = {.path = path}}), Errc::invalid_argument,
-                           {"size", "0"}));
+    EXPECT_TRUE(fails_with(Region::combined(0, {.storage = {.path = path}}), Errc::invalid_argument, {"size", "0"}));
     EXPECT_TRUE(fails_with(Region::combined(page_size(), {.storage = {.path = path, .offset = offset}}),
                            Errc::invalid_argument, {"offset", "512"}));
     EXPECT_FALSE(std::filesystem::exists(path));
@@ -248,8 +247,8 @@ TEST(RegionCombinedAutomatic, a_region_that_fits_in_the_usable_memory_is_all_mem
     STRATA_ASSERT_OK(budget);
     ASSERT_GT(budget->usable, std::uint64_t{1} << 30U) << "this test expects a machine with memory to spare";
 
-    STRATA_ASSERT_ASSIGN(sut, Region::combined(size, {.storage = {.path = dir / "auto.bin"},
-                                                      .factor = Factor::automatic()}));
+    STRATA_ASSERT_ASSIGN(
+        sut, Region::combined(size, {.storage = {.path = dir / "auto.bin"}, .factor = Factor::automatic()}));
 
     EXPECT_EQ(sut.memory_bytes(), size);
     EXPECT_EQ(sut.storage_bytes(), 0U);

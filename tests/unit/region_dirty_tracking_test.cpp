@@ -23,8 +23,8 @@ protected:
 
 TEST_P(RegionDirtyTracking, sparse_stores_leave_only_the_stored_to_pages_dirty) {
     const std::size_t pages = 4096;  // 16 MiB, enough for many large folios
-    STRATA_ASSERT_ASSIGN(sut, Region::storage(pages * page_size(),
-                                              {.path = dir_ / "sparse.bin", .writeback = GetParam()}));
+    STRATA_ASSERT_ASSIGN(sut,
+                         Region::storage(pages * page_size(), {.path = dir_ / "sparse.bin", .writeback = GetParam()}));
     // Read every page first, as an application warming its data would: this is
     // what lets read-ahead fill the page cache with large folios.
     unsigned sum = 0;
@@ -46,8 +46,8 @@ TEST_P(RegionDirtyTracking, sparse_stores_leave_only_the_stored_to_pages_dirty) 
 }
 
 TEST_P(RegionDirtyTracking, a_sync_after_a_sync_finds_nothing_dirty) {
-    STRATA_ASSERT_ASSIGN(sut, Region::storage(256 * page_size(),
-                                              {.path = dir_ / "twice.bin", .writeback = GetParam()}));
+    STRATA_ASSERT_ASSIGN(sut,
+                         Region::storage(256 * page_size(), {.path = dir_ / "twice.bin", .writeback = GetParam()}));
     sut.data()[0] = std::byte{1};
     STRATA_ASSERT_OK(sut.sync());
     STRATA_ASSERT_OK(sut.sync());

@@ -139,8 +139,8 @@ TEST(RegionMemory, advice_beyond_the_end_is_invalid_argument_naming_the_range) {
     STRATA_ASSERT_ASSIGN(sut, Region::memory(size));
     const std::size_t past = size + page_size();
 
-    EXPECT_TRUE(fails_with(sut.advise(Advice::random, past, 1), Errc::invalid_argument,
-                           {"offset", std::to_string(past)}));
+    EXPECT_TRUE(
+        fails_with(sut.advise(Advice::random, past, 1), Errc::invalid_argument, {"offset", std::to_string(past)}));
     EXPECT_TRUE(fails_with(sut.advise(Advice::random, 0, size + 1), Errc::invalid_argument,
                            {"length", std::to_string(size + 1)}));
     EXPECT_TRUE(fails_with(sut.advise(Advice::random, 1, std::numeric_limits<std::size_t>::max()),
@@ -167,11 +167,9 @@ TEST(RegionMemory, sync_beyond_the_end_is_invalid_argument_naming_the_range) {
 
     EXPECT_TRUE(fails_with(sut.sync(past, 0), Errc::invalid_argument, {"offset", std::to_string(past)}));
     EXPECT_TRUE(fails_with(sut.sync(0, size + 1), Errc::invalid_argument, {"length", std::to_string(size + 1)}));
-    EXPECT_TRUE(fails_with(sut.sync(1, std::numeric_limits<std::size_t>::max()), Errc::invalid_argument,
-                           {"length"}));
+    EXPECT_TRUE(fails_with(sut.sync(1, std::numeric_limits<std::size_t>::max()), Errc::invalid_argument, {"length"}));
     EXPECT_TRUE(fails_with(sut.sync_async(past, 0), Errc::invalid_argument, {"offset", std::to_string(past)}));
-    EXPECT_TRUE(fails_with(sut.sync_async(0, size + 1), Errc::invalid_argument,
-                           {"length", std::to_string(size + 1)}));
+    EXPECT_TRUE(fails_with(sut.sync_async(0, size + 1), Errc::invalid_argument, {"length", std::to_string(size + 1)}));
 }
 
 TEST(RegionMemory, close_unmaps_the_range_and_leaves_the_region_closed) {
@@ -205,7 +203,7 @@ TEST(RegionMemory, move_construction_transfers_the_mapping_and_closes_the_source
 
     Region moved(std::move(sut));
 
-    EXPECT_FALSE(sut.is_open());  // NOLINT(bugprone-use-after-move): the moved-from state is under test
+    EXPECT_FALSE(sut.is_open());     // NOLINT(bugprone-use-after-move): the moved-from state is under test
     EXPECT_EQ(sut.data(), nullptr);  // NOLINT(bugprone-use-after-move)
     EXPECT_TRUE(moved.is_open());
     EXPECT_EQ(moved.data(), address);

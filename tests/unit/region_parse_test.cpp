@@ -46,9 +46,9 @@ TEST_P(FactorParseValid, a_fraction_in_range_parses_to_that_fixed_fraction) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fractions, FactorParseValid,
-                         ::testing::Values(ParsedFactor{"0", 0.0}, ParsedFactor{"0.25", 0.25},
-                                           ParsedFactor{"0.5", 0.5}, ParsedFactor{"1", 1.0},
-                                           ParsedFactor{"1.0", 1.0}, ParsedFactor{"0.125", 0.125}));
+                         ::testing::Values(ParsedFactor{"0", 0.0}, ParsedFactor{"0.25", 0.25}, ParsedFactor{"0.5", 0.5},
+                                           ParsedFactor{"1", 1.0}, ParsedFactor{"1.0", 1.0},
+                                           ParsedFactor{"0.125", 0.125}));
 
 TEST(FactorParse, auto_parses_to_the_automatic_factor) {
     const auto sut = Factor::parse("auto");
@@ -66,8 +66,8 @@ TEST_P(FactorParseInvalid, is_invalid_argument_naming_the_parameter_and_the_valu
 }
 
 INSTANTIATE_TEST_SUITE_P(Texts, FactorParseInvalid,
-                         ::testing::Values("", "abc", "0.5x", "x0.5", "1.5", "-0.25", "nan", "inf", "-inf",
-                                           "automatic", "1e400"));
+                         ::testing::Values("", "abc", "0.5x", "x0.5", "1.5", "-0.25", "nan", "inf", "-inf", "automatic",
+                                           "1e400"));
 
 TEST(FactorParse, default_parameter_name_is_factor) {
     EXPECT_TRUE(fails_with(Factor::parse("half"), Errc::invalid_argument, {"factor", "half"}));
@@ -109,8 +109,8 @@ TEST(WritebackParse, unknown_text_is_invalid_argument_naming_the_parameter_and_t
 }
 
 TEST(AdviceParse, every_advice_parses_from_its_name) {
-    for (const Advice advice : {Advice::normal, Advice::sequential, Advice::random, Advice::read_mostly,
-                                Advice::write_mostly}) {
+    for (const Advice advice :
+         {Advice::normal, Advice::sequential, Advice::random, Advice::read_mostly, Advice::write_mostly}) {
         const auto sut = strata::parse_advice(strata::to_string(advice));
 
         STRATA_ASSERT_OK(sut);

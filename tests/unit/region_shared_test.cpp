@@ -123,8 +123,8 @@ TEST_F(RegionShared, a_read_only_mapping_reads_the_segment) {
 
 TEST_F(RegionShared, zero_size_on_create_is_invalid_argument_naming_size) {
     EXPECT_TRUE(fails_with(Region::shared(0, {.name = name_}), Errc::invalid_argument, {"size", "0"}));
-    EXPECT_TRUE(fails_with(Region::shared(0, {.name = name_, .mode = OpenMode::open_or_create}),
-                           Errc::invalid_argument, {"size", "0"}));
+    EXPECT_TRUE(fails_with(Region::shared(0, {.name = name_, .mode = OpenMode::open_or_create}), Errc::invalid_argument,
+                           {"size", "0"}));
     EXPECT_FALSE(std::filesystem::exists(shm_path(name_)));
 }
 

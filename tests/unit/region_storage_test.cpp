@@ -182,8 +182,8 @@ TEST_P(RegionStorage, every_advice_is_accepted_and_keeps_the_data) {
     STRATA_ASSERT_ASSIGN(sut, Region::storage(size, options()));
     strata::test::fill_pattern(sut.bytes(), 7);
 
-    for (const Advice advice : {Advice::normal, Advice::sequential, Advice::random, Advice::read_mostly,
-                                Advice::write_mostly}) {
+    for (const Advice advice :
+         {Advice::normal, Advice::sequential, Advice::random, Advice::read_mostly, Advice::write_mostly}) {
         STRATA_EXPECT_OK(sut.advise(advice)) << " advice " << strata::to_string(advice);
         STRATA_EXPECT_OK(sut.advise(advice, 5 * page, 3 * page)) << " advice " << strata::to_string(advice);
     }
@@ -295,8 +295,7 @@ TEST_P(RegionStorage, a_directory_as_path_is_invalid_argument_naming_it) {
     StorageOptions opts = options();
     opts.path = dir_.path();
 
-    EXPECT_TRUE(fails_with(Region::storage(page_size(), opts), Errc::invalid_argument,
-                           {"path", dir_.path().string()}));
+    EXPECT_TRUE(fails_with(Region::storage(page_size(), opts), Errc::invalid_argument, {"path", dir_.path().string()}));
 }
 
 TEST_P(RegionStorage, sync_and_advice_beyond_the_end_are_invalid_argument_naming_the_range) {
@@ -305,8 +304,7 @@ TEST_P(RegionStorage, sync_and_advice_beyond_the_end_are_invalid_argument_naming
 
     EXPECT_TRUE(fails_with(sut.sync(size + 1, 0), Errc::invalid_argument, {"offset", std::to_string(size + 1)}));
     EXPECT_TRUE(fails_with(sut.sync(page_size(), size), Errc::invalid_argument, {"length", std::to_string(size)}));
-    EXPECT_TRUE(fails_with(sut.sync(1, std::numeric_limits<std::size_t>::max()), Errc::invalid_argument,
-                           {"length"}));
+    EXPECT_TRUE(fails_with(sut.sync(1, std::numeric_limits<std::size_t>::max()), Errc::invalid_argument, {"length"}));
     EXPECT_TRUE(fails_with(sut.advise(Advice::sequential, size + 1, 1), Errc::invalid_argument,
                            {"offset", std::to_string(size + 1)}));
 }
@@ -333,9 +331,7 @@ protected:
     strata::test::TempDir dir_;
     std::filesystem::path path_ = dir_ / "explicit.bin";
 
-    [[nodiscard]] StorageOptions options() const {
-        return {.path = path_, .writeback = Writeback::explicit_sync};
-    }
+    [[nodiscard]] StorageOptions options() const { return {.path = path_, .writeback = Writeback::explicit_sync}; }
 };
 
 TEST_F(RegionStorageExplicitSync, stores_stay_in_the_process_until_sync) {

@@ -1,8 +1,8 @@
 // `strata bench <suite>`: each suite is a script bench/<suite>/run beside the
 // harness binaries; this finds the tree and the binaries and hands over.
+#include <unistd.h>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 namespace strata::cli {
 
 struct DemoOptions {
-    std::string dir;   ///< where storage files go; a fresh directory under /var/tmp by default
+    std::string dir;  ///< where storage files go; a fresh directory under /var/tmp by default
     bool json = false;
 };
 /// `strata demo`: a short tour of every capability that exists; exit code.

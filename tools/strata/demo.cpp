@@ -1,14 +1,14 @@
 // `strata demo`: runs every capability that exists on small data and prints
 // what happened. Each later layer adds its own section; a failed step makes
 // the exit code non-zero, so the demo doubles as an end-to-end test.
+#include <sys/wait.h>
+#include <unistd.h>
 #include <chrono>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -55,8 +55,11 @@ public:
         if (json_) {
             nlohmann::json doc{{"version", version_string}, {"ok", failed == 0}, {"steps", nlohmann::json::array()}};
             for (const auto& s : steps_) {
-                doc["steps"].push_back({{"section", s.section}, {"name", s.name}, {"ok", s.ok},
-                                        {"detail", s.detail}, {"seconds", s.seconds}});
+                doc["steps"].push_back({{"section", s.section},
+                                        {"name", s.name},
+                                        {"ok", s.ok},
+                                        {"detail", s.detail},
+                                        {"seconds", s.seconds}});
             }
             fmt::print("{}\n", doc.dump(2));
         } else {
@@ -169,7 +172,8 @@ void tour_regions(Tour& tour, const std::filesystem::path& dir) {
         auto r = Region::combined(size, {.storage = {.path = dir / "auto.bin"}, .factor = Factor::automatic()});
         if (!r) return std::unexpected(r.error());
         return fmt::format("{} MiB usable{} -> {} MiB memory, {} MiB storage", budget->usable / mib,
-                           budget->cgroup_limited ? " (cgroup)" : "", r->memory_bytes() / mib, r->storage_bytes() / mib);
+                           budget->cgroup_limited ? " (cgroup)" : "", r->memory_bytes() / mib,
+                           r->storage_bytes() / mib);
     });
 
     tour.run(section, "discard drops changes since the last sync", [&]() -> Result<std::string> {

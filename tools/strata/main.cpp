@@ -1,6 +1,6 @@
 // The `strata` command: one binary, one subcommand per capability.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "doctor/doctor.hpp"
@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
 
     strata::doctor::Options doctor;
-    auto* doctor_cmd = app.add_subcommand("doctor", "Probe every capability strata uses and say how to fix what is missing");
+    auto* doctor_cmd =
+        app.add_subcommand("doctor", "Probe every capability strata uses and say how to fix what is missing");
     doctor_cmd->add_flag("--json", doctor.json, "Print one JSON document instead of the table");
 
     strata::cli::DemoOptions demo;
@@ -21,7 +22,8 @@ int main(int argc, char** argv) {
     demo_cmd->add_flag("--json", demo.json, "Print the report as JSON");
 
     std::string suite;
-    auto* bench_cmd = app.add_subcommand("bench", "Run a benchmark suite and write its report to docs/benchmarks/<suite>/");
+    auto* bench_cmd =
+        app.add_subcommand("bench", "Run a benchmark suite and write its report to docs/benchmarks/<suite>/");
     bench_cmd->add_option("suite", suite, "Suite to run: regions")->required()->check(CLI::IsMember({"regions"}));
     // Everything after the suite name goes to the suite unparsed (see `strata bench <suite> --help`).
     bench_cmd->prefix_command();

@@ -27,11 +27,11 @@ struct Capability {
     /// Starts as missing with no detail; the probe fills in what it found.
     Capability(std::string name_, bool required_) : name(std::move(name_)), required(required_) {}
 
-    std::string name;               ///< short, stable: "fuse", "cgroup-cpu"
+    std::string name;  ///< short, stable: "fuse", "cgroup-cpu"
     Status status = Status::missing;
-    bool required = false;          ///< whether strata's default configuration needs it
-    std::string detail;             ///< versions, sizes, or what failed and why
-    std::string fix;                ///< how to get it when not ok; empty when ok
+    bool required = false;  ///< whether strata's default configuration needs it
+    std::string detail;     ///< versions, sizes, or what failed and why
+    std::string fix;        ///< how to get it when not ok; empty when ok
 };
 
 // One function per capability; each sets name and required itself.

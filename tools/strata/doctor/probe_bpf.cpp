@@ -47,8 +47,7 @@ std::string& first_libbpf_warning() {
     return message;
 }
 
-[[gnu::format(printf, 2, 0)]] int capture_libbpf_print(libbpf_print_level level, const char* format,
-                                                       va_list args) {
+[[gnu::format(printf, 2, 0)]] int capture_libbpf_print(libbpf_print_level level, const char* format, va_list args) {
     if (level == LIBBPF_DEBUG) return 0;
     std::array<char, 512> buf{};
     const int n = std::vsnprintf(buf.data(), buf.size(), format, args);
@@ -106,8 +105,8 @@ long long run_skeleton(std::string& problem) {
 
 Capability probe_bpf() {
     Capability cap("bpf", false);
-    const bool privileged = ::geteuid() == 0 || has_capability(CAP_SYS_ADMIN) ||
-                            (has_capability(CAP_BPF) && has_capability(CAP_PERFMON));
+    const bool privileged =
+        ::geteuid() == 0 || has_capability(CAP_SYS_ADMIN) || (has_capability(CAP_BPF) && has_capability(CAP_PERFMON));
 
     std::uint64_t btf_size = 0;
     std::string problem;
@@ -124,9 +123,8 @@ Capability probe_bpf() {
 
     utsname uts{};
     ::uname(&uts);
-    const auto versions =
-        fmt::format("kernel {}, BTF {}, libbpf {}.{}", uts.release, human_bytes(btf_size),
-                    libbpf_major_version(), libbpf_minor_version());
+    const auto versions = fmt::format("kernel {}, BTF {}, libbpf {}.{}", uts.release, human_bytes(btf_size),
+                                      libbpf_major_version(), libbpf_minor_version());
     if (switches < 0) {
         cap.detail = problem;
         if (!first_libbpf_warning().empty()) cap.detail += " (libbpf: " + first_libbpf_warning() + ")";

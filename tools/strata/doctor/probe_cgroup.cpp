@@ -115,8 +115,8 @@ Capability probe_controller(const Controller& controller) {
     Capability cap(controller.capability, false);
     const auto hierarchy = find_hierarchy(controller);
     if (!hierarchy) {
-        cap.detail = fmt::format("no cgroup v1 mount with {} and no cgroup v2 mount offering {}",
-                                 controller.v1_name, controller.v2_name);
+        cap.detail = fmt::format("no cgroup v1 mount with {} and no cgroup v2 mount offering {}", controller.v1_name,
+                                 controller.v2_name);
         cap.fix = fmt::format("mkdir -p /sys/fs/cgroup/{0} && mount -t cgroup -o {0} cgroup /sys/fs/cgroup/{0}",
                               controller.v1_name);
         return cap;
@@ -126,9 +126,9 @@ Capability probe_controller(const Controller& controller) {
     if (::mkdir(dir.c_str(), 0755) != 0) {
         const int err = errno;
         cap.detail = fmt::format("{}, mkdir {}: {}", where, dir, errno_text(err));
-        cap.fix = err == EROFS ? fmt::format("mount {} read-write (containers: --cgroupns=host --privileged)",
-                                             hierarchy->path)
-                               : fmt::format("run as root, or delegate {} to this user", hierarchy->path);
+        cap.fix = err == EROFS
+                      ? fmt::format("mount {} read-write (containers: --cgroupns=host --privileged)", hierarchy->path)
+                      : fmt::format("run as root, or delegate {} to this user", hierarchy->path);
         return cap;
     }
     ScopeExit remove([&dir] { ::rmdir(dir.c_str()); });
@@ -138,9 +138,9 @@ Capability probe_controller(const Controller& controller) {
     std::string done;
     if (const auto failure = exercise_child(dir, file, value, done); !failure.empty()) {
         cap.detail = where + ", child cgroup: " + failure;
-        cap.fix = hierarchy->v2 ? fmt::format("echo +{} > {}/cgroup.subtree_control", controller.v2_name,
-                                              hierarchy->path)
-                                : fmt::format("run as root, or delegate {} to this user", hierarchy->path);
+        cap.fix = hierarchy->v2
+                      ? fmt::format("echo +{} > {}/cgroup.subtree_control", controller.v2_name, hierarchy->path)
+                      : fmt::format("run as root, or delegate {} to this user", hierarchy->path);
         return cap;
     }
     remove.dismiss();

@@ -89,8 +89,8 @@ void answer_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* /*fi*/) {
 bool wait_until_mounted(int fd, std::chrono::steady_clock::time_point deadline, std::string& messages) {
     std::string text;
     while (text.find(kMountedMark) == std::string::npos) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) break;
         pollfd pfd{fd, POLLIN, 0};
         if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -179,9 +179,8 @@ Capability probe_fuse() {
         const auto result = run_command({*fusermount, "-V"}, 5s);
         const auto line = first_line(result.output);
         const auto pos = line.find("version: ");
-        fusermount_detail = result.succeeded() && pos != std::string::npos
-                                ? "fusermount3 " + line.substr(pos + 9)
-                                : "fusermount3 -V failed: " + line;
+        fusermount_detail = result.succeeded() && pos != std::string::npos ? "fusermount3 " + line.substr(pos + 9)
+                                                                           : "fusermount3 -V failed: " + line;
     }
 
     if (const auto failure = mount_test_fs(); !failure.empty()) {

@@ -49,8 +49,9 @@ Capability probe_mpi() {
             cap.detail += "no exit within 10 s (killed)";
         else
             cap.detail += fmt::format("exit code {}: {}", result.exit_code, first_line(result.output));
-        cap.fix = "check that mpiexec and libmpich come from the same MPI (apt-get install mpich) and that "
-                  "the hostname resolves";
+        cap.fix =
+            "check that mpiexec and libmpich come from the same MPI (apt-get install mpich) and that "
+            "the hostname resolves";
         return cap;
     }
     cap.status = Status::ok;

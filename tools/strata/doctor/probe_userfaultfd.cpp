@@ -40,14 +40,13 @@ int open_userfaultfd(std::string& via, std::string& problem) {
     // independent of vm.unprivileged_userfaultfd.
     const UniqueFd dev(::open("/dev/userfaultfd", O_RDWR | O_CLOEXEC));
     if (!dev.valid()) {
-        problem = fmt::format("userfaultfd(2): {}; /dev/userfaultfd: {}", errno_text(syscall_err),
-                              errno_text(errno));
+        problem = fmt::format("userfaultfd(2): {}; /dev/userfaultfd: {}", errno_text(syscall_err), errno_text(errno));
         return -1;
     }
     const int dev_fd = ::ioctl(dev.get(), USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
     if (dev_fd < 0) {
-        problem = fmt::format("userfaultfd(2): {}; USERFAULTFD_IOC_NEW: {}", errno_text(syscall_err),
-                              errno_text(errno));
+        problem =
+            fmt::format("userfaultfd(2): {}; USERFAULTFD_IOC_NEW: {}", errno_text(syscall_err), errno_text(errno));
         return -1;
     }
     via = "/dev/userfaultfd";
@@ -89,8 +88,7 @@ Capability probe_userfaultfd() {
     const UniqueFd uffd(open_userfaultfd(via, problem));
     if (!uffd.valid()) {
         cap.detail = problem;
-        cap.fix = problem.find("ENOSYS") != std::string::npos ? "a kernel built with CONFIG_USERFAULTFD=y"
-                                                              : kFix;
+        cap.fix = problem.find("ENOSYS") != std::string::npos ? "a kernel built with CONFIG_USERFAULTFD=y" : kFix;
         return cap;
     }
     uffdio_api api{};
@@ -106,8 +104,7 @@ Capability probe_userfaultfd() {
         return cap;
     }
     cap.status = Status::ok;
-    cap.detail = fmt::format("{}, API {:#x}, features {:#x}, registered and filled a page", via, api.api,
-                             api.features);
+    cap.detail = fmt::format("{}, API {:#x}, features {:#x}, registered and filled a page", via, api.api, api.features);
     return cap;
 }
 

@@ -60,9 +60,8 @@ std::string render_json(const std::vector<Capability>& capabilities) {
                         {"detail", c.detail},
                         {"fix", c.fix}});
     }
-    const nlohmann::ordered_json document{{"version", version_string},
-                                          {"ok", required_present(capabilities)},
-                                          {"capabilities", list}};
+    const nlohmann::ordered_json document{
+        {"version", version_string}, {"ok", required_present(capabilities)}, {"capabilities", list}};
     return document.dump(2) + "\n";
 }
 

@@ -58,7 +58,9 @@ std::string human_bytes(std::uint64_t bytes) {
     return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
 }
 
-std::string errno_text(int err) { return describe_errno(err); }
+std::string errno_text(int err) {
+    return describe_errno(err);
+}
 
 std::string first_line(std::string_view text) {
     const auto end = text.find('\n');

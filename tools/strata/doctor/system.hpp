@@ -79,9 +79,7 @@ struct CommandResult {
     int exit_code = -1;      ///< exit status, or -1 when killed by a signal
     std::string output;      ///< stdout and stderr, interleaved
 
-    [[nodiscard]] bool succeeded() const noexcept {
-        return spawn_errno == 0 && !timed_out && exit_code == 0;
-    }
+    [[nodiscard]] bool succeeded() const noexcept { return spawn_errno == 0 && !timed_out && exit_code == 0; }
 };
 
 /// Runs argv (argv[0] looked up in $PATH) in its own process group with

@@ -1,0 +1,124 @@
+/* strata MPI storage windows: the hints of libstrata-mpi (docs/mpi-storage-windows.md).
+ *
+ * libstrata-mpi gives MPI one-sided windows whose memory is a mapped file or
+ * block device. It works through the MPI profiling interface, so a program
+ * needs no strata function: it passes these hints in the MPI_Info of
+ * MPI_Win_allocate, MPI_Win_allocate_shared or MPI_Alloc_mem, or the user sets
+ * default hints in the environment. Use it either way:
+ *
+ *   link:     mpicc app.c -lstrata-mpi            (before the MPI library)
+ *   preload:  mpiexec -n 4 -genv LD_PRELOAD /path/to/libstrata-mpi.so ./app
+ *
+ * This header only names the hints; including it is optional.
+ *
+ *   MPI_Info info;
+ *   MPI_Info_create(&info);
+ *   MPI_Info_set(info, STRATA_MPI_ALLOC_TYPE, STRATA_MPI_STORAGE);
+ *   MPI_Info_set(info, STRATA_MPI_FILENAME, "/scratch/win-%r.dat");
+ *   MPI_Win_allocate(size, 1, info, MPI_COMM_WORLD, &base, &win);
+ *   ...                      // put, get, accumulate, load, store
+ *   MPI_Win_sync(win);       // returns when this rank's changes are durable
+ *   MPI_Win_free(&win);      // writes back, then releases the mapping
+ *
+ * Errors: collective calls agree on the outcome, so if one rank cannot set up
+ * its storage every rank returns the same error class and message:
+ *   MPI_ERR_INFO_VALUE   a hint value that cannot be honoured
+ *   MPI_ERR_NO_SUCH_FILE, MPI_ERR_ACCESS, MPI_ERR_READ_ONLY, MPI_ERR_BAD_FILE,
+ *   MPI_ERR_NO_SPACE, MPI_ERR_IO, MPI_ERR_FILE   the file could not be set up
+ *   MPI_ERR_RMA_SHARED   a shared window over ranks of several nodes
+ * MPI_Error_string gives "<routine>: rank <r> (<host>): <hint>=<value>: <cause>".
+ *
+ * Thread safety: every intercepted routine may be called under
+ * MPI_THREAD_MULTIPLE, with MPI's own rules on concurrent use of one window.
+ */
+#ifndef STRATA_MPI_H
+#define STRATA_MPI_H
+
+/* --- Hints (MPI_Info keys) ------------------------------------------------ */
+
+/* "memory" (default) or "storage". Give it on every rank of the communicator
+ * or on none (values may differ per rank for MPI_Win_allocate). */
+#define STRATA_MPI_ALLOC_TYPE "alloc_type"
+#define STRATA_MPI_MEMORY "memory"
+#define STRATA_MPI_STORAGE "storage"
+
+/* Path of the file or block device; required with alloc_type=storage.
+ * %r = rank in MPI_COMM_WORLD, %w = index of the window within the process
+ * among those given storage hints (every window under STRATA_MPI_WINDOW_HINTS;
+ * MPI_Alloc_mem allocations are counted apart), %j = job id (STRATA_JOB_ID, SLURM_JOB_ID, PBS_JOBID,
+ * LSB_JOBID, FLUX_JOB_ID, COBALT_JOBID, JOB_ID; else the pid of rank 0 of the
+ * window's communicator), %% = '%'. A file is created if absent and its space
+ * is reserved at once (no SIGBUS on a full disk later). */
+#define STRATA_MPI_FILENAME "storage_alloc_filename"
+
+/* Byte offset in the file or device where the window starts; a multiple of
+ * the page size. Default 0. */
+#define STRATA_MPI_OFFSET "storage_alloc_offset"
+
+/* Share of the window's address range on storage, in [0, 1], or "auto":
+ * keep in memory what fits in the memory this process may use (the cgroup
+ * limit if lower than MemAvailable; divided among the ranks of the node that
+ * ask for auto in the same call), the rest on storage. Default 1. */
+#define STRATA_MPI_FACTOR "storage_alloc_factor"
+#define STRATA_MPI_FACTOR_AUTO "auto"
+
+/* "memory_first" (default) or "storage_first": which part of a combined
+ * window comes first in its address range. */
+#define STRATA_MPI_ORDER "storage_alloc_order"
+#define STRATA_MPI_MEMORY_FIRST "memory_first"
+#define STRATA_MPI_STORAGE_FIRST "storage_first"
+
+/* "true": remove the file at MPI_Win_free / MPI_Free_mem (rank 0 removes a
+ * shared window's file). Not allowed for block devices. Default "false". */
+#define STRATA_MPI_UNLINK "storage_alloc_unlink"
+
+/* "true": changes made since the last MPI_Win_sync never reach the file;
+ * MPI_Win_free drops them. Such windows are mapped privately, so unsynced
+ * changes must fit in memory. Not for shared windows. Default "false". */
+#define STRATA_MPI_DISCARD "storage_alloc_discard"
+
+/* When changes are written back: "on_sync" (default: MPI_Win_sync and
+ * MPI_Win_free), "async" (also in the background every
+ * STRATA_MPI_FLUSH_INTERVAL_MS; MPI_Win_sync is still a durability barrier),
+ * "on_free" (MPI_Win_sync only orders memory; MPI_Win_free writes back). */
+#define STRATA_MPI_SYNC "storage_alloc_sync"
+#define STRATA_MPI_SYNC_ON_SYNC "on_sync"
+#define STRATA_MPI_SYNC_ASYNC "async"
+#define STRATA_MPI_SYNC_ON_FREE "on_free"
+
+/* MPI-IO reserved hints. access_style: comma-separated list of read_once,
+ * write_once, read_mostly, write_mostly, sequential, reverse_sequential,
+ * random (or normal); the first is given to the kernel as advice.
+ * file_perm: octal mode of a created file (default 0600). striping_factor and
+ * striping_unit: positive integers, accepted and reported by
+ * MPI_Win_get_info under "strata_not_applied" (no striping is set). */
+#define STRATA_MPI_ACCESS_STYLE "access_style"
+#define STRATA_MPI_FILE_PERM "file_perm"
+#define STRATA_MPI_STRIPING_FACTOR "striping_factor"
+#define STRATA_MPI_STRIPING_UNIT "striping_unit"
+
+/* MPI's own hint for MPI_Win_allocate_shared: "true" starts every rank's
+ * segment on a page boundary; default "false" (segments are contiguous). */
+#define STRATA_MPI_SHARED_NONCONTIG "alloc_shared_noncontig"
+
+/* Keys MPI_Win_get_info adds for a storage window (besides the hints above,
+ * with storage_alloc_filename expanded). */
+#define STRATA_MPI_INFO_MEMORY_BYTES "strata_memory_bytes"
+#define STRATA_MPI_INFO_STORAGE_BYTES "strata_storage_bytes"
+#define STRATA_MPI_INFO_NOT_APPLIED "strata_not_applied"
+
+/* --- Environment ----------------------------------------------------------- */
+
+/* Default hints for windows allocated without any alloc_type or
+ * storage_alloc_* key, e.g.
+ *   STRATA_MPI_WINDOW_HINTS="alloc_type=storage,storage_alloc_filename=/data/win-%r-%w.dat"
+ * Entries are key=value separated by commas (values cannot contain commas).
+ * Read once, at the first window. Not applied to MPI_Alloc_mem. */
+#define STRATA_MPI_WINDOW_HINTS_ENV "STRATA_MPI_WINDOW_HINTS"
+/* Period of the background write-back of storage_alloc_sync=async, in
+ * milliseconds (default 1000). */
+#define STRATA_MPI_FLUSH_INTERVAL_ENV "STRATA_MPI_FLUSH_INTERVAL_MS"
+/* The job id %j expands to, ahead of the batch systems' variables. */
+#define STRATA_MPI_JOB_ID_ENV "STRATA_JOB_ID"
+
+#endif /* STRATA_MPI_H */

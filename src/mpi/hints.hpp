@@ -1,0 +1,82 @@
+// Storage window hints: what each key means is documented in
+// include/strata/mpi.h and docs/mpi-storage-windows.md. This file only turns
+// key/value text into a validated WindowHints; it knows nothing of MPI, so
+// the same rules apply to MPI_Info objects and to STRATA_MPI_WINDOW_HINTS.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <sys/types.h>
+
+#include "strata/region.hpp"
+
+namespace strata::mpi {
+
+/// Key -> value, as read from an MPI_Info or from the environment.
+using HintMap = std::map<std::string, std::string, std::less<>>;
+
+/// A rejected hint: becomes an MPI_ERR_INFO_VALUE naming key, value and cause.
+struct HintError {
+    std::string key;
+    std::string value;
+    std::string cause;
+};
+
+/// When storage-backed changes are written back (storage_alloc_sync).
+enum class SyncMode {
+    on_sync,  ///< at MPI_Win_sync and MPI_Win_free (default)
+    async,    ///< also in the background, every STRATA_MPI_FLUSH_INTERVAL_MS
+    on_free,  ///< only at MPI_Win_free / MPI_Free_mem; MPI_Win_sync orders memory only
+};
+
+std::string_view to_string(SyncMode mode) noexcept;
+
+/// The hints of one window or allocation, validated.
+struct WindowHints {
+    bool storage = false;           ///< alloc_type=storage
+    std::string filename_template;  ///< storage_alloc_filename before %r %w %j expansion
+    std::uint64_t offset = 0;       ///< storage_alloc_offset, a page multiple
+    bool factor_given = false;
+    bool factor_auto = false;       ///< storage_alloc_factor=auto
+    double storage_fraction = 1.0;  ///< storage_alloc_factor: share of the range on storage
+    Order order = Order::memory_first;
+    bool unlink = false;
+    bool discard = false;
+    std::optional<Advice> advice;  ///< from access_style
+    mode_t file_perm = 0600;
+    std::optional<std::uint64_t> striping_factor;
+    std::optional<std::uint64_t> striping_unit;
+    SyncMode sync = SyncMode::on_sync;
+    bool shared_noncontig = false;  ///< alloc_shared_noncontig
+    HintMap given;                  ///< the keys this parser used, for MPI_Win_get_info
+
+    /// The memory share a Region factor expects (the hint gives the storage share).
+    [[nodiscard]] Factor memory_factor() const;
+};
+
+/// True for the keys that make a window a strata window (alloc_type and
+/// storage_alloc_*): their presence selects the info over the environment.
+bool is_storage_key(std::string_view key) noexcept;
+/// True for every key this library reads (the storage keys plus the MPI-IO
+/// reserved hints it honours and alloc_shared_noncontig).
+bool is_known_key(std::string_view key) noexcept;
+
+/// Validates every known key of `hints`; unknown keys are ignored. Storage
+/// keys are only checked when alloc_type=storage, since a memory window does
+/// not use them.
+std::expected<WindowHints, HintError> parse_hints(const HintMap& hints);
+
+/// Parses STRATA_MPI_WINDOW_HINTS-style text: "key=value,key=value".
+std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source);
+
+/// Expands %r (rank), %w (window index), %j (job id) and %% in a file name.
+std::expected<std::string, HintError> expand_filename(std::string_view tmpl, int rank, unsigned index,
+                                                      std::string_view job);
+
+}  // namespace strata::mpi

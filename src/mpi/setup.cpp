@@ -1,0 +1,96 @@
+#include "mpi/setup.hpp"
+
+#include <climits>
+
+#include "mpi/hint_source.hpp"
+
+namespace strata::mpi {
+
+std::optional<Failure> parse_request(const char* routine, int rank, const HintMap& hints,
+                                     const std::optional<HintError>& source_error, WindowHints& out) {
+    if (source_error) {
+        return hint_failure(routine, rank, *source_error);
+    }
+    auto parsed = parse_hints(hints);
+    if (!parsed) {
+        return hint_failure(routine, rank, parsed.error());
+    }
+    out = std::move(*parsed);
+    if (out.striping_factor || out.striping_unit) {
+        detail::log().debug(
+            "{}: striping_factor/striping_unit accepted but not applicable: strata maps files "
+            "of local file systems, which have no striping",
+            routine);
+    }
+    return std::nullopt;
+}
+
+std::optional<Failure> check_arguments(const char* routine, int rank, MPI_Aint size, MPI_Aint disp_unit) {
+    if (size < 0) {
+        return make_failure(MPI_ERR_SIZE, routine, rank, "size", std::to_string(size), "negative window size");
+    }
+    if (disp_unit <= 0) {
+        return make_failure(MPI_ERR_DISP, routine, rank, "disp_unit", std::to_string(disp_unit),
+                            "the displacement unit must be positive");
+    }
+    return std::nullopt;
+}
+
+std::string job_id(int fallback) {
+    const std::string& id = job_id_from_environment();
+    return id.empty() ? std::to_string(fallback) : id;
+}
+
+std::expected<std::string, Failure> file_name(const char* routine, int rank, const WindowHints& hints, int world_rank,
+                                              unsigned index, const std::string& job) {
+    auto expanded = expand_filename(hints.filename_template, world_rank, index, job);
+    if (!expanded) {
+        return std::unexpected(hint_failure(routine, rank, expanded.error()));
+    }
+    return *expanded;
+}
+
+PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor memory_share) {
+    PartSpec spec;
+    spec.storage = hints.storage;
+    spec.file.path = path;
+    spec.file.offset = hints.offset;
+    spec.file.permissions = hints.file_perm;
+    // MAP_PRIVATE write-back is what makes discard real; it costs a pagemap
+    // scan per sync, so only discard windows pay it.
+    spec.file.writeback = hints.discard ? Writeback::explicit_sync : Writeback::kernel;
+    spec.memory_share = memory_share;
+    spec.order = hints.order;
+    spec.advice = hints.advice;
+    return spec;
+}
+
+ReleasePolicy release_policy(const WindowHints& hints) {
+    return {.discard = hints.discard, .unlink = hints.unlink, .sync = hints.sync};
+}
+
+HintMap report(const WindowHints& hints, const std::string& path, const StoragePart* part) {
+    HintMap out = hints.given;
+    if (!hints.storage) {
+        return out;
+    }
+    out.insert_or_assign("storage_alloc_filename", path);
+    out.insert_or_assign("storage_alloc_sync", std::string(to_string(hints.sync)));
+    out.insert_or_assign("strata_memory_bytes", std::to_string(part != nullptr ? part->memory_bytes() : 0));
+    out.insert_or_assign("strata_storage_bytes", std::to_string(part != nullptr ? part->storage_bytes() : 0));
+    if (hints.striping_factor || hints.striping_unit) {
+        out.insert_or_assign("strata_not_applied",
+                             "striping_factor,striping_unit: the file system has no striping strata can set");
+    }
+    return out;
+}
+
+int create_window(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win,
+                  bool large) {
+    if (large || disp_unit > INT_MAX) {
+        return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+    }
+    return PMPI_Win_create(base, size, static_cast<int>(disp_unit), info, comm, win);
+}
+
+}  // namespace strata::mpi

@@ -1,0 +1,41 @@
+// Pieces shared by the routines that create storage windows and allocations.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "mpi/common.hpp"
+#include "mpi/failure.hpp"
+#include "mpi/hints.hpp"
+#include "mpi/storage_part.hpp"
+
+namespace strata::mpi {
+
+/// Parses a request's hints; a failure names `routine` and `rank`.
+std::optional<Failure> parse_request(const char* routine, int rank, const HintMap& hints,
+                                     const std::optional<HintError>& source_error, WindowHints& out);
+
+/// MPI_ERR_SIZE / MPI_ERR_DISP for arguments MPI itself would reject, checked
+/// before any file is touched.
+std::optional<Failure> check_arguments(const char* routine, int rank, MPI_Aint size, MPI_Aint disp_unit);
+
+/// %j: the environment's job id, else `fallback` (agreed on by the caller).
+std::string job_id(int fallback);
+
+/// The file name of this rank: the template with %r %w %j expanded.
+std::expected<std::string, Failure> file_name(const char* routine, int rank, const WindowHints& hints, int world_rank,
+                                              unsigned index, const std::string& job);
+
+PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor memory_share);
+ReleasePolicy release_policy(const WindowHints& hints);
+
+/// The keys MPI_Win_get_info adds for a storage window: the hints as given,
+/// the expanded file name, the bytes placed in memory and on storage, and
+/// strata_not_applied for the hints accepted without effect (striping).
+HintMap report(const WindowHints& hints, const std::string& path, const StoragePart* part);
+
+/// PMPI_Win_create or PMPI_Win_create_c, as the caller's entry point was.
+int create_window(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win,
+                  bool large);
+
+}  // namespace strata::mpi

@@ -1,0 +1,79 @@
+// The memory behind one window (or one MPI_Alloc_mem allocation) on one rank:
+// a strata Region plus what MPI needs around it — undoing a setup that other
+// ranks rejected, writing back at sync and free, and the release policy the
+// hints chose.
+//
+// Thread safety: sync(), flush_async() and release() may be called from any
+// thread (the background flusher included); they serialize on an internal
+// mutex, and once released every call is a no-op.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "mpi/hints.hpp"
+#include "strata/region.hpp"
+
+namespace strata::mpi {
+
+/// Where and how to map; built from WindowHints by the caller.
+struct PartSpec {
+    bool storage = true;  ///< false: anonymous memory only
+    StorageOptions file;  ///< path, offset, permissions, writeback
+    Factor memory_share = Factor::fixed(0.0);
+    Order order = Order::memory_first;
+    std::optional<Advice> advice;
+};
+
+/// What happens when the part is released.
+struct ReleasePolicy {
+    bool discard = false;  ///< changes since the last sync never reach the file
+    bool unlink = false;   ///< remove the file
+    SyncMode sync = SyncMode::on_sync;
+};
+
+class StoragePart {
+public:
+    /// Maps `size` bytes per `spec`. Records whether the file existed, so
+    /// abandon() can leave the file system as it found it.
+    static Result<std::shared_ptr<StoragePart>> create(std::size_t size, const PartSpec& spec,
+                                                       const ReleasePolicy& policy);
+
+    StoragePart(const StoragePart&) = delete;
+    StoragePart& operator=(const StoragePart&) = delete;
+    ~StoragePart() = default;
+
+    [[nodiscard]] std::byte* data() const noexcept { return region_.data(); }
+    [[nodiscard]] std::size_t size() const noexcept { return region_.size(); }
+    [[nodiscard]] std::size_t memory_bytes() const noexcept { return region_.memory_bytes(); }
+    [[nodiscard]] std::size_t storage_bytes() const noexcept { return region_.storage_bytes(); }
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+    [[nodiscard]] const ReleasePolicy& policy() const noexcept { return policy_; }
+
+    /// Undoes create() after another rank failed: unmaps without writing
+    /// back, removes the file if create() made it, else shrinks it back.
+    void abandon() noexcept;
+    /// Makes [offset, offset+length) durable, unless the policy is on_free.
+    Result<void> sync(std::size_t offset, std::size_t length);
+    /// Starts write-back of the whole part without waiting (the flusher).
+    Result<void> flush_async();
+    /// At MPI_Win_free / MPI_Free_mem: write back unless discard (and unless
+    /// the file is about to be removed), unmap, remove the file if unlink.
+    /// `unlink` may be narrowed by the caller (only rank 0 removes a shared file).
+    Result<void> release(bool unlink);
+
+private:
+    StoragePart(Region region, std::filesystem::path path, bool created, std::uint64_t original_size,
+                const ReleasePolicy& policy);
+
+    std::mutex mutex_;
+    Region region_;
+    std::filesystem::path path_;
+    bool created_;                 // the file did not exist before create()
+    std::uint64_t original_size_;  // its size before create() grew it
+    ReleasePolicy policy_;
+};
+
+}  // namespace strata::mpi

@@ -1,0 +1,158 @@
+// MPI_Win_allocate on storage.
+//
+// Collective protocol (every rank runs the same steps, so none can hang):
+//   1. parse and check the hints locally;
+//   2. agree (one Allreduce): on failure every rank raises the lowest failing
+//      rank's error before touching any file; the same call tells whether
+//      all ranks want memory, whether any wants factor=auto, and rank 0's pid;
+//   3. factor=auto only: split the node's memory budget among its ranks;
+//   4. create the region locally;
+//   5. agree again: on failure every rank abandons what it made (no mapping,
+//      descriptor or new file remains) and raises the same error;
+//   6. PMPI_Win_create over the region; the window still reports the
+//      allocate flavor through MPI_Win_get_attr.
+#include <array>
+#include <climits>
+
+#include <unistd.h>
+
+#include "mpi/hint_source.hpp"
+#include "mpi/registry.hpp"
+#include "mpi/setup.hpp"
+
+namespace strata::mpi {
+
+namespace {
+
+/// factor=auto on several ranks of a node must share one memory budget,
+/// else each rank would claim all of it and together they would exceed it.
+std::expected<Factor, Failure> automatic_share(const char* routine, MPI_Comm comm, int rank, bool mine,
+                                               std::size_t size) {
+    MPI_Comm node = MPI_COMM_NULL;
+    int wanting = 1;
+    int want = mine ? 1 : 0;
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        PMPI_Allreduce(&want, &wanting, 1, MPI_INT, MPI_SUM, node);
+        PMPI_Comm_free(&node);
+    }
+    if (!mine) {
+        return Factor::fixed(0.0);  // unused by the caller
+    }
+    auto budget = current_memory_budget();
+    if (!budget) {
+        return std::unexpected(
+            make_failure(MPI_ERR_NO_MEM, routine, rank, "storage_alloc_factor", "auto", budget.error().message));
+    }
+    const double per_rank = static_cast<double>(budget->usable) / static_cast<double>(std::max(wanting, 1));
+    const double share = std::min(1.0, per_rank / static_cast<double>(size));
+    detail::log().debug(
+        "{}: storage_alloc_factor=auto: {} bytes usable on the node{}, {} rank(s) share it: "
+        "{:.3f} of {} bytes in memory",
+        routine, budget->usable, budget->cgroup_limited ? " (cgroup limit)" : "", wanting, share, size);
+    return Factor::fixed(share);
+}
+
+int allocate(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+             MPI_Win* win, bool large) {
+    HintRequest request = window_hints(info);
+    if (!request.applies) {
+        return large ? PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win)
+                     : PMPI_Win_allocate(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+    }
+    const int rank = comm_rank(comm);
+    const unsigned index = Registry::instance().next_window_index();
+    WindowHints hints;
+    std::optional<Failure> failure = parse_request(routine, rank, request.hints, request.error, hints);
+    if (!failure) {
+        failure = check_arguments(routine, rank, size, disp_unit);
+    }
+    std::array<int, 3> agreed{hints.storage ? 0 : 1, hints.storage && hints.factor_auto ? 0 : 1,
+                              rank == 0 ? static_cast<int>(::getpid()) : INT_MAX};
+    if (auto failed = agree(comm, failure, agreed)) {
+        *win = MPI_WIN_NULL;
+        return raise_on_comm(comm, *failed);
+    }
+    const bool all_memory = agreed[0] == 1;
+    const bool any_auto = agreed[1] == 0;
+    if (all_memory) {
+        return large ? PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win)
+                     : PMPI_Win_allocate(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+    }
+
+    const auto bytes = static_cast<std::size_t>(size);
+    Factor memory_share = hints.memory_factor();
+    if (any_auto) {
+        auto share = automatic_share(routine, comm, rank, hints.storage && hints.factor_auto, bytes);
+        if (!share) {
+            failure = share.error();
+        } else if (hints.factor_auto) {
+            memory_share = *share;
+        }
+    }
+    std::string path;
+    if (!failure && hints.storage) {
+        auto name = file_name(routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(agreed[2]));
+        if (name) {
+            path = std::move(*name);
+        } else {
+            failure = name.error();
+        }
+    }
+    std::shared_ptr<StoragePart> part;
+    if (!failure && bytes > 0) {
+        auto made = StoragePart::create(bytes, part_spec(hints, path, memory_share), release_policy(hints));
+        if (made) {
+            part = std::move(*made);
+        } else {
+            failure = region_failure(routine, rank, made.error());
+        }
+    }
+    if (auto failed = agree(comm, failure)) {
+        if (part) {
+            part->abandon();
+        }
+        *win = MPI_WIN_NULL;
+        return raise_on_comm(comm, *failed);
+    }
+
+    void* base = part ? static_cast<void*>(part->data()) : nullptr;
+    if (const int rc = create_window(base, size, disp_unit, info, comm, win, large); rc != MPI_SUCCESS) {
+        if (part) {
+            part->abandon();
+        }
+        return rc;
+    }
+    auto record = make_record(MPI_WIN_FLAVOR_ALLOCATE, rank);
+    record->owned = part;
+    record->unlink_at_free = hints.unlink;
+    record->reported = report(hints, path, part.get());
+    if (part && part->storage_bytes() > 0) {
+        record->attach({.part = part, .offset = 0, .length = bytes, .base = base});
+        if (hints.sync == SyncMode::async) {
+            flush_in_background(part);
+        }
+    }
+    Registry::instance().add_window(*win, std::move(record));
+    *static_cast<void**>(baseptr) = base;
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace strata::mpi
+
+using strata::mpi::guarded;
+
+extern "C" int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                                MPI_Win* win) {
+    return guarded("MPI_Win_allocate", [&] {
+        return strata::mpi::allocate("MPI_Win_allocate", size, disp_unit, info, comm, baseptr, win, false);
+    });
+}
+
+extern "C" int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                                  MPI_Win* win) {
+    return guarded("MPI_Win_allocate_c", [&] {
+        return strata::mpi::allocate("MPI_Win_allocate_c", size, disp_unit, info, comm, baseptr, win, true);
+    });
+}

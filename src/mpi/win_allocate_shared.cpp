@@ -1,0 +1,284 @@
+// MPI_Win_allocate_shared on storage: one file for the ranks of a node.
+//
+// Rank 0 creates the file and reserves the whole range, then every other rank
+// maps the same range (so no rank can ever shrink a file a peer mapped).
+// Every rank maps the whole file, so a rank's loads and stores reach its
+// peers' segments through the shared page cache. Segments follow each other
+// byte for byte (the MPI default) or start on page boundaries with
+// alloc_shared_noncontig=true. The file-level hints (filename, offset,
+// file_perm, unlink, noncontig) are rank 0's.
+//
+// Not supported, as MPI_ERR_INFO_VALUE: storage_alloc_discard (it needs a
+// private mapping, but peers must see each other's stores) and a
+// storage_alloc_factor other than 1 (a memory part would be private to each
+// process).
+#include <array>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include <linux/limits.h>
+#include <unistd.h>
+
+#include "mpi/hint_source.hpp"
+#include "mpi/registry.hpp"
+#include "mpi/setup.hpp"
+
+namespace strata::mpi {
+
+namespace {
+
+std::optional<Failure> check_shared(const char* routine, int rank, const WindowHints& hints) {
+    if (hints.discard) {
+        return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_discard", "true",
+                            "not supported on shared windows: the ranks share the file's pages, so changes "
+                            "cannot be kept from the file");
+    }
+    if (hints.factor_given && (hints.factor_auto || hints.storage_fraction != 1.0)) {
+        return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_factor",
+                            hints.given.at("storage_alloc_factor"),
+                            "a shared storage window must be entirely on storage (factor 1): a memory part "
+                            "would be private to each process, invisible to the other ranks");
+    }
+    return std::nullopt;
+}
+
+std::optional<Failure> check_node(const char* routine, MPI_Comm comm, int rank) {
+    MPI_Comm node = MPI_COMM_NULL;
+    int node_size = 0;
+    int size = 0;
+    PMPI_Comm_size(comm, &size);
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        PMPI_Comm_size(node, &node_size);
+        PMPI_Comm_free(&node);
+    }
+    if (node_size == size) {
+        return std::nullopt;
+    }
+    return make_failure(MPI_ERR_RMA_SHARED, routine, rank, "comm", std::to_string(size) + " ranks",
+                        "the ranks of a shared window must share memory (one node)");
+}
+
+/// What rank 0 tells the others once its file exists.
+struct FileParameters {
+    std::uint64_t offset = 0;
+    int noncontig = 0;
+    std::array<char, PATH_MAX> path{};
+};
+
+std::vector<SharedPeer> layout(const std::vector<MPI_Aint>& sizes_and_units, bool noncontig, std::size_t& total) {
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<SharedPeer> peers(sizes_and_units.size() / 2);
+    total = 0;
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+        if (noncontig) {
+            total = (total + page - 1) / page * page;
+        }
+        peers[i] = {.size = sizes_and_units[2 * i], .disp_unit = sizes_and_units[2 * i + 1], .offset = total};
+        total += static_cast<std::size_t>(peers[i].size);
+    }
+    return peers;
+}
+
+int fail(MPI_Comm comm, MPI_Win* win, const std::shared_ptr<StoragePart>& part, const Failure& failure) {
+    if (part) {
+        part->abandon();
+    }
+    *win = MPI_WIN_NULL;
+    return raise_on_comm(comm, failure);
+}
+
+int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                    MPI_Win* win, bool large) {
+    HintRequest request = window_hints(info);
+    if (!request.applies) {
+        return large ? PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win)
+                     : PMPI_Win_allocate_shared(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+    }
+    const int rank = comm_rank(comm);
+    const unsigned index = Registry::instance().next_window_index();
+    WindowHints hints;
+    std::optional<Failure> failure = parse_request(routine, rank, request.hints, request.error, hints);
+    if (!failure) {
+        failure = check_arguments(routine, rank, size, disp_unit);
+    }
+    if (!failure && hints.storage) {
+        failure = check_shared(routine, rank, hints);
+    }
+    if (auto node = check_node(routine, comm, rank); node && !failure) {
+        failure = node;
+    }
+    std::array<int, 3> agreed{hints.storage ? 0 : 1, hints.storage ? 1 : 0,
+                              rank == 0 ? static_cast<int>(::getpid()) : INT_MAX};
+    if (auto failed = agree(comm, failure, agreed)) {
+        return fail(comm, win, nullptr, *failed);
+    }
+    if (agreed[0] == 1) {  // every rank asked for memory
+        return large ? PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win)
+                     : PMPI_Win_allocate_shared(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+    }
+    if (agreed[1] == 0) {  // mixed: the lowest memory rank names itself in the error
+        std::optional<Failure> mixed;
+        if (!hints.storage) {
+            mixed = make_failure(MPI_ERR_INFO_VALUE, routine, rank, "alloc_type", "memory",
+                                 "other ranks asked for storage; a shared window lives in one file or in "
+                                 "memory for all of its ranks");
+        }
+        return fail(comm, win, nullptr, *agree(comm, mixed));
+    }
+
+    int nranks = 0;
+    PMPI_Comm_size(comm, &nranks);
+    std::vector<MPI_Aint> sizes_and_units(2 * static_cast<std::size_t>(nranks));
+    const std::array<MPI_Aint, 2> mine{size, disp_unit};
+    PMPI_Allgather(mine.data(), 2, MPI_AINT, sizes_and_units.data(), 2, MPI_AINT, comm);
+
+    // Rank 0 creates the file; the others wait for its outcome before mapping.
+    FileParameters parameters;
+    std::shared_ptr<StoragePart> part;
+    std::size_t total = 0;
+    if (rank == 0) {
+        auto name = file_name(routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(agreed[2]));
+        layout(sizes_and_units, hints.shared_noncontig, total);
+        if (!name) {
+            failure = name.error();
+        } else if (name->size() >= parameters.path.size()) {
+            failure = make_failure(MPI_ERR_BAD_FILE, routine, rank, "storage_alloc_filename", *name, "path too long");
+        } else {
+            std::strncpy(parameters.path.data(), name->c_str(), parameters.path.size() - 1);
+            parameters.offset = hints.offset;
+            parameters.noncontig = hints.shared_noncontig ? 1 : 0;
+            if (total > 0) {
+                auto made =
+                    StoragePart::create(total, part_spec(hints, *name, Factor::fixed(0.0)), release_policy(hints));
+                part = made ? std::move(*made) : nullptr;
+                if (!made) {
+                    failure = region_failure(routine, rank, made.error());
+                }
+            }
+        }
+    }
+    if (auto failed = agree(comm, failure)) {
+        return fail(comm, win, part, *failed);
+    }
+    PMPI_Bcast(&parameters, sizeof parameters, MPI_BYTE, 0, comm);
+    const std::vector<SharedPeer> peers = layout(sizes_and_units, parameters.noncontig != 0, total);
+    const std::string path(parameters.path.data());
+    if (rank != 0 && total > 0) {
+        WindowHints file_hints = hints;
+        file_hints.offset = parameters.offset;
+        auto made =
+            StoragePart::create(total, part_spec(file_hints, path, Factor::fixed(0.0)), release_policy(file_hints));
+        part = made ? std::move(*made) : nullptr;
+        if (!made) {
+            failure = region_failure(routine, rank, made.error());
+        }
+    }
+    if (auto failed = agree(comm, failure)) {
+        return fail(comm, win, part, *failed);
+    }
+
+    const SharedPeer& me = peers[static_cast<std::size_t>(rank)];
+    std::byte* mapping = part ? part->data() : nullptr;
+    void* base = mapping != nullptr ? static_cast<void*>(mapping + me.offset) : nullptr;
+    // Every rank exposes the whole page-aligned mapping with disp_unit 1 and
+    // RMA displacements are translated (rma.cpp): exposing each segment at
+    // its own, possibly unaligned, base is what contiguous layout needs, but
+    // MPICH 4.0.2 misplaces RMA on windows whose base is not 16-byte aligned.
+    if (const int rc = create_window(mapping, static_cast<MPI_Aint>(total), 1, info, comm, win, large);
+        rc != MPI_SUCCESS) {
+        if (part) {
+            part->abandon();
+        }
+        return rc;
+    }
+    auto record = make_record(MPI_WIN_FLAVOR_SHARED, rank);
+    record->owned = part;
+    record->unlink_at_free = rank == 0 && hints.unlink;
+    record->mapping = mapping;
+    record->peers = peers;
+    record->translated = true;
+    record->own_base = base;
+    record->own_size = size;
+    record->own_disp_unit = static_cast<int>(std::min<MPI_Aint>(disp_unit, INT_MAX));
+    record->reported = report(hints, path, part.get());
+    record->reported.insert_or_assign("strata_storage_bytes", std::to_string(size));  // this rank's segment
+    if (part && size > 0) {
+        record->attach({.part = part, .offset = me.offset, .length = static_cast<std::size_t>(size), .base = base});
+    }
+    if (part && hints.sync == SyncMode::async) {
+        flush_in_background(part);
+    }
+    Registry::instance().add_window(*win, std::move(record));
+    *static_cast<void**>(baseptr) = base;
+    return MPI_SUCCESS;
+}
+
+/// MPI_Win_shared_query for windows made above; others go to PMPI.
+template <class DispUnit>
+int shared_query(const char* routine, MPI_Win win, int rank, MPI_Aint* size, DispUnit* disp_unit, void* baseptr,
+                 int (*pmpi)(MPI_Win, int, MPI_Aint*, DispUnit*, void*)) {
+    const auto record = Registry::instance().find_window(win);
+    if (!record || record->flavor != MPI_WIN_FLAVOR_SHARED) {
+        return pmpi(win, rank, size, disp_unit, baseptr);
+    }
+    const auto& peers = record->peers;
+    std::size_t which = peers.size();
+    if (rank == MPI_PROC_NULL) {  // the lowest rank with memory
+        for (std::size_t i = 0; i < peers.size() && which == peers.size(); ++i) {
+            which = peers[i].size > 0 ? i : which;
+        }
+        if (which == peers.size()) {
+            *size = 0;
+            *disp_unit = 1;
+            *static_cast<void**>(baseptr) = nullptr;
+            return MPI_SUCCESS;
+        }
+    } else if (rank >= 0 && static_cast<std::size_t>(rank) < peers.size()) {
+        which = static_cast<std::size_t>(rank);
+    } else {
+        return raise_on_win(win, make_failure(MPI_ERR_RANK, routine, record->rank, "rank", std::to_string(rank),
+                                              "not a rank of the window"));
+    }
+    const SharedPeer& peer = peers[which];
+    *size = peer.size;
+    *disp_unit = static_cast<DispUnit>(peer.disp_unit);
+    *static_cast<void**>(baseptr) = record->mapping != nullptr ? record->mapping + peer.offset : nullptr;
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace strata::mpi
+
+using strata::mpi::guarded;
+
+extern "C" int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                                       MPI_Win* win) {
+    return guarded("MPI_Win_allocate_shared", [&] {
+        return strata::mpi::allocate_shared("MPI_Win_allocate_shared", size, disp_unit, info, comm, baseptr, win,
+                                            false);
+    });
+}
+
+extern "C" int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                                         MPI_Win* win) {
+    return guarded("MPI_Win_allocate_shared_c", [&] {
+        return strata::mpi::allocate_shared("MPI_Win_allocate_shared_c", size, disp_unit, info, comm, baseptr, win,
+                                            true);
+    });
+}
+
+extern "C" int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+    return guarded("MPI_Win_shared_query", [&] {
+        return strata::mpi::shared_query("MPI_Win_shared_query", win, rank, size, disp_unit, baseptr,
+                                         &PMPI_Win_shared_query);
+    });
+}
+
+extern "C" int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit, void* baseptr) {
+    return guarded("MPI_Win_shared_query_c", [&] {
+        return strata::mpi::shared_query("MPI_Win_shared_query_c", win, rank, size, disp_unit, baseptr,
+                                         &PMPI_Win_shared_query_c);
+    });
+}
