@@ -13,8 +13,16 @@ namespace strata::cli {
 int run_bench(const std::string& suite, const std::vector<std::string>& args) {
     const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
     const std::filesystem::path script = std::filesystem::path(STRATA_SOURCE_DIR) / "bench" / suite / "run";
-    if (!std::filesystem::exists(script)) {
-        fmt::print(stderr, "strata bench: suite={}: no script at {}\n", suite, script.string());
+    if (suite.empty() || suite.find('/') != std::string::npos || suite.front() == '.' ||
+        !std::filesystem::exists(script)) {
+        std::string known;
+        for (const auto& entry : std::filesystem::directory_iterator(script.parent_path().parent_path())) {
+            if (std::filesystem::exists(entry.path() / "run")) {
+                known += (known.empty() ? "" : ", ") + entry.path().filename().string();
+            }
+        }
+        fmt::print(stderr, "strata bench: suite={}: no such suite (no script at {}); suites: {}\n", suite,
+                   script.string(), known);
         return 2;
     }
     ::setenv("STRATA_BIN_DIR", exe.parent_path().c_str(), 0);

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
     std::string suite;
     auto* bench_cmd =
         app.add_subcommand("bench", "Run a benchmark suite and write its report to docs/benchmarks/<suite>/");
-    bench_cmd->add_option("suite", suite, "Suite to run: regions")->required()->check(CLI::IsMember({"regions"}));
+    bench_cmd->add_option("suite", suite, "Suite to run: a directory of bench/ with a run script (regions, ...)")
+        ->required();
     // Everything after the suite name goes to the suite unparsed (see `strata bench <suite> --help`).
     bench_cmd->prefix_command();
 

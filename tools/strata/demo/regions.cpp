@@ -1,78 +1,20 @@
-// `strata demo`: runs every capability that exists on small data and prints
-// what happened. Each later layer adds its own section; a failed step makes
-// the exit code non-zero, so the demo doubles as an end-to-end test.
+// The regions section of `strata demo`: every region kind on 64 MiB.
 #include <sys/wait.h>
 #include <unistd.h>
-#include <chrono>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "commands.hpp"
+#include "sections.hpp"
 #include "strata/region.hpp"
-#include "strata/version.hpp"
 
 namespace strata::cli {
 
 namespace {
 
 constexpr std::size_t mib = std::size_t{1} << 20;
-
-struct Step {
-    std::string section;
-    std::string name;
-    bool ok = false;
-    std::string detail;
-    double seconds = 0;
-};
-
-class Tour {
-public:
-    explicit Tour(bool json) : json_(json) {}
-
-    void run(const std::string& section, const std::string& name, const std::function<Result<std::string>()>& body) {
-        if (!json_ && section != last_section_) {
-            fmt::print("\n{}\n", section);
-            last_section_ = section;
-        }
-        const auto start = std::chrono::steady_clock::now();
-        auto outcome = body();
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        Step step{section, name, outcome.has_value(), outcome ? *outcome : outcome.error().what(), seconds};
-        if (!json_) {
-            fmt::print("  {:4}  {:<44} {:>8.1f} ms  {}\n", step.ok ? "ok" : "FAIL", name, seconds * 1e3, step.detail);
-        }
-        steps_.push_back(std::move(step));
-    }
-
-    int finish() const {
-        const auto failed = std::count_if(steps_.begin(), steps_.end(), [](const Step& s) { return !s.ok; });
-        if (json_) {
-            nlohmann::json doc{{"version", version_string}, {"ok", failed == 0}, {"steps", nlohmann::json::array()}};
-            for (const auto& s : steps_) {
-                doc["steps"].push_back({{"section", s.section},
-                                        {"name", s.name},
-                                        {"ok", s.ok},
-                                        {"detail", s.detail},
-                                        {"seconds", s.seconds}});
-            }
-            fmt::print("{}\n", doc.dump(2));
-        } else {
-            fmt::print("\n{} steps, {} failed\n", steps_.size(), failed);
-        }
-        return failed == 0 ? 0 : 1;
-    }
-
-private:
-    bool json_;
-    std::string last_section_;
-    std::vector<Step> steps_;
-};
 
 void fill(std::span<std::byte> bytes, unsigned seed) {
     for (std::size_t i = 0; i < bytes.size(); i += 4096) {
@@ -105,6 +47,8 @@ std::string describe(const Region& r) {
                            s->memory_bytes / mib, s->storage_bytes / mib, s->resident_bytes / mib, s->dirty_bytes / mib)
              : s.error().what();
 }
+
+}  // namespace
 
 void tour_regions(Tour& tour, const std::filesystem::path& dir) {
     const std::string section = "regions: memory, shared, storage and combined ranges (docs/regions.md)";
@@ -195,32 +139,6 @@ void tour_regions(Tour& tour, const std::filesystem::path& dir) {
         if (std::filesystem::exists(dir / "never.bin")) return make_error(Errc::internal, "a file was left behind");
         return bad.error().message;
     });
-}
-
-}  // namespace
-
-int run_demo(const DemoOptions& options) {
-    std::filesystem::path dir = options.dir;
-    bool own_dir = false;
-    if (dir.empty()) {
-        std::string templ = "/var/tmp/strata-demo-XXXXXX";
-        if (::mkdtemp(templ.data()) == nullptr) {
-            fmt::print(stderr, "strata demo: cannot create a directory under /var/tmp: {}\n", std::strerror(errno));
-            return 1;
-        }
-        dir = templ;
-        own_dir = true;
-    }
-    Tour tour(options.json);
-    if (!options.json) {
-        fmt::print("strata {} demo: storage files in {}\n", version_string, dir.string());
-    }
-    tour_regions(tour, dir);
-    if (own_dir) {
-        std::error_code ignored;
-        std::filesystem::remove_all(dir, ignored);
-    }
-    return tour.finish();
 }
 
 }  // namespace strata::cli

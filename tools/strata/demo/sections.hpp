@@ -1,0 +1,14 @@
+// The sections of `strata demo`, one per layer, in the order they run.
+// A layer adds its section here, in its own file, and one call in demo.cpp.
+#pragma once
+
+#include <filesystem>
+
+#include "tour.hpp"
+
+namespace strata::cli {
+
+/// Regions: memory, shared, storage and combined (docs/regions.md).
+void tour_regions(Tour& tour, const std::filesystem::path& dir);
+
+}  // namespace strata::cli
