@@ -16,7 +16,8 @@ int run_bench(const std::string& suite, const std::vector<std::string>& args) {
     if (suite.empty() || suite.find('/') != std::string::npos || suite.front() == '.' ||
         !std::filesystem::exists(script)) {
         std::string known;
-        for (const auto& entry : std::filesystem::directory_iterator(script.parent_path().parent_path())) {
+        for (const auto& entry :
+             std::filesystem::directory_iterator(std::filesystem::path(STRATA_SOURCE_DIR) / "bench")) {
             if (std::filesystem::exists(entry.path() / "run")) {
                 known += (known.empty() ? "" : ", ") + entry.path().filename().string();
             }
