@@ -152,6 +152,13 @@ struct CloseOptions {
     /// Writeback::explicit_sync: with kernel write-back the kernel may already
     /// have written them, so close() refuses rather than pretend.
     bool discard = false;
+    /// Undo what the factory did to the file system, for a caller whose own
+    /// set-up failed after the region was made: nothing is written back (as
+    /// with discard, but allowed with either write-back), a file the factory
+    /// created is removed and a file it grew is shrunk back to its old size —
+    /// unless someone grew the file further since, then it is left alone. Stores that kernel write-back
+    /// already put into the part of the file that existed before stay there.
+    bool roll_back = false;
 };
 
 /// Residency and dirtiness of a region, from /proc/self/smaps.
@@ -251,9 +258,12 @@ private:
     int fd_ = -1;  // shared segment, file or device; -1 for memory
     bool is_block_device_ = false;
     bool read_only_ = false;
-    std::uint64_t file_offset_ = 0;   // file offset of the storage part
-    std::size_t storage_begin_ = 0;   // offset of the storage part within the region
-    std::size_t storage_length_ = 0;  // its length in bytes (page multiple except at the end)
+    bool created_file_ = false;        // the factory created the file
+    std::uint64_t original_size_ = 0;  // file size before the factory grew it
+    std::uint64_t grown_to_ = 0;       // file size right after the factory
+    std::uint64_t file_offset_ = 0;    // file offset of the storage part
+    std::size_t storage_begin_ = 0;    // offset of the storage part within the region
+    std::size_t storage_length_ = 0;   // its length in bytes (page multiple except at the end)
     std::filesystem::path path_;
     std::string name_;
 

@@ -8,13 +8,8 @@
 
 namespace strata::mpi {
 
-StoragePart::StoragePart(Region region, std::filesystem::path path, bool created, std::uint64_t original_size,
-                         const ReleasePolicy& policy)
-    : region_(std::move(region)),
-      path_(std::move(path)),
-      created_(created),
-      original_size_(original_size),
-      policy_(policy) {}
+StoragePart::StoragePart(Region region, std::filesystem::path path, const ReleasePolicy& policy)
+    : region_(std::move(region)), path_(std::move(path)), policy_(policy) {}
 
 Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const PartSpec& spec,
                                                          const ReleasePolicy& policy) {
@@ -23,29 +18,20 @@ Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const
         if (!region) {
             return std::unexpected(region.error());
         }
-        return std::shared_ptr<StoragePart>(new StoragePart(std::move(*region), {}, false, 0, policy));
+        return std::shared_ptr<StoragePart>(new StoragePart(std::move(*region), {}, policy));
     }
-    // The region layer undoes its own failures but cannot know that another
-    // rank failed after it succeeded; remember the file's state to undo then.
-    // (A process racing to create the same path is not distinguished.)
-    struct stat before {};
-    const bool existed = ::stat(spec.file.path.c_str(), &before) == 0;
     auto region = Region::combined(size, {.storage = spec.file, .factor = spec.memory_share, .order = spec.order});
     if (!region) {
         return std::unexpected(region.error());
     }
     if (spec.advice) {
         if (auto advised = region->advise(*spec.advice); !advised) {
-            const bool made_file = !existed && region->storage_bytes() > 0;
-            (void)region->close({.unlink = made_file});
+            (void)region->close({.roll_back = true});
             return std::unexpected(advised.error());
         }
     }
-    const bool created = !existed && region->storage_bytes() > 0;
-    const auto original = existed && S_ISREG(before.st_mode) ? static_cast<std::uint64_t>(before.st_size) : 0;
     auto path = region->storage_bytes() > 0 ? spec.file.path : std::filesystem::path{};
-    return std::shared_ptr<StoragePart>(
-        new StoragePart(std::move(*region), std::move(path), created, original, policy));
+    return std::shared_ptr<StoragePart>(new StoragePart(std::move(*region), std::move(path), policy));
 }
 
 void StoragePart::abandon() noexcept {
@@ -53,22 +39,10 @@ void StoragePart::abandon() noexcept {
     if (!region_.is_open()) {
         return;
     }
-    // Nothing was stored yet (the window never existed), so there is nothing
-    // to write back; discard where the region allows it, to skip the scan.
-    if (auto closed = region_.close({.discard = policy_.discard}); !closed) {
+    // The window never existed, so nothing was stored: write nothing back
+    // and leave the file system as create() found it.
+    if (auto closed = region_.close({.roll_back = true}); !closed) {
         detail::log().warn("releasing an abandoned window: {}", closed.error().what());
-    }
-    if (path_.empty()) {
-        return;
-    }
-    struct stat st {};
-    if (::stat(path_.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-        return;  // already removed by a peer that shares the file, or a block device
-    }
-    if (created_) {
-        ::unlink(path_.c_str());
-    } else if (static_cast<std::uint64_t>(st.st_size) > original_size_) {
-        (void)::truncate(path_.c_str(), static_cast<off_t>(original_size_));
     }
 }
 

@@ -36,8 +36,7 @@ struct ReleasePolicy {
 
 class StoragePart {
 public:
-    /// Maps `size` bytes per `spec`. Records whether the file existed, so
-    /// abandon() can leave the file system as it found it.
+    /// Maps `size` bytes per `spec`.
     static Result<std::shared_ptr<StoragePart>> create(std::size_t size, const PartSpec& spec,
                                                        const ReleasePolicy& policy);
 
@@ -65,14 +64,11 @@ public:
     Result<void> release(bool unlink);
 
 private:
-    StoragePart(Region region, std::filesystem::path path, bool created, std::uint64_t original_size,
-                const ReleasePolicy& policy);
+    StoragePart(Region region, std::filesystem::path path, const ReleasePolicy& policy);
 
     std::mutex mutex_;
     Region region_;
     std::filesystem::path path_;
-    bool created_;                 // the file did not exist before create()
-    std::uint64_t original_size_;  // its size before create() grew it
     ReleasePolicy policy_;
 };
 

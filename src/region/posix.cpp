@@ -1,4 +1,5 @@
 #include "region/posix.hpp"
+#include <algorithm>
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -30,20 +31,41 @@ void UniqueMapping::reset() noexcept {
     }
 }
 
-void StorageFile::roll_back(const std::filesystem::path& path) noexcept {
-    if (is_block_device) {
+void FileOrigin::roll_back(int fd, const std::filesystem::path& path) const noexcept {
+    if (fd < 0) {
         return;
     }
-    if (created) {
-        ::unlink(path.c_str());
-    } else if (fd.get() >= 0) {
-        struct stat st {};
-        if (::fstat(fd.get(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) > original_size) {
-            // Shrink only what this call grew; a failure here cannot be
-            // reported better than the error already being returned.
-            (void)::ftruncate(fd.get(), static_cast<off_t>(original_size));
-        }
+    struct stat open_file {};
+    if (::fstat(fd, &open_file) != 0 || !S_ISREG(open_file.st_mode)) {
+        return;
     }
+    const auto size = static_cast<std::uint64_t>(open_file.st_size);
+    if (size != grown_to) {
+        return;  // someone else grew the file further and may be using it
+    }
+    if (created) {
+        // Remove the name only while it still leads to the file this call made.
+        struct stat named {};
+        if (::stat(path.c_str(), &named) == 0 && named.st_dev == open_file.st_dev && named.st_ino == open_file.st_ino) {
+            ::unlink(path.c_str());
+        }
+        return;
+    }
+    if (grown_to > original_size) {
+        // A failure here cannot be reported better than the error already
+        // being returned, or the roll-back the caller asked for.
+        (void)::ftruncate(fd, static_cast<off_t>(original_size));
+    }
+}
+
+void StorageFile::roll_back(const std::filesystem::path& path) noexcept {
+    struct stat st {};
+    if (is_block_device || fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
+        return;
+    }
+    FileOrigin failed = origin;
+    failed.grown_to = static_cast<std::uint64_t>(st.st_size);
+    failed.roll_back(fd.get(), path);
 }
 
 namespace {
@@ -69,7 +91,7 @@ Result<StorageFile> open_file(const char* op, const std::filesystem::path& path,
     // O_EXCL first so that a failure later knows whether the file is ours to remove.
     file.fd = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, permissions));
     if (file.fd.get() >= 0) {
-        file.created = true;
+        file.origin.created = true;
         return file;
     }
     if (errno != EEXIST) {
@@ -119,9 +141,10 @@ Result<StorageFile> open_storage(const char* op, const std::filesystem::path& pa
         return make_error(Errc::invalid_argument, "{}: path={}: not a regular file or a block device", op,
                           path.string());
     }
-    file.original_size = static_cast<std::uint64_t>(st.st_size);
+    file.origin.original_size = static_cast<std::uint64_t>(st.st_size);
+    file.origin.grown_to = file.origin.original_size;
     if (read_only) {
-        if (auto fits = check_range_fits(op, path, offset, length, file.original_size, "file"); !fits) {
+        if (auto fits = check_range_fits(op, path, offset, length, file.origin.original_size, "file"); !fits) {
             return std::unexpected(fits.error());
         }
         return file;
@@ -138,6 +161,7 @@ Result<StorageFile> open_storage(const char* op, const std::filesystem::path& pa
         return make_sys_error(err, "{}: path={}: cannot reserve {} bytes at offset {}", op, path.string(), length,
                               offset);
     }
+    file.origin.grown_to = std::max(file.origin.original_size, offset + length);
     return file;
 }
 

@@ -71,14 +71,26 @@ private:
 
 /// A file or device opened for a storage region, with what is needed to
 /// undo the opening if a later step fails.
+struct FileOrigin {
+    bool created = false;             ///< this call created the file
+    std::uint64_t original_size = 0;  ///< size before this call grew it
+    std::uint64_t grown_to = 0;       ///< size right after this call reserved its range
+
+    /// Undoes what the opening did to the file open as `fd` at `path`:
+    /// removes a file it created (if `path` still names that file), or
+    /// shrinks back what it grew. Both only while the file still ends where
+    /// this call left it: a file someone grew further is left alone.
+    void roll_back(int fd, const std::filesystem::path& path) const noexcept;
+};
+
 struct StorageFile {
     UniqueFd fd;
-    bool created = false;  ///< this call created the file
+    FileOrigin origin;
     bool is_block_device = false;
-    std::uint64_t original_size = 0;  ///< size before this call grew it
-    std::uint64_t device_size = 0;    ///< for block devices
+    std::uint64_t device_size = 0;  ///< for block devices
 
-    /// Removes a file this call created, or shrinks a grown one back.
+    /// Undoes a failed opening: whatever size a failed reservation left is
+    /// taken as this call's doing.
     void roll_back(const std::filesystem::path& path) noexcept;
 };
 

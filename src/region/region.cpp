@@ -72,6 +72,9 @@ Region& Region::operator=(Region&& other) noexcept {
         fd_ = std::exchange(other.fd_, -1);
         is_block_device_ = other.is_block_device_;
         read_only_ = other.read_only_;
+        created_file_ = other.created_file_;
+        original_size_ = other.original_size_;
+        grown_to_ = other.grown_to_;
         file_offset_ = other.file_offset_;
         storage_begin_ = other.storage_begin_;
         storage_length_ = std::exchange(other.storage_length_, 0);
@@ -318,6 +321,9 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     r.fd_ = file.fd.release();
     r.is_block_device_ = file.is_block_device;
     r.read_only_ = options.storage.read_only;
+    r.created_file_ = file.origin.created;
+    r.original_size_ = file.origin.original_size;
+    r.grown_to_ = file.origin.grown_to;
     r.file_offset_ = options.storage.offset;
     r.storage_begin_ = storage_begin;
     r.storage_length_ = storage_length;
@@ -347,14 +353,25 @@ Result<void> Region::close(CloseOptions options) {
         return make_error(Errc::invalid_argument, "{}: unlink=true: {} is a block device, not a file", op,
                           path_.string());
     }
+    if (options.roll_back && options.unlink) {
+        return make_error(Errc::invalid_argument,
+                          "{}: roll_back=true with unlink=true: roll_back already removes a file the region created "
+                          "and keeps one it did not",
+                          op);
+    }
     Result<void> result;
-    if (storage_length_ > 0 && writeback_ == Writeback::explicit_sync && !options.discard) {
+    if (storage_length_ > 0 && writeback_ == Writeback::explicit_sync && !options.discard && !options.roll_back) {
         if (auto written = RegionAccess::write_back_private(*this, op, 0, size_); !written) {
             result = std::unexpected(written.error());
         }
     }
     ::munmap(base_, mapped_);
     base_ = nullptr;
+    if (options.roll_back && storage_length_ > 0 && !is_block_device_ && !read_only_) {
+        const posix::FileOrigin origin{
+            .created = created_file_, .original_size = original_size_, .grown_to = grown_to_};
+        origin.roll_back(fd_, path_);
+    }
     if (fd_ >= 0) {
         ::close(fd_);
         fd_ = -1;

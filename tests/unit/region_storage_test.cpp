@@ -394,3 +394,57 @@ TEST_F(RegionStorageExplicitSync, later_stores_reach_the_file_only_at_the_next_s
 }
 
 }  // namespace
+
+namespace {
+
+TEST_P(RegionStorage, rolling_back_removes_a_file_the_region_created_and_writes_nothing) {
+    STRATA_ASSERT_ASSIGN(sut, Region::storage(8 * page_size(), options()));
+    strata::test::fill_pattern(sut.bytes(), 7);
+
+    STRATA_ASSERT_OK(sut.close({.roll_back = true}));
+
+    EXPECT_FALSE(std::filesystem::exists(path_));
+}
+
+TEST_P(RegionStorage, rolling_back_shrinks_a_grown_file_to_its_old_size_and_keeps_its_old_bytes) {
+    const std::vector<std::byte> old = make_pattern(2 * page_size(), 3);
+    strata::test::write_file(path_, 0, old);
+
+    STRATA_ASSERT_ASSIGN(sut, Region::storage(4 * page_size(), options(2 * page_size())));
+    strata::test::fill_pattern(sut.bytes(), 9);
+    STRATA_ASSERT_OK(sut.close({.roll_back = true}));
+
+    EXPECT_EQ(std::filesystem::file_size(path_), 2 * page_size());
+    EXPECT_EQ(read_file(path_, 0, old.size()), old);
+}
+
+TEST_P(RegionStorage, rolling_back_leaves_a_file_that_someone_else_grew_further) {
+    STRATA_ASSERT_ASSIGN(first, Region::storage(2 * page_size(), options()));
+    STRATA_ASSERT_ASSIGN(later, Region::storage(2 * page_size(), options(4 * page_size())));
+
+    STRATA_ASSERT_OK(first.close({.roll_back = true}));
+
+    EXPECT_TRUE(std::filesystem::exists(path_)) << "the file another region grew was removed";
+    EXPECT_EQ(std::filesystem::file_size(path_), 6 * page_size());
+    STRATA_ASSERT_OK(later.close());
+}
+
+TEST_P(RegionStorage, rolling_back_does_not_remove_a_file_that_replaced_the_created_one) {
+    STRATA_ASSERT_ASSIGN(sut, Region::storage(2 * page_size(), options()));
+    std::filesystem::remove(path_);
+    strata::test::write_file(path_, 0, make_pattern(page_size(), 1));
+
+    STRATA_ASSERT_OK(sut.close({.roll_back = true}));
+
+    EXPECT_TRUE(std::filesystem::exists(path_));
+}
+
+TEST_P(RegionStorage, rolling_back_together_with_unlink_is_refused_and_the_region_stays_open) {
+    STRATA_ASSERT_ASSIGN(sut, Region::storage(2 * page_size(), options()));
+
+    EXPECT_TRUE(
+        fails_with(sut.close({.unlink = true, .roll_back = true}), Errc::invalid_argument, {"roll_back", "unlink"}));
+    EXPECT_TRUE(sut.is_open());
+}
+
+}  // namespace
