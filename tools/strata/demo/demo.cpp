@@ -31,6 +31,7 @@ int run_demo(const DemoOptions& options) {
         fmt::print("strata {} demo: storage files in {}\n", version_string, dir.string());
     }
     tour_regions(tour, dir);
+    tour_mpi(tour, dir);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);

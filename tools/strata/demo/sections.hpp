@@ -11,4 +11,7 @@ namespace strata::cli {
 /// Regions: memory, shared, storage and combined (docs/regions.md).
 void tour_regions(Tour& tour, const std::filesystem::path& dir);
 
+/// MPI storage windows through libstrata-mpi, with mpiexec (docs/mpi-storage-windows.md).
+void tour_mpi(Tour& tour, const std::filesystem::path& dir);
+
 }  // namespace strata::cli
