@@ -2,7 +2,11 @@
 # (unit, run under TSan in scripts/test), and small OCR programs in C run
 # directly and through `strata ocr` (integration).
 strata_add_test_binary(strata_runtime_unit_tests LABEL unit TIMEOUT 60 PREFIX "runtime." SOURCES
-  unit/runtime_scheduler_test.cpp)
+  unit/runtime_scheduler_test.cpp
+  unit/runtime_ocr_event_test.cpp
+  unit/runtime_ocr_edt_test.cpp
+  unit/runtime_ocr_db_test.cpp
+  unit/runtime_ocr_program_test.cpp)
 target_link_libraries(strata_runtime_unit_tests PRIVATE strata::runtime)
 
 # OCR programs: built against include/ocr, linked with -lstrata-ocr only.
@@ -17,3 +21,8 @@ strata_add_ocr_program(fibonacci)
 add_test(NAME runtime.ocr.fibonacci_of_20_is_6765 COMMAND ocr_fibonacci 20)
 set_tests_properties(runtime.ocr.fibonacci_of_20_is_6765 PROPERTIES
   LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION "fib\\(20\\) = 6765 \\(expected 6765\\)")
+
+strata_add_ocr_program(stencil)
+add_test(NAME runtime.ocr.stencil_matches_the_serial_result COMMAND ocr_stencil 8 64 40)
+set_tests_properties(runtime.ocr.stencil_matches_the_serial_result PROPERTIES
+  LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION ", 0 points differ from the serial result")
