@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "backends.hpp"
+#include "core/log.hpp"
 
 namespace strata::monitor {
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "backends.hpp"
+#include "core/log.hpp"
 
 namespace strata::monitor {
 
@@ -51,6 +52,10 @@ Result<Options> options_from_env() {
     const auto name = env("STRATA_MONITOR");
     if (name.empty() || name == "auto") {
         options = choose_auto();
+        // The one line that says why the cheaper, exact backend is not used.
+        static std::once_flag warned;
+        if (options.backend == Backend::proc)
+            std::call_once(warned, [&] { strata::detail::log().warn("monitor: {}", options.reason); });
     } else if (name == "ebpf") {
         options.backend = Backend::ebpf;
     } else if (name == "proc") {

@@ -214,8 +214,9 @@ TEST_P(MonitorBackend, a_worker_registered_and_unregistered_by_itself_leaves_the
     EXPECT_EQ(sut->ready(1), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, MonitorBackend, ::testing::Values(Backend::ebpf), [](const auto& param_info) {
-    return std::string(strata::monitor::to_string(param_info.param));
-});
+INSTANTIATE_TEST_SUITE_P(Backends, MonitorBackend, ::testing::Values(Backend::ebpf, Backend::proc),
+                         [](const auto& param_info) {
+                             return std::string(strata::monitor::to_string(param_info.param));
+                         });
 
 }  // namespace
