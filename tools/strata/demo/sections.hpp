@@ -14,4 +14,7 @@ void tour_regions(Tour& tour, const std::filesystem::path& dir);
 /// MPI storage windows through libstrata-mpi, with mpiexec (docs/mpi-storage-windows.md).
 void tour_mpi(Tour& tour, const std::filesystem::path& dir);
 
+/// Task runtime and OCR programs (docs/runtime.md).
+void tour_runtime(Tour& tour);
+
 }  // namespace strata::cli
