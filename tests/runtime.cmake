@@ -42,3 +42,8 @@ endforeach()
 add_test(NAME runtime.ocr.strata_ocr_names_a_missing_program COMMAND strata_cli ocr ./no-such-ocr-program)
 set_tests_properties(runtime.ocr.strata_ocr_names_a_missing_program PROPERTIES
   LABELS integration TIMEOUT 30 WILL_FAIL TRUE)
+
+# The runtime with the real blocking monitor (BPF needs privilege: a failure under CI=true).
+strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOUT 120 PREFIX "runtime." SOURCES
+  integration/runtime_monitor_test.cpp)
+target_link_libraries(strata_runtime_integration_tests PRIVATE strata::runtime)

@@ -129,8 +129,17 @@ void Runtime::Impl::push(Task* task) {
 }
 
 // A parked worker is woken for new work only where no worker of the core is
-// active: an active one finds the task itself.
+// active (an active one finds the task itself), or, with a monitor, where no
+// worker is ready: the monitor reported that core when it emptied, maybe
+// before this task existed, so nobody else would act before the next scan.
 void Runtime::Impl::wake_for_spawn() {
+    if (monitored) {
+        for (auto& core : cores) {
+            if (monitor->ready(core->cpu) == 0) {
+                attend(*core);
+            }
+        }
+    }
     if (sleepers.load(std::memory_order_seq_cst) == 0) {
         return;
     }
