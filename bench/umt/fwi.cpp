@@ -8,7 +8,8 @@
 //   strata-umt-fwi --slices=16 --slice-kib=512 --steps=16 --sweeps=8 --io-freq=1 --direct=1
 //
 // --sweeps is how many stencil passes a task makes over its slice (compute
-// per task); --io-freq=0 writes no snapshots; --direct=1 opens the snapshot file with O_DIRECT, as the paper
+// per task); --io-freq=0 writes no snapshots; --yield=1 (default) adds a
+// scheduling point after each snapshot read; --direct=1 opens the snapshot file with O_DIRECT, as the paper
 // does to keep the page cache out of the measurement.
 #include <cmath>
 #include <vector>
@@ -20,10 +21,10 @@ namespace {
 struct Config {
     std::uint64_t slices, slice_doubles, steps, sweeps, io_freq;
     bool direct;
+    bool yield_after_io;
     int fd = -1;
 };
 Config g;
-double g_start = 0;
 // Two copies of the volume (steps alternate between them), one per slice.
 std::vector<double*> g_volume[2];
 std::vector<std::uint64_t> g_written_sum;  // checksum of every snapshot written
@@ -82,7 +83,7 @@ ocrGuid_t sliceEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
         if (checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles) !=
             g_written_sum[snapshot_index(step, slice)])
             g_mismatches.fetch_add(1);
-        umt::scheduling_point_after_io();
+        if (g.yield_after_io) umt::scheduling_point_after_io();
     }
     {
         const umt::TaskCpu cpu;
@@ -131,7 +132,7 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
     std::uint64_t sum = 0;
     for (std::uint64_t s = 0; s < g.slices; ++s) sum ^= checksum(g_volume[final_parity][s], g.slice_doubles) + s;
     const std::uint64_t snapshots = snapshot_count();
-    umt::report("fwi", g_start,
+    umt::report("fwi",
                 "\"slices\":" + std::to_string(g.slices) +
                     ",\"slice_bytes\":" + std::to_string(g.slice_doubles * sizeof(double)) +
                     ",\"steps\":" + std::to_string(g.steps) + ",\"sweeps\":" + std::to_string(g.sweeps) +
@@ -157,6 +158,7 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
                                        {"sweeps", "8"},
                                        {"io-freq", "1"},
                                        {"direct", "1"},
+                                       {"yield", "1"},
                                        {"file", "/var/tmp/strata-umt-fwi.dat"}});
     g.slices = args.count("slices");
     g.slice_doubles = args.count("slice-kib") * 1024 / sizeof(double);
@@ -164,6 +166,7 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
     g.sweeps = std::max<std::uint64_t>(1, args.count("sweeps"));
     g.io_freq = args.count("io-freq");
     g.direct = args.count("direct") != 0;
+    g.yield_after_io = args.count("yield") != 0;
     const std::uint64_t snapshots = snapshot_count();
     const std::uint64_t bytes = g.slice_doubles * sizeof(double);
     g.fd = umt::open_data_file(args.str("file"), snapshots * bytes, g.direct);
@@ -178,7 +181,7 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
     g_done.resize(2 * g.steps * g.slices);
     for (auto& event : g_done) ocrEventCreate(&event, OCR_EVENT_STICKY_T, EVT_PROP_NONE);
 
-    g_start = umt::now_s();
+    umt::start_measuring();
     ocrGuid_t root_template, report_template, start, root, done, report;
     ocrEdtTemplateCreate(&root_template, rootEdt, 0, 1);
     ocrEdtTemplateCreate(&report_template, reportEdt, 0, 1);

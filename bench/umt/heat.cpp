@@ -20,7 +20,6 @@ struct Config {
     int fd = -1;
 };
 Config g;
-double g_start = 0;
 double* g_grid = nullptr;
 std::vector<ocrGuid_t> g_done;  // STICKY per (k, i, j)
 
@@ -92,7 +91,7 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
     const std::uint64_t checkpoints = g.ckpt_every == 0 ? 0 : g.iters / g.ckpt_every;
     char sum_text[64];
     std::snprintf(sum_text, sizeof sum_text, "%.17g", sum);
-    umt::report("heat", g_start,
+    umt::report("heat",
                 "\"blocks\":" + std::to_string(g.blocks) + ",\"block_size\":" + std::to_string(g.bs) +
                     ",\"iters\":" + std::to_string(g.iters) + ",\"sweeps\":" + std::to_string(g.sweeps) +
                     ",\"ckpt_every\":" + std::to_string(g.ckpt_every) + ",\"direct\":" + (g.direct ? "true" : "false") +
@@ -132,7 +131,7 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
     g_done.resize(g.iters * g.blocks * g.blocks);
     for (auto& event : g_done) ocrEventCreate(&event, OCR_EVENT_STICKY_T, EVT_PROP_NONE);
 
-    g_start = umt::now_s();
+    umt::start_measuring();
     ocrGuid_t root_template, report_template, start, root, finished, report;
     ocrEdtTemplateCreate(&root_template, rootEdt, 0, 1);
     ocrEdtTemplateCreate(&report_template, reportEdt, 0, 1);

@@ -39,7 +39,6 @@ struct Config {
 };
 Config g;
 std::atomic<std::uint64_t> g_checksum{0};
-double g_start = 0;
 
 // Serves pipe "requests": writes one byte to each pipe at its deadline.
 class Device {
@@ -132,7 +131,7 @@ ocrGuid_t rootEdt(u32, u64*, u32, ocrEdtDep_t*) {
 }
 
 ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
-    umt::report("synthetic", g_start,
+    umt::report("synthetic",
                 "\"block\":\"" + g.block + "\",\"block_us\":" + std::to_string(g.block_us) +
                     ",\"io_bytes\":" + std::to_string(g.io_bytes) + ",\"tasks\":" + std::to_string(g.tasks) +
                     ",\"compute_iters\":" + std::to_string(g.compute_iters) +
@@ -183,7 +182,7 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
         g.sync_fd = umt::open_data_file(args.str("file") + ".sync", 4096 * 1024, false);
     g_device = new Device();
 
-    g_start = umt::now_s();
+    umt::start_measuring();
     ocrGuid_t root_template, report_template, start, root, done, report;
     ocrEdtTemplateCreate(&root_template, rootEdt, 0, 1);
     ocrEdtTemplateCreate(&report_template, reportEdt, 0, 1);

@@ -170,11 +170,26 @@ inline void scheduling_point_after_io() {
     if (auto* runtime = strata::runtime::Runtime::current(); runtime != nullptr) runtime->yield();
 }
 
+// Where the measured part of a run begins (after setup: files, BPF loading).
+struct Start {
+    double wall_s = 0;
+    double cpu_s = 0;
+};
+inline Start& start() {
+    static Start at;
+    return at;
+}
+inline void start_measuring() {
+    start().cpu_s = process_cpu_s();
+    start().wall_s = now_s();
+}
+
 // Prints the result line: UMT_RESULT {...}. `fields` is the benchmark's own
-// JSON members (without braces); wall time starts at `start_s`.
-inline void report(const char* bench, double start_s, const std::string& fields) {
-    const double wall = now_s() - start_s;
-    const double cpu = process_cpu_s();
+// JSON members (without braces). Wall and process CPU time count from
+// start_measuring().
+inline void report(const char* bench, const std::string& fields) {
+    const double wall = now_s() - start().wall_s;
+    const double cpu = process_cpu_s() - start().cpu_s;
     auto* runtime = strata::runtime::Runtime::current();
     std::string monitor = "none";
     double oversub = 0;
