@@ -26,3 +26,24 @@ strata_add_ocr_program(stencil)
 add_test(NAME runtime.ocr.stencil_matches_the_serial_result COMMAND ocr_stencil 8 64 40)
 set_tests_properties(runtime.ocr.stencil_matches_the_serial_result PROPERTIES
   LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION ", 0 points differ from the serial result")
+
+# The same programs through `strata ocr`, with each monitor backend named explicitly.
+add_test(NAME runtime.ocr.fibonacci_through_strata_ocr COMMAND strata_cli ocr --stats ./bin/ocr_fibonacci 18
+         WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(runtime.ocr.fibonacci_through_strata_ocr PROPERTIES
+  LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION "fib\\(18\\) = 2584 \\(expected 2584\\)")
+foreach(backend off proc ebpf)
+  add_test(NAME runtime.ocr.stencil_through_strata_ocr_with_monitor_${backend}
+           COMMAND strata_cli ocr --monitor ${backend} --stats $<TARGET_FILE:ocr_stencil> 8 256 60)
+  set_tests_properties(runtime.ocr.stencil_through_strata_ocr_with_monitor_${backend} PROPERTIES
+    LABELS integration TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "0 points differ from the serial result(.|\n)*strata runtime statistics \\(monitor ${backend}")
+endforeach()
+add_test(NAME runtime.ocr.strata_ocr_names_a_missing_program COMMAND strata_cli ocr ./no-such-ocr-program)
+set_tests_properties(runtime.ocr.strata_ocr_names_a_missing_program PROPERTIES
+  LABELS integration TIMEOUT 30 WILL_FAIL TRUE)
+
+# The runtime with the real blocking monitor (BPF needs privilege: a failure under CI=true).
+strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOUT 120 PREFIX "runtime." SOURCES
+  integration/runtime_monitor_test.cpp)
+target_link_libraries(strata_runtime_integration_tests PRIVATE strata::runtime)

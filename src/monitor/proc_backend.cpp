@@ -98,7 +98,14 @@ private:
     }
 
     void do_unregister(pid_t tid) override {
-        const std::scoped_lock lock(mutex_);
+        // A worker unregisters itself: were it to sleep on mutex_ while the
+        // sampler holds it, the sampler would read state S and report a block
+        // (and a core without a ready worker) that the monitor itself caused.
+        // So it spins for the lock instead of sleeping in the kernel.
+        while (!mutex_.try_lock()) {
+            std::this_thread::yield();
+        }
+        const std::scoped_lock lock(std::adopt_lock, mutex_);
         const auto it = workers_.find(tid);
         if (it == workers_.end()) return;
         forget(it);

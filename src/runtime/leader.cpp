@@ -44,13 +44,14 @@ void Runtime::Impl::leader_main() {
 void Runtime::Impl::attend(detail::Core& core) {
     const bool work =
         queued.load(std::memory_order_acquire) > 0 || core.parked_in_task.load(std::memory_order_acquire) > 0;
-    if (!work || core.wake_in_flight.load(std::memory_order_acquire)) {
+    if (!work || (monitored && monitor->ready(core.cpu) > 0)) {
         return;
     }
-    if (monitored && monitor->ready(core.cpu) > 0) {
+    // The leader and the monitor's thread may both attend: one wake per core until the woken worker runs.
+    bool idle = false;
+    if (!core.wake_in_flight.compare_exchange_strong(idle, true, std::memory_order_acq_rel)) {
         return;
     }
-    core.wake_in_flight.store(true, std::memory_order_release);
     if (unpark_one(core)) {
         core.wakes.fetch_add(1, std::memory_order_relaxed);
         return;

@@ -1,8 +1,7 @@
-// The runtime's view of the blocking monitor (strata::monitor when it is in
-// the build; otherwise only `off`).
-#include <cstdlib>
+// The runtime's view of the blocking monitor (include/strata/monitor.hpp).
 #include <string>
 
+#include "strata/monitor.hpp"
 #include "strata/runtime.hpp"
 
 namespace strata::runtime {
@@ -23,6 +22,24 @@ private:
     std::string reason_;
 };
 
+class BlockingMonitor final : public CoreMonitor {
+public:
+    explicit BlockingMonitor(std::unique_ptr<monitor::Monitor> monitor) : monitor_(std::move(monitor)) {}
+    [[nodiscard]] int ready(int core) const noexcept override { return monitor_->ready(core); }
+    Result<void> register_worker(pid_t tid, int core) override { return monitor_->register_worker(tid, core); }
+    void unregister_worker(pid_t tid) override { monitor_->unregister_worker(tid); }
+    [[nodiscard]] std::string_view backend() const noexcept override { return to_string(monitor_->backend()); }
+    [[nodiscard]] std::string_view reason() const noexcept override { return monitor_->reason(); }
+    [[nodiscard]] MonitorCounters counters(int core) const override {
+        const monitor::CoreStats s = monitor_->stats(core);
+        return MonitorCounters{s.blocks, s.unblocks, std::chrono::nanoseconds(s.no_ready_ns),
+                               std::chrono::nanoseconds(s.oversubscribed_ns)};
+    }
+
+private:
+    std::unique_ptr<monitor::Monitor> monitor_;
+};
+
 }  // namespace
 
 MonitorFactory no_monitor() {
@@ -32,17 +49,19 @@ MonitorFactory no_monitor() {
 }
 
 MonitorFactory monitor_from_env() {
-    return [](int, std::function<void(int)>) -> Result<std::unique_ptr<CoreMonitor>> {
-        const char* value = std::getenv("STRATA_MONITOR");
-        const std::string text = value != nullptr ? value : "auto";
-        if (text == "off") {
-            return std::make_unique<OffMonitor>("STRATA_MONITOR=off");
+    return [](int cores, std::function<void(int)> on_idle) -> Result<std::unique_ptr<CoreMonitor>> {
+        auto options = monitor::options_from_env();
+        if (!options) {
+            return std::unexpected(options.error());
         }
-        if (text == "auto" || text.empty()) {
-            return std::make_unique<OffMonitor>("auto: this build has no blocking monitor (src/monitor)");
+        if (options->backend == monitor::Backend::off) {
+            return std::make_unique<OffMonitor>(options->reason);
         }
-        return make_error(Errc::unsupported, "STRATA_MONITOR={}: this build has no blocking monitor (src/monitor)",
-                          text);
+        auto started = monitor::Monitor::start(*options, cores, std::move(on_idle));
+        if (!started) {
+            return std::unexpected(started.error());
+        }
+        return std::make_unique<BlockingMonitor>(std::move(*started));
     };
 }
 

@@ -62,11 +62,12 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     rt.owner = runtime.get();
 
     MonitorFactory factory = rt.options.monitor ? rt.options.monitor : monitor_from_env();
+    // The monitor's thread is not a worker: it attends to the core at once
+    // instead of waking the leader, one thread hop less.
     auto monitor = factory(rt.max_cpu, [&rt](int cpu) {
         for (auto& core : rt.cores) {
-            if (core->cpu == cpu) {
-                core->needs_attention.store(true, std::memory_order_release);
-                rt.notify_leader();
+            if (core->cpu == cpu && rt.monitor_ready.load(std::memory_order_acquire)) {
+                rt.attend(*core);
                 return;
             }
         }
@@ -76,6 +77,7 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     }
     rt.monitor = std::move(*monitor);
     rt.monitored = rt.monitor && rt.monitor->backend() != "off";
+    rt.monitor_ready.store(true, std::memory_order_release);
     if (rt.options.verbose) {
         fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}\n", rt.cpus.size(),
                    describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason());
@@ -127,8 +129,17 @@ void Runtime::Impl::push(Task* task) {
 }
 
 // A parked worker is woken for new work only where no worker of the core is
-// active: an active one finds the task itself.
+// active (an active one finds the task itself), or, with a monitor, where no
+// worker is ready: the monitor reported that core when it emptied, maybe
+// before this task existed, so nobody else would act before the next scan.
 void Runtime::Impl::wake_for_spawn() {
+    if (monitored) {
+        for (auto& core : cores) {
+            if (monitor->ready(core->cpu) == 0) {
+                attend(*core);
+            }
+        }
+    }
     if (sleepers.load(std::memory_order_seq_cst) == 0) {
         return;
     }
@@ -173,8 +184,10 @@ Task* Runtime::Impl::find_task(detail::Worker& self) {
 
 void Runtime::Impl::execute(detail::Worker& self, Task* task) {
     TaskGroup* group = RuntimeAccess::group(*task);
-    scheduling_point(self);  // task start
+    // The task is in hand from here on: a surrender at its start point parks
+    // as "in a task", so the core hands back to this worker later.
     ++self.task_depth;
+    scheduling_point(self);  // task start
     task->execute();
     --self.task_depth;
     self.core->tasks.fetch_add(1, std::memory_order_relaxed);

@@ -72,8 +72,9 @@ struct Runtime::Impl {
     std::vector<int> cpus;
     std::vector<std::unique_ptr<detail::Core>> cores;
     std::unique_ptr<CoreMonitor> monitor;
-    bool monitored = false;  // a real monitor: ready() is meaningful
-    int max_cpu = 0;         // CPU numbers are < max_cpu
+    bool monitored = false;                  // a real monitor: ready() is meaningful
+    std::atomic<bool> monitor_ready{false};  // monitor and monitored are set: callbacks may act
+    int max_cpu = 0;                         // CPU numbers are < max_cpu
 
     // Every worker ever created; slots_ is read by thieves without a lock.
     std::mutex workers_mutex;

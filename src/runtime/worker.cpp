@@ -24,6 +24,10 @@ Result<Worker*> Runtime::Impl::add_worker(Core& core) {
                           core.workers);
     }
     std::lock_guard lock(workers_mutex);
+    if (stopping.load(std::memory_order_acquire)) {
+        // stop() collects the workers to join under workers_mutex after setting stopping.
+        return make_error(Errc::busy, "Runtime: cpu={}: the runtime is stopping", core.cpu);
+    }
     auto worker = std::make_unique<Worker>();
     worker->rt = this;
     worker->core = &core;

@@ -16,5 +16,7 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir);
 
 /// Blocking monitor: auto's choice, a blocked worker seen, preemption ignored (docs/monitor.md).
 void tour_monitor(Tour& tour);
+/// Task runtime and OCR programs (docs/runtime.md).
+void tour_runtime(Tour& tour);
 
 }  // namespace strata::cli

@@ -1,0 +1,7 @@
+# Smoke tests: every application and variant at a tiny size, verifying its data.
+foreach(variant memory storage combined mpiio)
+  strata_sw_smoke(mstream_${variant}_kernels_verify_their_segments NP 1 APP mstream
+    ARGS --variant ${variant} --size 8M --segment 1M --iters 2)
+endforeach()
+strata_sw_smoke(rma_operations_leave_the_expected_data_on_every_window_kind NP 2 APP rma
+  ARGS --variants memory,memory-create,storage --sizes 256K,1M --iters 5)
