@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
     snprintf(line, sizeof line,
              "{\"app\":\"limits\",\"memcpy_bytes\":%zu,\"memcpy_gbps\":%.3f,\"disk_bytes\":%zu,"
              "\"disk_write_gbps\":%.3f,\"disk_read_gbps\":%.3f,\"repeats\":%d,\"dir\":\"%s\",\"sink\":%u}",
-             copy_size, median(copy, repeats), disk_size, median(write_bw, repeats), median(read_bw, repeats),
-             repeats, dir, sink % 2);
+             copy_size, median(copy, repeats), disk_size, median(write_bw, repeats), median(read_bw, repeats), repeats,
+             dir, sink % 2);
     puts(line);
     const char* json = opt(argc, argv, "--json", NULL);
     if (json) {

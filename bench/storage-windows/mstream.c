@@ -136,10 +136,10 @@ static void run_kernel(bench* b, enum kernel k, int argc, char** argv) {
             "\"app\":\"mstream\",\"variant\":\"%s\",\"kernel\":\"%s\",\"repeat\":%ld,\"ranks\":%d,"
             "\"window_bytes\":%zu,\"segment_bytes\":%zu,\"iters\":%ld,\"factor\":%g,\"sync\":\"%s\","
             "\"access_style\":\"%s\",\"seconds\":%.6f,\"flush_seconds\":%.6f,\"gbps\":%.4f,\"flush_share\":%.4f",
-            b->config.variant, kernel_names[k], sw_opt_long(argc, argv, "--repeat", 0), sw_size(), b->size,
-            b->segment, b->iters, strcmp(b->config.variant, "combined") == 0 ? b->config.factor : 1.0,
-            b->config.sync, b->config.access_style ? b->config.access_style : "", worst[0], worst[1],
-            bytes / worst[0] / 1e9, worst[1] / worst[0]);
+            b->config.variant, kernel_names[k], sw_opt_long(argc, argv, "--repeat", 0), sw_size(), b->size, b->segment,
+            b->iters, strcmp(b->config.variant, "combined") == 0 ? b->config.factor : 1.0, b->config.sync,
+            b->config.access_style ? b->config.access_style : "", worst[0], worst[1], bytes / worst[0] / 1e9,
+            worst[1] / worst[0]);
 }
 
 int main(int argc, char** argv) {

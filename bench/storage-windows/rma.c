@@ -37,7 +37,7 @@ typedef struct {
 } bench;
 
 typedef enum { UNI_PUT, UNI_GET, BI_PUT, BI_GET, ACC, GET_ACC, FOP, CAS, OPS } op_t;
-static const char* const op_names[OPS] = {"unidir_put", "unidir_get", "bidir_put",    "bidir_get",
+static const char* const op_names[OPS] = {"unidir_put", "unidir_get",     "bidir_put",    "bidir_get",
                                           "accumulate", "get_accumulate", "fetch_and_op", "compare_and_swap"};
 
 static int is_origin(op_t op) {
@@ -56,8 +56,8 @@ static void one_op(const bench* b, MPI_Win win, op_t op, size_t bytes, int peer)
         case BI_GET: SW_MPI(MPI_Get(b->dst, (int)bytes, MPI_BYTE, peer, 0, (int)bytes, MPI_BYTE, win)); break;
         case ACC: SW_MPI(MPI_Accumulate(b->src, ints, MPI_INT, peer, 0, ints, MPI_INT, MPI_SUM, win)); break;
         case GET_ACC:
-            SW_MPI(MPI_Get_accumulate(b->src, ints, MPI_INT, b->dst, ints, MPI_INT, peer, 0, ints, MPI_INT, MPI_SUM,
-                                      win));
+            SW_MPI(
+                MPI_Get_accumulate(b->src, ints, MPI_INT, b->dst, ints, MPI_INT, peer, 0, ints, MPI_INT, MPI_SUM, win));
             break;
         case FOP: SW_MPI(MPI_Fetch_and_op(&one, &result, MPI_UINT64_T, peer, 0, MPI_SUM, win)); break;
         case CAS: SW_MPI(MPI_Compare_and_swap(&one, &compare, &result, MPI_UINT64_T, peer, 0, win)); break;
@@ -99,8 +99,8 @@ static void verify(const bench* b, window* w, op_t op, size_t bytes) {
     } else if (written_to_me) { /* accumulates of ints all 1: warm-up + iters */
         const int* v = (const int*)w->base;
         for (size_t i = 0; i < bytes / sizeof(int); ++i) {
-            SW_CHECK(v[i] == (int)b->iters + 1, "%s %zu: element %zu is %d, expected %ld", op_names[op], bytes, i,
-                     v[i], b->iters + 1);
+            SW_CHECK(v[i] == (int)b->iters + 1, "%s %zu: element %zu is %d, expected %ld", op_names[op], bytes, i, v[i],
+                     b->iters + 1);
         }
     } else if ((op == FOP || op == CAS) && sw_rank() == 1) {
         const uint64_t expected = op == FOP ? (uint64_t)b->iters + 1 : 1;
@@ -122,8 +122,8 @@ static void run(bench* b, op_t op, size_t bytes) {
         sw_emit(b->argc, b->argv,
                 "\"app\":\"rma\",\"variant\":\"%s\",\"op\":\"%s\",\"bytes\":%zu,\"iters\":%ld,\"repeat\":%ld,"
                 "\"seconds\":%.6f,\"gbps\":%.4f,\"usec_per_op\":%.3f",
-                w->config.variant, op_names[op], bytes, b->iters, sw_opt_long(b->argc, b->argv, "--repeat", 0),
-                seconds, data_op ? moved / seconds / 1e9 : 0.0, seconds / (double)b->iters * 1e6);
+                w->config.variant, op_names[op], bytes, b->iters, sw_opt_long(b->argc, b->argv, "--repeat", 0), seconds,
+                data_op ? moved / seconds / 1e9 : 0.0, seconds / (double)b->iters * 1e6);
     }
 }
 

@@ -5,3 +5,11 @@ foreach(variant memory storage combined mpiio)
 endforeach()
 strata_sw_smoke(rma_operations_leave_the_expected_data_on_every_window_kind NP 2 APP rma
   ARGS --variants memory,memory-create,storage --sizes 256K,1M --iters 5)
+foreach(variant memory storage combined)
+  strata_sw_smoke(dht_on_${variant}_windows_finds_every_inserted_key NP 2 APP dht
+    ARGS --variant ${variant} --lv 4K)
+endforeach()
+foreach(variant storage mpiio mpiio-coll)
+  strata_sw_smoke(hacc_checkpoint_through_${variant}_restarts_with_every_value NP 2 APP hacc
+    ARGS --variant ${variant} --particles 64K)
+endforeach()

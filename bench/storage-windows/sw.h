@@ -45,26 +45,26 @@ static inline int sw_size(void) {
 
 /* SW_CHECK(condition, "format", args...): a failed verification ends the job
  * with a message and a non-zero exit code. */
-#define SW_CHECK(cond, ...)                                                             \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
+#define SW_CHECK(cond, ...)                                                                \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
             fprintf(stderr, "rank %d: %s:%d: %s: ", sw_rank(), __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                               \
-            fputc('\n', stderr);                                                        \
-            fflush(stderr);                                                             \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                               \
-        }                                                                               \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+            fflush(stderr);                                                                \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                  \
+        }                                                                                  \
     } while (0)
 
-#define SW_MPI(call)                                                                    \
-    do {                                                                                \
-        int rc_ = (call);                                                               \
-        if (rc_ != MPI_SUCCESS) {                                                       \
-            char text_[MPI_MAX_ERROR_STRING] = "";                                      \
-            int length_ = 0;                                                            \
-            MPI_Error_string(rc_, text_, &length_);                                     \
-            SW_CHECK(rc_ == MPI_SUCCESS, "%s returned %d: %s", #call, rc_, text_);      \
-        }                                                                               \
+#define SW_MPI(call)                                                               \
+    do {                                                                           \
+        int rc_ = (call);                                                          \
+        if (rc_ != MPI_SUCCESS) {                                                  \
+            char text_[MPI_MAX_ERROR_STRING] = "";                                 \
+            int length_ = 0;                                                       \
+            MPI_Error_string(rc_, text_, &length_);                                \
+            SW_CHECK(rc_ == MPI_SUCCESS, "%s returned %d: %s", #call, rc_, text_); \
+        }                                                                          \
     } while (0)
 
 /* --- arguments: "--key value" pairs ------------------------------------------ */
@@ -82,9 +82,21 @@ static inline size_t sw_parse_size(const char* key, const char* text) {
     const double value = strtod(text, &end);
     double scale = 1;
     switch (*end) {
-        case 'k': case 'K': scale = 1024.0; ++end; break;
-        case 'm': case 'M': scale = 1024.0 * 1024; ++end; break;
-        case 'g': case 'G': scale = 1024.0 * 1024 * 1024; ++end; break;
+        case 'k':
+        case 'K':
+            scale = 1024.0;
+            ++end;
+            break;
+        case 'm':
+        case 'M':
+            scale = 1024.0 * 1024;
+            ++end;
+            break;
+        case 'g':
+        case 'G':
+            scale = 1024.0 * 1024 * 1024;
+            ++end;
+            break;
         default: break;
     }
     if (*end == 'i' || *end == 'B') ++end;
