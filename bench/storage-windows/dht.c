@@ -149,10 +149,10 @@ int main(int argc, char** argv) {
             ",\"heap_factor\":%ld,\"fill\":%g,\"window_bytes\":%zu,\"dht_bytes\":%zu,\"factor\":%g,\"sync\":\"%s\","
             "\"access_style\":\"%s\",\"inserts\":%" PRIu64 ",\"heap_used\":%" PRIu64
             ",\"init_seconds\":%.6f,\"insert_seconds\":%.6f,\"sync_seconds\":%.6f,\"seconds\":%.6f,\"verified\":true",
-            sw_opt(argc, argv, "--label", "in-core"), config.variant, sw_opt_long(argc, argv, "--repeat", 0),
-            t.nprocs, t.lv, heap_factor, fill, bytes, bytes * (size_t)t.nprocs,
-            strcmp(config.variant, "combined") == 0 ? config.factor : (sw_is_storage(&config) ? 1.0 : 0.0),
-            config.sync, config.access_style ? config.access_style : "", count * (uint64_t)t.nprocs, global[0],
+            sw_opt(argc, argv, "--label", "in-core"), config.variant, sw_opt_long(argc, argv, "--repeat", 0), t.nprocs,
+            t.lv, heap_factor, fill, bytes, bytes * (size_t)t.nprocs,
+            strcmp(config.variant, "combined") == 0 ? config.factor : (sw_is_storage(&config) ? 1.0 : 0.0), config.sync,
+            config.access_style ? config.access_style : "", count * (uint64_t)t.nprocs, global[0],
             inserted_from - start, synced_from - inserted_from, end - synced_from, end - start);
     SW_MPI(MPI_Win_free(&t.win));
     MPI_Finalize();

@@ -58,8 +58,8 @@ static void verify(const particles* p) {
     for (size_t i = 0; i < p->n; ++i) {
         const int64_t id = first + (int64_t)i;
         for (int f = 0; f < FLOATS; ++f) {
-            SW_CHECK(p->f[f][i] == expected_float(f, id), "particle %zu field %s is %g, expected %g", i,
-                     field_names[f], p->f[f][i], expected_float(f, id));
+            SW_CHECK(p->f[f][i] == expected_float(f, id), "particle %zu field %s is %g, expected %g", i, field_names[f],
+                     p->f[f][i], expected_float(f, id));
         }
         SW_CHECK(p->pid[i] == id, "particle %zu pid is %" PRId64, i, p->pid[i]);
         SW_CHECK(p->mask[i] == (uint16_t)(id * 7), "particle %zu mask is %u", i, p->mask[i]);

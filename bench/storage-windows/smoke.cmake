@@ -13,3 +13,8 @@ foreach(variant storage mpiio mpiio-coll)
   strata_sw_smoke(hacc_checkpoint_through_${variant}_restarts_with_every_value NP 2 APP hacc
     ARGS --variant ${variant} --particles 64K)
 endforeach()
+# MapReduce: a tiny corpus, every implementation; the counts must add up.
+add_test(NAME storage-windows.mapreduce_word_counts_add_up_in_every_implementation
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/smoke_mapreduce.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:sw-mapreduce>)
+set_tests_properties(storage-windows.mapreduce_word_counts_add_up_in_every_implementation
+  PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
