@@ -57,7 +57,10 @@ static void generate(const char* path, size_t size, uint64_t vocabulary) {
         uint64_t lo = 0, hi = vocabulary - 1;
         while (lo < hi) {
             const uint64_t mid = (lo + hi) / 2;
-            if (cdf[mid] < u) lo = mid + 1; else hi = mid;
+            if (cdf[mid] < u)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
         word_of(lo, word);
         written += (size_t)fprintf(out, "%s%c", word, sw_next(&rng) % 12 == 0 ? '\n' : ' ');

@@ -18,3 +18,10 @@ add_test(NAME storage-windows.mapreduce_word_counts_add_up_in_every_implementati
   COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/smoke_mapreduce.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:sw-mapreduce>)
 set_tests_properties(storage-windows.mapreduce_word_counts_add_up_in_every_implementation
   PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+# Crash consistency: SIGKILL of one rank mid-checkpoint (by itself, then from
+# outside at a random moment); the restart resumes from the last complete checkpoint.
+add_test(NAME storage-windows.crash_restart_resumes_from_the_last_complete_checkpoint
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/crash.sh ${MPIEXEC_EXECUTABLE} 2 $<TARGET_FILE:sw-crash>
+          /var/tmp/strata-sw-crash-ctest)
+set_tests_properties(storage-windows.crash_restart_resumes_from_the_last_complete_checkpoint
+  PROPERTIES LABELS "integration;mpi" TIMEOUT 180)
