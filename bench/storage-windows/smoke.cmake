@@ -1,11 +1,9 @@
 # Smoke tests: every application and variant at a tiny size, verifying its data.
-foreach(variant memory storage combined mpiio)
-  strata_sw_smoke(mstream_${variant}_kernels_verify_their_segments NP 1 APP mstream
-    ARGS --variant ${variant} --size 8M --segment 1M --iters 2)
-endforeach()
+strata_sw_smoke(mstream_kernels_verify_their_segments_on_every_variant NP 1 APP mstream
+  ARGS --variants memory,storage,storage:sequential,combined,mpiio --size 8M --segment 1M --iters 2)
 strata_sw_smoke(rma_operations_leave_the_expected_data_on_every_window_kind NP 2 APP rma
   ARGS --variants memory,memory-create,storage --sizes 256K,1M --iters 5)
-foreach(variant memory storage combined)
+foreach(variant memory memory-create storage combined)
   strata_sw_smoke(dht_on_${variant}_windows_finds_every_inserted_key NP 2 APP dht
     ARGS --variant ${variant} --lv 4K)
 endforeach()
