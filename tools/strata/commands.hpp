@@ -1,6 +1,8 @@
 // Entry points of the `strata` subcommands; each lives in its own file.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,5 +17,20 @@ int run_demo(const DemoOptions& options);
 
 /// `strata bench <suite> [args...]`: runs bench/<suite>/run; exit code.
 int run_bench(const std::string& suite, const std::vector<std::string>& args);
+
+struct RunOptions {
+    std::string file;   ///< workflow file; or a generated shape:
+    std::string shape;  ///< simple | pipeline | scatter-gather
+    std::size_t tasks = 4;
+    std::string data_size = "10MB";
+    std::string method = "shm";
+    std::string wait = "blocking";
+    std::uint64_t iterations = 0;  ///< 0: the file's (or 100 for a shape)
+    std::string write;             ///< write the workflow file here instead of running it
+    std::string mpiexec = STRATA_MPIEXEC;
+    bool json = false;
+};
+/// `strata run WORKFLOW.toml`: runs a synthetic workflow and reports throughput and latency; exit code.
+int run_workflow(const RunOptions& options);
 
 }  // namespace strata::cli
