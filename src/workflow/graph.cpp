@@ -47,8 +47,8 @@ bool Workflow::uses_segment() const noexcept {
 std::size_t Workflow::segment_bytes_needed() const noexcept {
     std::size_t bytes = 0;
     for (const auto& t : tasks) {
-        const bool shared = std::ranges::any_of(
-            edges, [&](const Edge& e) { return e.from == t.name && through_segment(e.method); });
+        const bool shared =
+            std::ranges::any_of(edges, [&](const Edge& e) { return e.from == t.name && through_segment(e.method); });
         if (shared) {
             bytes += detail::outbox_bytes(t.data_size, slots);
         }

@@ -34,8 +34,7 @@ Result<void> MpiOutput::publish(std::uint64_t /*it*/) {
         }
     }
     // The buffer is rewritten next iteration, so the sends must finish first.
-    return check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-                 "MPI_Waitall");
+    return check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 MpiInput::MpiInput(std::size_t words, int producer_rank, int tag)

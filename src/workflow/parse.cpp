@@ -73,7 +73,8 @@ Result<std::string> read_string(const toml::node& node, const std::string& key) 
 }
 
 Result<void> read_settings(const toml::table& table, Workflow& wf) {
-    if (auto r = reject_unknown_keys(table, "workflow", {"iterations", "warmup", "segment_size", "slots", "wait"}); !r) {
+    if (auto r = reject_unknown_keys(table, "workflow", {"iterations", "warmup", "segment_size", "slots", "wait"});
+        !r) {
         return r;
     }
     if (const auto* n = table.get("iterations")) {
@@ -159,8 +160,7 @@ Result<Edge> read_edge(const toml::table& table, std::size_t index) {
     for (const char* key : {"from", "to", "method"}) {
         const auto* node = table.get(key);
         if (node == nullptr) {
-            return make_error(Errc::invalid_argument, "{}.{}: missing (an edge needs from, to and method)", where,
-                              key);
+            return make_error(Errc::invalid_argument, "{}.{}: missing (an edge needs from, to and method)", where, key);
         }
         auto s = read_string(*node, where + "." + key);
         if (!s) {
@@ -256,16 +256,16 @@ Result<Workflow> load(const std::filesystem::path& path) {
 }
 
 std::string to_toml(const Workflow& wf) {
-    std::string out = fmt::format(
-        "[workflow]\niterations = {}\nwarmup = {}\nsegment_size = {}\nslots = {}\nwait = \"{}\"\n", wf.iterations,
-        wf.warmup, wf.segment_size, wf.slots, to_string(wf.wait));
+    std::string out =
+        fmt::format("[workflow]\niterations = {}\nwarmup = {}\nsegment_size = {}\nslots = {}\nwait = \"{}\"\n",
+                    wf.iterations, wf.warmup, wf.segment_size, wf.slots, to_string(wf.wait));
     for (const auto& t : wf.tasks) {
         out += fmt::format("\n[[task]]\nname = \"{}\"\nperiod_us = {}\ndata_size = {}\n", t.name, t.period_us,
                            t.data_size);
     }
     for (const auto& e : wf.edges) {
-        out += fmt::format("\n[[edge]]\nfrom = \"{}\"\nto = \"{}\"\nmethod = \"{}\"\n", e.from, e.to,
-                           to_string(e.method));
+        out +=
+            fmt::format("\n[[edge]]\nfrom = \"{}\"\nto = \"{}\"\nmethod = \"{}\"\n", e.from, e.to, to_string(e.method));
     }
     return out;
 }

@@ -16,8 +16,8 @@ struct TaskIo {
     int task = 0;
     std::uint64_t period_us = 0;
     std::vector<std::unique_ptr<InputPort>> inputs;
-    std::vector<int> input_edges;      ///< edge index of each input
-    std::vector<int> input_producers;  ///< task index of each input's producer
+    std::vector<int> input_edges;        ///< edge index of each input
+    std::vector<int> input_producers;    ///< task index of each input's producer
     std::unique_ptr<OutputPort> output;  ///< null for a sink
 };
 
