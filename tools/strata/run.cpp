@@ -74,15 +74,9 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
         }
     }
     const std::string segment = fmt::format("strata-workflow-{}-{}", ::getpid(), dir.filename().string());
-    std::vector<std::string> args{options.mpiexec,
-                                  "-n",
-                                  std::to_string(workflow.tasks.size()),
-                                  task.string(),
-                                  file.string(),
-                                  "--result",
-                                  result.string(),
-                                  "--segment",
-                                  segment,
+    std::vector<std::string> args{options.mpiexec, "-n",          std::to_string(workflow.tasks.size()),
+                                  task.string(),   file.string(), "--result",
+                                  result.string(), "--segment",   segment,
                                   "--progress"};
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -136,8 +130,8 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
 }
 
 void print_report(const wf::Workflow& workflow, const std::string& source, const wf::Report& r) {
-    fmt::print("workflow {}: {} tasks, {} edges, {} iterations (+{} warmup)\n", source, r.tasks,
-               workflow.edges.size(), r.iterations, workflow.warmup);
+    fmt::print("workflow {}: {} tasks, {} edges, {} iterations (+{} warmup)\n", source, r.tasks, workflow.edges.size(),
+               r.iterations, workflow.warmup);
     fmt::print("  throughput {:.1f} MB/s   {:.1f} iterations/s   wall {:.3f} s   checksum errors {}\n",
                r.throughput_mb_s, r.iterations_per_s, r.seconds, r.checksum_errors);
     fmt::print("  handoff latency per edge (µs):     p50       p90       p99       max\n");
@@ -175,8 +169,8 @@ int run_workflow(const RunOptions& options) {
                                  .iterations = options.iterations == 0 ? 100 : options.iterations,
                                  .period_us = 0,
                                  .wait = *wait});
-        source = fmt::format("{}({}) {}", options.shape, workflow ? workflow->tasks.size() : options.tasks,
-                             options.method);
+        source =
+            fmt::format("{}({}) {}", options.shape, workflow ? workflow->tasks.size() : options.tasks, options.method);
     } else if (options.file.empty()) {
         fmt::print(stderr, "strata run: give a workflow file (examples/workflows/) or --shape\n");
         return 2;
@@ -202,11 +196,12 @@ int run_workflow(const RunOptions& options) {
     ProgressBar bar(!options.json && ::isatty(STDERR_FILENO) != 0);
     Result<wf::Report> report =
         workflow->uses_threads()
-            ? wf::run_threads(*workflow, [&](std::uint64_t done, std::uint64_t total) {
-                  if (done % std::max<std::uint64_t>(1, total / 200) == 0 || done == total) {
-                      bar.update(done, total);
-                  }
-              })
+            ? wf::run_threads(*workflow,
+                              [&](std::uint64_t done, std::uint64_t total) {
+                                  if (done % std::max<std::uint64_t>(1, total / 200) == 0 || done == total) {
+                                      bar.update(done, total);
+                                  }
+                              })
             : run_processes(*workflow, options, bar);
     bar.clear();
     if (!report) {

@@ -32,6 +32,7 @@ int run_demo(const DemoOptions& options) {
     }
     tour_regions(tour, dir);
     tour_mpi(tour, dir);
+    tour_workflow(tour, dir);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);

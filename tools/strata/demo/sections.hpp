@@ -14,4 +14,7 @@ void tour_regions(Tour& tour, const std::filesystem::path& dir);
 /// MPI storage windows through libstrata-mpi, with mpiexec (docs/mpi-storage-windows.md).
 void tour_mpi(Tour& tour, const std::filesystem::path& dir);
 
+/// Synthetic workflows through `strata run`: threads in-process, processes with mpiexec (docs/workflow.md).
+void tour_workflow(Tour& tour, const std::filesystem::path& dir);
+
 }  // namespace strata::cli
