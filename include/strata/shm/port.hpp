@@ -65,9 +65,11 @@ Result<PortSync> parse_port_sync(std::string_view text, std::string_view param =
 /// port with its shape (unset fields take the defaults shown); a later user
 /// adopts the existing shape, and a field it sets must match it.
 struct PortOptions {
-    std::optional<unsigned> slots;          ///< messages in flight, 1..1024 (default 4)
-    std::optional<std::size_t> slot_bytes;  ///< inline payload bytes per slot, 0..1 GiB (default 0: handles only)
-    std::optional<unsigned> consumers;      ///< fan-out: every message goes to this many consumers, 1..64 (default 1)
+    std::optional<unsigned> slots = std::nullopt;  ///< messages in flight, 1..1024 (default 4)
+    std::optional<std::size_t> slot_bytes =
+        std::nullopt;  ///< inline payload bytes per slot, 0..1 GiB (default 0: handles only)
+    std::optional<unsigned> consumers =
+        std::nullopt;  ///< fan-out: every message goes to this many consumers, 1..64 (default 1)
     PortSync sync = PortSync::blocking;
 };
 
