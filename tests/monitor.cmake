@@ -4,7 +4,9 @@ strata_add_test_binary(strata_monitor_unit_tests LABEL unit TIMEOUT 60 PREFIX "m
   unit/monitor_off_test.cpp)
 
 # Real BPF (root) and real threads blocked on pipes.
-strata_add_test_binary(strata_monitor_integration_tests LABEL integration TIMEOUT 120 PREFIX "monitor." SOURCES
+# The callback-latency test runs alone: it measures time on the cores.
+strata_add_test_binary(strata_monitor_integration_tests LABEL integration TIMEOUT 120 PREFIX "monitor."
+  SERIAL "*within_one_millisecond*" SOURCES
   integration/monitor_backends_test.cpp
   integration/monitor_ebpf_test.cpp
   integration/monitor_auto_test.cpp)

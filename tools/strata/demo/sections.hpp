@@ -18,5 +18,7 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir);
 void tour_monitor(Tour& tour);
 /// Task runtime and OCR programs (docs/runtime.md).
 void tour_runtime(Tour& tour);
+/// Synthetic workflows through `strata run`: threads in-process, processes with mpiexec (docs/workflow.md).
+void tour_workflow(Tour& tour, const std::filesystem::path& dir);
 
 }  // namespace strata::cli
