@@ -197,6 +197,15 @@ def markdown(doc, plots):
         "and every FWI snapshot read back must match the one written.",
         "",
     ]
+    failures = doc.get("failures", [])
+    lines += [f"Failed or hung runs (not in the medians): {len(failures)}.", ""]
+    for failure in failures:
+        first = failure["error"].splitlines()[0] if failure["error"] else ""
+        lines.append(
+            f"- {failure['experiment']} {failure['label']} {failure['throttle']} {failure['mode']} #{failure['repeat']}: `{first[:300]}`"
+        )
+    if failures:
+        lines.append("")
     for p in plots:
         if p:
             lines.append(f"![{p}]({p})")
