@@ -394,6 +394,7 @@ def main():
         "settings": {
             "repeats": repeats,
             "nice": args.nice,
+            "cpu_shares": int(os.environ.get("STRATA_UMT_CPU_SHARES", "1024")),
             "quick": args.quick,
             "modes": modes,
             "throttles": THROTTLES,
