@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-MODES = ["off", "ebpf", "proc"]
+MODES = ["off", "ebpf", "ebpf+slice", "proc"]
 MIB = 1 << 20
 # SATA-like and a faster rate (which this VM's disk, ~1 GB/s, cannot reach:
 # at 2 GiB/s the throttle does not bind, so it measures the raw disk).
@@ -75,8 +75,17 @@ def machine_busy_s():
     return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+# Variants of a backend: "<backend>+slice" also gives every worker a 200 us
+# EEVDF slice (UMT_SLICE_US, see umt_common.hpp), so that a worker woken from
+# I/O preempts the worker that replaced it instead of waiting for its slice.
+VARIANT_ENV = {"slice": {"UMT_SLICE_US": "200"}}
+
+
 def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
-    env = dict(os.environ, STRATA_MONITOR=mode)
+    backend, _, variant = mode.partition("+")
+    env = dict(os.environ, STRATA_MONITOR=backend)
+    env.pop("UMT_SLICE_US", None)
+    env.update(VARIANT_ENV.get(variant, {}))
     env.pop("STRATA_STATS", None)
     if extra_env:
         env.update(extra_env)
