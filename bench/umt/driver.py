@@ -121,6 +121,16 @@ def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
     return result
 
 
+def measure_bpf_cost(bin_dir, seconds=2):
+    """ns per run of the monitor's BPF programs under a pipe ping-pong (strata-umt-bpf-cost)."""
+    command = [str(bin_dir / "strata-umt-bpf-cost"), str(seconds)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("UMT_BPF_COST ")), None)
+    if done.returncode != 0 or line is None:
+        return {"error": (done.stderr or done.stdout)[-500:], "command": " ".join(command)}
+    return dict(json.loads(line.split(" ", 1)[1]), command=" ".join(command))
+
+
 def calibrate(bin_dir, directory, nice):
     """Per-task compute costs on one CPU with the monitor off (best of 3)."""
     one_cpu = {"STRATA_CPUS": "0"}
@@ -371,6 +381,7 @@ def main():
                     flush=True,
                 )
     set_throttle(cgroup, device, 0)
+    bpf_cost = measure_bpf_cost(bin_dir) if "ebpf" in {m.partition("+")[0] for m in modes} else None
     for name in (
         "strata-umt-synthetic.dat",
         "strata-umt-fwi.dat",
@@ -411,6 +422,7 @@ def main():
         "calibration": cal,
         "runs": runs,
         "failures": failures,
+        "bpf_cost": bpf_cost,
         "summary": summarize(runs),
     }
     Path(args.json).write_text(json.dumps(document, indent=1) + "\n")

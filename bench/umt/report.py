@@ -206,6 +206,14 @@ def markdown(doc, plots):
     ]
     for text, value, met, unit in targets(summary):
         lines.append(f"| {text} | {fmt(value)}{unit} | {'yes' if met else '**no**'} |")
+    lines += [
+        "",
+        "The compute-only rows compare whole runs, and the runtime schedules differently without a monitor "
+        "(no leader scan, no wake-ups), so a negative overhead means the monitored run was faster, not that the "
+        "monitor costs nothing; its own cost is measured directly in *The BPF programs' own cost* below. "
+        "FWI and `synthetic-odirect` move their data through a bandwidth-bound device: on 2 cores no monitor "
+        "can beat 1.5× there (see README.md).",
+    ]
     lines += ["", "## Results", ""]
     lines += [
         "| experiment | configuration | throttle | mode | wall s (median, min–max) | speedup vs off | CPU util. | task util. | oversubscribed | wakes | other load | checksums = off |",
@@ -219,6 +227,20 @@ def markdown(doc, plots):
             f"{100 * r['oversubscribed_share_median']:.1f}% | {r['wakes_median']:.0f} | "
             f"{100 * r['other_cpu_share_median']:.0f}% | {'yes' if r.get('checksums_match_off', True) else '**no**'} |"
         )
+    cost = doc.get("bpf_cost")
+    if cost and "ns_per_run" in cost:
+        lines += [
+            "",
+            "## The BPF programs' own cost",
+            "",
+            f"`{cost['command']}`{' (measured separately from this run)' if cost.get('measured_separately') else ''}: "
+            f"two registered workers on one CPU ping-pong over pipes for {cost['seconds']:.1f} s "
+            f"({cost['round_trips']} round trips, {cost['machine_context_switches']} context switches on the machine). "
+            f"The monitor's programs ran {cost['program_runs']} times (they run on every switch and wakeup of the "
+            f"machine, not only the workers') for **{cost['ns_per_run']:.0f} ns per run** (kernel BPF run-time "
+            f"statistics), {100 * cost['cpu_share_of_one_core']:.1f}% of one core at this extreme switch rate; at "
+            "10,000 switches and wakeups per second that is about 0.2% of a core.",
+        ]
     cal = doc["calibration"]
     lines += [
         "",
