@@ -12,10 +12,11 @@
  * Bandwidth = window size x iterations / time. The mpiio variant does the
  * same with MPI_File_write_at / read_at on a file and ends with MPI_File_sync.
  *
- * Usage: mstream --variant memory|storage|combined|mpiio [--size 1G]
+ * Usage: mstream --variants memory,storage,storage:sequential,combined,mpiio [--size 1G]
  *        [--segment 16M] [--iters 10] [--dir DIR] [--json FILE] [--repeat N]
  *        [--factor 0.5] [--sync on_sync|async] [--access-style S]
- * Every segment written in the last iteration is verified afterwards. */
+ * (variant:style adds access_style=style; the variants take turns kernel by
+ * kernel). Every segment written in the last iteration is verified afterwards. */
 #include "sw.h"
 
 enum kernel { SEQ, PAD, RND, MIX, KERNELS };
@@ -142,41 +143,77 @@ static void run_kernel(bench* b, enum kernel k, int argc, char** argv) {
             worst[1] / worst[0]);
 }
 
+/* One variant of --variants: "storage" or "storage:sequential" (with an access_style hint). */
+static void setup(bench* b, int index, const char* spec, int argc, char** argv) {
+    b->config = sw_config_from(argc, argv, "memory");
+    char* variant = strdup(spec);
+    char* style = strchr(variant, ':');
+    if (style) {
+        *style++ = '\0';
+        b->config.access_style = style;
+    }
+    b->config.variant = variant;
+    SW_CHECK(strcmp(variant, "memory") == 0 || sw_is_storage(&b->config) || is_mpiio(b),
+             "--variants: %s is not memory, storage, combined or mpiio", variant);
+    b->written = calloc(b->nseg, 1);
+    SW_CHECK(b->written, "cannot allocate");
+    char name[64];
+    snprintf(name, sizeof name, "mstream-%d-%%r.dat", index);
+    if (is_mpiio(b)) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/mstream-%d-%d.dat", b->config.dir, index, sw_rank());
+        SW_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                             MPI_INFO_NULL, &b->file));
+        SW_MPI(MPI_File_preallocate(b->file, (MPI_Offset)b->size));
+    } else {
+        b->base = sw_win_allocate(&b->config, name, 1, b->size, 1, &b->win);
+    }
+}
+
+enum { MAX_VARIANTS = 8 };
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
-    bench b = {0};
-    b.config = sw_config_from(argc, argv, "memory");
-    b.size = sw_opt_size(argc, argv, "--size", "1G");
-    b.segment = sw_opt_size(argc, argv, "--segment", "16M");
-    b.iters = sw_opt_long(argc, argv, "--iters", 10);
-    SW_CHECK(b.segment > 0 && b.segment <= (1u << 30) && b.size % b.segment == 0 && b.size / b.segment >= 2,
-             "--size=%zu --segment=%zu: the window must hold at least two whole segments", b.size, b.segment);
-    b.nseg = b.size / b.segment;
-    b.put_buf = aligned_alloc(4096, b.segment);
-    b.get_buf = aligned_alloc(4096, b.segment);
-    b.written = calloc(b.nseg, 1);
-    SW_CHECK(b.put_buf && b.get_buf && b.written, "cannot allocate 2 x %zu bytes of buffers", b.segment);
+    bench shared = {0};
+    shared.size = sw_opt_size(argc, argv, "--size", "1G");
+    shared.segment = sw_opt_size(argc, argv, "--segment", "16M");
+    shared.iters = sw_opt_long(argc, argv, "--iters", 10);
+    SW_CHECK(shared.segment > 0 && shared.segment <= (1u << 30) && shared.size % shared.segment == 0 &&
+                 shared.size / shared.segment >= 2,
+             "--size=%zu --segment=%zu: the window must hold at least two whole segments", shared.size,
+             shared.segment);
+    shared.nseg = shared.size / shared.segment;
+    shared.put_buf = aligned_alloc(4096, shared.segment);
+    shared.get_buf = aligned_alloc(4096, shared.segment);
+    SW_CHECK(shared.put_buf && shared.get_buf, "cannot allocate 2 x %zu bytes of buffers", shared.segment);
 
-    if (is_mpiio(&b)) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/mstream-mpiio-%d.dat", b.config.dir, sw_rank());
-        SW_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
-                             MPI_INFO_NULL, &b.file));
-        SW_MPI(MPI_File_preallocate(b.file, (MPI_Offset)b.size));
-    } else {
-        b.base = sw_win_allocate(&b.config, "mstream-%r.dat", 1, b.size, 1, &b.win);
+    /* All variants live side by side and take turns kernel by kernel, so
+     * the machine's noise hits them alike. */
+    bench variants[MAX_VARIANTS];
+    int count = 0;
+    char list[1024];
+    snprintf(list, sizeof list, "%s", sw_opt(argc, argv, "--variants", sw_opt(argc, argv, "--variant", "memory")));
+    for (char* spec = strtok(list, ","); spec && count < MAX_VARIANTS; spec = strtok(NULL, ",")) {
+        variants[count] = shared;
+        setup(&variants[count], count, spec, argc, argv);
+        ++count;
     }
+    const long repeat = sw_opt_long(argc, argv, "--repeat", 0);
     for (int k = 0; k < KERNELS; ++k) {
-        run_kernel(&b, (enum kernel)k, argc, argv);
+        for (int v = 0; v < count; ++v) {
+            run_kernel(&variants[(v + k + (int)repeat) % count], (enum kernel)k, argc, argv);
+        }
     }
-    if (is_mpiio(&b)) {
-        SW_MPI(MPI_File_close(&b.file));
-    } else {
-        SW_MPI(MPI_Win_free(&b.win));
+    for (int v = 0; v < count; ++v) {
+        if (is_mpiio(&variants[v])) {
+            SW_MPI(MPI_File_close(&variants[v].file));
+        } else {
+            SW_MPI(MPI_Win_free(&variants[v].win));
+        }
+        free(variants[v].written);
     }
-    free(b.put_buf);
-    free(b.get_buf);
-    free(b.written);
+    free(shared.put_buf);
+    free(shared.get_buf);
     MPI_Finalize();
     return 0;
 }

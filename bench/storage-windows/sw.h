@@ -76,6 +76,13 @@ static inline const char* sw_opt(int argc, char** argv, const char* key, const c
     return fallback;
 }
 
+static inline int sw_flag(int argc, char** argv, const char* key) {
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], key) == 0) return 1;
+    }
+    return 0;
+}
+
 /* "4096", "256K", "16M", "1G", "1.5G" in bytes. */
 static inline size_t sw_parse_size(const char* key, const char* text) {
     char* end = NULL;

@@ -29,8 +29,28 @@ char* ocrGetArgv(void* dbPtr, u64 count);
 #define ocrAbort(...) STRATA_OCR_AT(ocrAbort(__VA_ARGS__))
 #endif
 
-/* Older spelling. */
+/* Older spellings, still common in OCR programs. */
 #define PRINTF ocrPrintf
+#define getArgc ocrGetArgc
+#define getArgv ocrGetArgv
+
+/** Prints the failed expression with its file and line and aborts the process. */
+void strataOcrAssertFailed(const char* expression, const char* file, int line) __attribute__((noreturn));
+#ifndef ASSERT
+#define ASSERT(a) ((a) ? (void)0 : strataOcrAssertFailed(#a, __FILE__, __LINE__))
+#endif
+/** Prints "PASSED: <message>" or "FAILED: <message>"; a failure ends the program with exit code 1. */
+#ifndef VERIFY
+#define VERIFY(cond, ...)                      \
+    do {                                       \
+        if (cond) {                            \
+            ocrPrintf("PASSED: " __VA_ARGS__); \
+        } else {                               \
+            ocrPrintf("FAILED: " __VA_ARGS__); \
+            ocrAbort(1);                       \
+        }                                      \
+    } while (0)
+#endif
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@ u8 ocrAffinityGetAt(ocrAffinityKind kind, u64 idx, ocrGuid_t* affinity);
 u8 ocrAffinityGetCurrent(ocrGuid_t* affinity);
 u8 ocrAffinityQuery(ocrGuid_t guid, u64* count, ocrGuid_t* affinities);
 u64 ocrNbWorkers(void);
+/** The hint value for OCR_HINT_EDT_AFFINITY / OCR_HINT_DB_AFFINITY (accepted, ignored). */
+u64 ocrAffinityToHintValue(ocrGuid_t affinity);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #include <unistd.h>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "ocr/extensions/ocr-affinity.h"
@@ -131,6 +132,16 @@ u8 ocrAffinityQuery(ocrGuid_t /*guid*/, u64* count, ocrGuid_t* affinities) {
     if (count != nullptr) *count = 1;
     if (affinities != nullptr) affinities[0] = NULL_GUID;
     return 0;
+}
+
+u64 ocrAffinityToHintValue(ocrGuid_t affinity) {
+    return static_cast<u64>(affinity.guid);
+}
+
+void strataOcrAssertFailed(const char* expression, const char* file, int line) {
+    std::fflush(stdout);
+    fmt::print(stderr, "strata-ocr: {}:{}: ASSERT({}) failed\n", file, line, expression);
+    std::abort();
 }
 
 u64 ocrNbWorkers(void) {
