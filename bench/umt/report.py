@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import statistics
 from pathlib import Path
 
 import matplotlib
@@ -112,17 +113,33 @@ def targets(summary):
                 return r["speedup_vs_off"]
         return None
 
-    s = speedup("synthetic-odirect", "")
+    s = speedup("synthetic-mix", "")
     checks.append(
         ("speedup ≥ 1.5× on the synthetic mix, 250 MiB/s (ebpf)", s, s is not None and s >= 1.5, "×")
     )
     f = speedup("fwi", "io-freq 1")
-    checks.append(("speedup ≥ 1.5× on FWI, io-freq 1, 250 MiB/s (ebpf)", f, f is not None and f >= 1.5, "×"))
+    checks.append(
+        (
+            "speedup ≥ 1.5× on FWI, io-freq 1, 250 MiB/s (ebpf); 1.5× is also the bound for bandwidth-bound I/O on 2 cores",
+            f,
+            f is not None and f >= 1.5,
+            "×",
+        )
+    )
     monitored = [r for r in summary if r["mode"] == "ebpf" and r["experiment"] != "synthetic-pipe"]
     if monitored:
         low = min(r["utilization_median"] for r in monitored)
         checks.append(
             ("CPU utilization ≥ 95% with the monitor (lowest I/O case, ebpf)", 100 * low, low >= 0.95, "%")
+        )
+        typical = statistics.median(r["utilization_median"] for r in monitored)
+        checks.append(
+            (
+                "CPU utilization ≥ 95% with the monitor (median of the I/O cases, ebpf)",
+                100 * typical,
+                typical >= 0.95,
+                "%",
+            )
         )
         high = max(r["oversubscribed_share_median"] for r in monitored)
         checks.append(
@@ -133,7 +150,14 @@ def targets(summary):
         mon = row(summary, "synthetic-pipe", "none", mode, "share 0.00")
         if base and mon:
             overhead = 100 * (mon["wall_s_median"] / base["wall_s_median"] - 1)
-            checks.append((f"overhead ≤ 1% on compute-only tasks ({mode})", overhead, overhead <= 1.0, "%"))
+            checks.append(
+                (
+                    f"overhead ≤ 1% on compute-only tasks ({mode}; wall time vs off, negative = faster, within the noise)",
+                    overhead,
+                    overhead <= 1.0,
+                    "%",
+                )
+            )
     return checks
 
 
@@ -197,6 +221,15 @@ def markdown(doc, plots):
         "and every FWI snapshot read back must match the one written.",
         "",
     ]
+    failures = doc.get("failures", [])
+    lines += [f"Failed or hung runs (not in the medians): {len(failures)}.", ""]
+    for failure in failures:
+        first = failure["error"].splitlines()[0] if failure["error"] else ""
+        lines.append(
+            f"- {failure['experiment']} {failure['label']} {failure['throttle']} {failure['mode']} #{failure['repeat']}: `{first[:300]}`"
+        )
+    if failures:
+        lines.append("")
     for p in plots:
         if p:
             lines.append(f"![{p}]({p})")
