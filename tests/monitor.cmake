@@ -11,3 +11,12 @@ strata_add_test_binary(strata_monitor_integration_tests LABEL integration TIMEOU
   integration/monitor_ebpf_test.cpp
   integration/monitor_auto_test.cpp)
 target_link_libraries(strata_monitor_integration_tests PRIVATE PkgConfig::LIBBPF)
+
+# The UMT benchmark programs (bench/umt) on tiny inputs, with and without the monitor.
+if(STRATA_BUILD_BENCH)
+  add_test(NAME monitor.bench_umt.programs_compute_the_same_results_with_and_without_the_monitor
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/monitor_bench_umt_smoke.sh
+                   $<TARGET_FILE_DIR:strata-umt-fwi> /var/tmp)
+  set_tests_properties(monitor.bench_umt.programs_compute_the_same_results_with_and_without_the_monitor
+                       PROPERTIES LABELS integration TIMEOUT 240)
+endif()
