@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-MODES = ["off", "ebpf", "proc"]
+MODES = ["off", "ebpf", "ebpf+slice", "proc"]
 MIB = 1 << 20
 # SATA-like and a faster rate (which this VM's disk, ~1 GB/s, cannot reach:
 # at 2 GiB/s the throttle does not bind, so it measures the raw disk).
@@ -75,8 +75,17 @@ def machine_busy_s():
     return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+# Variants of a backend: "<backend>+slice" also gives every worker a 200 us
+# EEVDF slice (UMT_SLICE_US, see umt_common.hpp), so that a worker woken from
+# I/O preempts the worker that replaced it instead of waiting for its slice.
+VARIANT_ENV = {"slice": {"UMT_SLICE_US": "200"}}
+
+
 def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
-    env = dict(os.environ, STRATA_MONITOR=mode)
+    backend, _, variant = mode.partition("+")
+    env = dict(os.environ, STRATA_MONITOR=backend)
+    env.pop("UMT_SLICE_US", None)
+    env.update(VARIANT_ENV.get(variant, {}))
     env.pop("STRATA_STATS", None)
     if extra_env:
         env.update(extra_env)
@@ -110,6 +119,16 @@ def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
     # What other processes used of the machine meanwhile: the noise of a shared machine.
     result["other_cpu_share"] = max(0.0, (busy - result["cpu_s"]) / (elapsed * os.cpu_count()))
     return result
+
+
+def measure_bpf_cost(bin_dir, seconds=2):
+    """ns per run of the monitor's BPF programs under a pipe ping-pong (strata-umt-bpf-cost)."""
+    command = [str(bin_dir / "strata-umt-bpf-cost"), str(seconds)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("UMT_BPF_COST ")), None)
+    if done.returncode != 0 or line is None:
+        return {"error": (done.stderr or done.stdout)[-500:], "command": " ".join(command)}
+    return dict(json.loads(line.split(" ", 1)[1]), command=" ".join(command))
 
 
 def calibrate(bin_dir, directory, nice):
@@ -362,6 +381,7 @@ def main():
                     flush=True,
                 )
     set_throttle(cgroup, device, 0)
+    bpf_cost = measure_bpf_cost(bin_dir) if "ebpf" in {m.partition("+")[0] for m in modes} else None
     for name in (
         "strata-umt-synthetic.dat",
         "strata-umt-fwi.dat",
@@ -402,6 +422,7 @@ def main():
         "calibration": cal,
         "runs": runs,
         "failures": failures,
+        "bpf_cost": bpf_cost,
         "summary": summarize(runs),
     }
     Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
