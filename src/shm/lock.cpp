@@ -1,0 +1,221 @@
+// Owner-token locks over futexes, and the registry that lets locks inside a
+// segment find the attachment (and so the token) they are used through.
+//
+// Why not robust pthread mutexes: their owner is a thread id, and two users
+// in different pid namespaces can have equal thread ids - the kernel's robust
+// list then "recovers" a lock the wrong owner holds. A token is unique per
+// attachment, and its liveness is an OFD lock on the user's byte, which the
+// kernel drops when the process dies in any namespace.
+#include <array>
+#include <climits>
+#include <mutex>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shm/layout.hpp"
+
+namespace strata::shm_detail {
+namespace {
+
+constexpr std::size_t kRegistrySize = 256;
+
+struct RegistryEntry {
+    std::atomic<std::uintptr_t> begin{0};
+    std::atomic<std::uintptr_t> end{0};
+    std::atomic<Attachment*> attachment{nullptr};
+};
+
+std::array<RegistryEntry, kRegistrySize>& registry() {
+    static std::array<RegistryEntry, kRegistrySize> entries;
+    return entries;
+}
+std::mutex& registry_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+std::uint32_t low_word(std::uint64_t value) {
+    return static_cast<std::uint32_t>(value & 0xFFFFFFFFU);
+}
+
+const std::atomic<std::uint32_t>* low_half(const std::atomic<std::uint64_t>& word) {
+    static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+    return reinterpret_cast<const std::atomic<std::uint32_t>*>(&word);
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+std::uint64_t thread_tag() {
+    static std::atomic<std::uint64_t> counter{1};
+    thread_local const std::uint64_t tag = counter.fetch_add(1);
+    return tag;
+}
+
+Attachment& attachment_or_throw(const void* address) {
+    Attachment* a = attachment_at(address);
+    if (a == nullptr) {
+        throw segment_broken("strata shm: a segment lock was used outside any attached segment");
+    }
+    return *a;
+}
+
+}  // namespace
+
+void register_attachment(Attachment* attachment) {
+    const std::lock_guard guard(registry_mutex());
+    for (auto& e : registry()) {
+        if (e.attachment.load() == nullptr) {
+            e.begin.store(reinterpret_cast<std::uintptr_t>(attachment->base));
+            e.end.store(reinterpret_cast<std::uintptr_t>(attachment->base) + attachment->size);
+            e.attachment.store(attachment);
+            return;
+        }
+    }
+}
+
+void unregister_attachment(Attachment* attachment) {
+    const std::lock_guard guard(registry_mutex());
+    for (auto& e : registry()) {
+        if (e.attachment.load() == attachment) {
+            e.attachment.store(nullptr);
+            e.begin.store(0);
+            e.end.store(0);
+        }
+    }
+}
+
+Attachment* attachment_at(const void* address) noexcept {
+    const auto a = reinterpret_cast<std::uintptr_t>(address);
+    for (auto& e : registry()) {
+        Attachment* att = e.attachment.load(std::memory_order_acquire);
+        if (att != nullptr && e.begin.load(std::memory_order_relaxed) <= a &&
+            a < e.end.load(std::memory_order_relaxed)) {
+            return att;
+        }
+    }
+    return nullptr;
+}
+
+bool futex_wait(const std::atomic<std::uint32_t>* word, std::uint32_t expected, long timeout_ns) noexcept {
+    timespec ts{.tv_sec = timeout_ns / 1'000'000'000L, .tv_nsec = timeout_ns % 1'000'000'000L};
+    const long rc =
+        ::syscall(SYS_futex, reinterpret_cast<const std::uint32_t*>(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
+    return !(rc != 0 && errno == ETIMEDOUT);
+}
+
+void futex_wake_all(const std::atomic<std::uint32_t>* word) noexcept {
+    ::syscall(SYS_futex, reinterpret_cast<const std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+std::uint64_t lock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>& waiters,
+                         const Attachment& self) {
+    std::uint64_t expected = 0;
+    if (owner.compare_exchange_strong(expected, self.token, std::memory_order_acquire)) {
+        return 0;
+    }
+    for (int spin = 0; spin < 200; ++spin) {
+        cpu_relax();
+        expected = 0;
+        if (owner.load(std::memory_order_relaxed) == 0 &&
+            owner.compare_exchange_weak(expected, self.token, std::memory_order_acquire)) {
+            return 0;
+        }
+    }
+    // Sleep on the owner word in bounded steps; between steps, check the owner.
+    std::uint64_t last_owner = 0;
+    int ticks_with_same_owner = 0;
+    for (;;) {
+        expected = 0;
+        if (owner.compare_exchange_strong(expected, self.token, std::memory_order_acquire)) {
+            return 0;
+        }
+        waiters.fetch_add(1, std::memory_order_seq_cst);
+        const bool woken = futex_wait(low_half(owner), low_word(expected), 2'000'000);
+        waiters.fetch_sub(1, std::memory_order_relaxed);
+        if (woken) {
+            continue;
+        }
+        const std::uint64_t current = owner.load(std::memory_order_relaxed);
+        if (current == 0) {
+            continue;
+        }
+        ticks_with_same_owner = current == last_owner ? ticks_with_same_owner + 1 : 0;
+        last_owner = current;
+        // Every ~20 ms of waiting on the same owner: is it still there?
+        if (ticks_with_same_owner % 10 == 9 && !self.alive(current)) {
+            return current;
+        }
+    }
+}
+
+void unlock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>& waiters) {
+    const std::uint64_t previous = owner.exchange(0, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (waiters.load(std::memory_order_relaxed) != 0) {
+        futex_wake_all(low_half(owner));
+    }
+    (void)previous;
+}
+
+void SegmentMutex::lock() {
+    Attachment& self = attachment_or_throw(this);
+    if (self.header->broken.load(std::memory_order_acquire) != 0) {
+        throw segment_broken(self.broken_reason());
+    }
+    if (const std::uint64_t dead = lock_words(owner_, waiters_, self); dead != 0) {
+        const std::string reason = fmt::format("segment '{}' is broken: {} died holding the segment's allocator lock",
+                                               self.name, self.describe(dead));
+        self.mark_broken(reason);
+        throw segment_broken(self.broken_reason());
+    }
+}
+
+bool SegmentMutex::try_lock() {
+    Attachment& self = attachment_or_throw(this);
+    std::uint64_t expected = 0;
+    return owner_.compare_exchange_strong(expected, self.token, std::memory_order_acquire);
+}
+
+void SegmentMutex::unlock() {
+    unlock_words(owner_, waiters_);
+}
+
+void SegmentRecursiveMutex::lock() {
+    Attachment& self = attachment_or_throw(this);
+    if (mutex_.owner() == self.token && thread_.load(std::memory_order_relaxed) == thread_tag()) {
+        ++depth_;
+        return;
+    }
+    mutex_.lock();
+    thread_.store(thread_tag(), std::memory_order_relaxed);
+    depth_ = 1;
+}
+
+bool SegmentRecursiveMutex::try_lock() {
+    Attachment& self = attachment_or_throw(this);
+    if (mutex_.owner() == self.token && thread_.load(std::memory_order_relaxed) == thread_tag()) {
+        ++depth_;
+        return true;
+    }
+    if (!mutex_.try_lock()) {
+        return false;
+    }
+    thread_.store(thread_tag(), std::memory_order_relaxed);
+    depth_ = 1;
+    return true;
+}
+
+void SegmentRecursiveMutex::unlock() {
+    if (--depth_ == 0) {
+        thread_.store(0, std::memory_order_relaxed);
+        mutex_.unlock();
+    }
+}
+
+}  // namespace strata::shm_detail

@@ -1,0 +1,498 @@
+// Ports: loan/commit/recv/release over a slot ring in the segment.
+#include "strata/shm/port.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <thread>
+
+#include <sched.h>
+
+#include "core/log.hpp"
+#include "shm/objects.hpp"
+#include "shm/port_layout.hpp"
+#include "strata/shm/testing.hpp"
+
+namespace strata {
+
+using shm_detail::PortPeer;
+using shm_detail::PortShared;
+using shm_detail::PortSlot;
+
+namespace {
+
+std::atomic<shm_testing::CrashHook> g_crash_hook{nullptr};
+
+constexpr std::uint64_t kForeverNs = static_cast<std::uint64_t>(-1);
+
+void copy_text(char* out, std::size_t capacity, std::string_view text) {
+    const std::size_t n = std::min(capacity - 1, text.size());
+    std::memcpy(out, text.data(), n);
+    out[n] = '\0';
+}
+
+std::string_view text_of(const char* text, std::size_t capacity) {
+    return {text, ::strnlen(text, capacity)};
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/// Consumers that must receive message `s`: every consumer index that has not
+/// left and joined at or before s (an index never joined is still expected).
+std::uint64_t holders_for(const PortShared& p, std::uint64_t s) {
+    std::uint64_t mask = 0;
+    for (unsigned i = 0; i < p.consumers; ++i) {
+        const PortPeer& c = p.consumer_peers[i];
+        if ((c.state == shm_detail::peer_never || c.state == shm_detail::peer_active) && c.join_seq <= s) {
+            mask |= 1ULL << i;
+        }
+    }
+    return mask;
+}
+
+/// Clears consumer `bit` from a slot; frees it when no holder is left. True if freed.
+bool drop_holder(PortSlot& slot, std::uint64_t bit) {
+    if ((slot.holders & bit) == 0) {
+        return false;
+    }
+    slot.holders &= ~bit;
+    if (slot.holders == 0 && (slot.state == shm_detail::slot_committed || slot.state == shm_detail::slot_abandoned)) {
+        slot.state = shm_detail::slot_free;
+        return true;
+    }
+    return false;
+}
+
+void bump_and_wake(std::atomic<std::uint32_t>& word, const std::atomic<std::uint32_t>& waiters) {
+    word.fetch_add(1, std::memory_order_seq_cst);
+    if (waiters.load(std::memory_order_seq_cst) != 0) {
+        shm_detail::futex_wake_all(&word);
+    }
+}
+
+Result<void> check_shape(std::string_view name, const PortShared& p, const PortOptions& o) {
+    if (o.slots && *o.slots != p.slots) {
+        return make_error(Errc::invalid_argument, "Segment::port: slots={}: port '{}' exists with {} slots", *o.slots,
+                          name, p.slots);
+    }
+    if (o.slot_bytes && *o.slot_bytes != p.slot_bytes) {
+        return make_error(Errc::invalid_argument,
+                          "Segment::port: slot_bytes={}: port '{}' exists with {} bytes per slot", *o.slot_bytes, name,
+                          p.slot_bytes);
+    }
+    if (o.consumers && *o.consumers != p.consumers) {
+        return make_error(Errc::invalid_argument, "Segment::port: consumers={}: port '{}' exists with {} consumers",
+                          *o.consumers, name, p.consumers);
+    }
+    return {};
+}
+
+shm_detail::ObjectSpec port_spec(std::size_t bytes) {
+    return {bytes, 64, type_id<PortShared>(), type_name<PortShared>()};
+}
+
+}  // namespace
+
+namespace shm_testing {
+void set_crash_hook(CrashHook hook) noexcept {
+    g_crash_hook.store(hook);
+}
+}  // namespace shm_testing
+
+namespace shm_detail {
+void crash_point(int point) noexcept {
+    if (auto* hook = g_crash_hook.load(std::memory_order_relaxed); hook != nullptr) {
+        hook(static_cast<shm_testing::CrashPoint>(point));
+    }
+}
+}  // namespace shm_detail
+
+// ---- opening -------------------------------------------------------------
+
+Result<Port> Segment::port(std::string_view name, PortRole role) {
+    return port(name, role, PortOptions{});
+}
+
+Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptions& options) {
+    constexpr std::string_view op = "Segment::port";
+    if (auto ok = shm_detail::usable(attachment_.get(), op, true); !ok) {
+        return std::unexpected(ok.error());
+    }
+    if (name.empty() || name.size() > 200 || name.find('\0') != std::string_view::npos) {
+        return make_error(Errc::invalid_argument, "{}: name='{}': a port name has 1..200 characters, no NUL", op, name);
+    }
+    if (role != PortRole::producer && role != PortRole::consumer) {
+        return make_error(Errc::invalid_argument, "{}: role={}: not a PortRole", op, static_cast<int>(role));
+    }
+    if (options.sync == PortSync::mpi) {
+        return make_error(Errc::unsupported,
+                          "{}: sync=mpi: this library's ports synchronise through the segment (blocking or "
+                          "busy_poll); send Handles over MPI with STRATA_MPI_HANDLE instead",
+                          op);
+    }
+    if (options.sync != PortSync::blocking && options.sync != PortSync::busy_poll) {
+        return make_error(Errc::invalid_argument, "{}: sync={}: not a PortSync", op, static_cast<int>(options.sync));
+    }
+    const unsigned slots = options.slots.value_or(4);
+    const std::size_t slot_bytes = options.slot_bytes.value_or(0);
+    const unsigned consumers = options.consumers.value_or(1);
+    if (slots < 1 || slots > shm_detail::kMaxPortSlots) {
+        return make_error(Errc::invalid_argument, "{}: slots={}: must be in 1..{}", op, slots,
+                          shm_detail::kMaxPortSlots);
+    }
+    if (slot_bytes > shm_detail::kMaxSlotBytes) {
+        return make_error(Errc::invalid_argument, "{}: slot_bytes={}: must be at most {} (1 GiB)", op, slot_bytes,
+                          shm_detail::kMaxSlotBytes);
+    }
+    if (consumers < 1 || consumers > shm_detail::kMaxPortPeers) {
+        return make_error(Errc::invalid_argument, "{}: consumers={}: must be in 1..{}", op, consumers,
+                          shm_detail::kMaxPortPeers);
+    }
+
+    shm_detail::Attachment& a = *attachment_;
+    const std::string object_name = fmt::format("strata.port.{}", name);
+    const std::size_t bytes = shm_detail::port_bytes(slots, slot_bytes);
+    auto construct = [&](void* place) {
+        auto* p = ::new (place) PortShared();
+        p->slots = slots;
+        p->consumers = consumers;
+        p->slot_bytes = slot_bytes;
+        auto* payload = reinterpret_cast<std::byte*>(p->slot_array() + slots);
+        payload += (64 - reinterpret_cast<std::uintptr_t>(payload) % 64) % 64;
+        const std::size_t stride = (slot_bytes + 63) / 64 * 64;
+        for (unsigned i = 0; i < slots; ++i) {
+            auto* s = ::new (p->slot_array() + i) PortSlot();
+            s->payload_offset = static_cast<std::uint64_t>(payload + i * stride - a.base);
+        }
+    };
+    auto placed =
+        shm_detail::place_object(a, op, object_name, port_spec(bytes), &invoke<decltype(construct)>, &construct);
+    if (!placed) {
+        return std::unexpected(placed.error());
+    }
+    auto* shared = static_cast<PortShared*>(*placed);
+    if (auto ok = check_shape(name, *shared, options); !ok) {
+        return std::unexpected(ok.error());
+    }
+
+    Port port;
+    port.attachment_ = &a;
+    port.shared_ = shared;
+    port.name_ = std::string(name);
+    port.role_ = role;
+    port.sync_ = options.sync;
+    port.token_ = a.token;
+    if (auto locked = port.lock(op); !locked) {
+        return std::unexpected(locked.error());
+    }
+    PortPeer* table = role == PortRole::producer ? shared->producers : shared->consumer_peers;
+    const unsigned limit = role == PortRole::producer ? shm_detail::kMaxPortPeers : shared->consumers;
+    PortPeer* chosen = nullptr;
+    // Consumers take an index never used first: messages already sent wait for it.
+    for (unsigned pass = 0; pass < 2 && chosen == nullptr; ++pass) {
+        for (unsigned i = 0; i < limit; ++i) {
+            PortPeer& peer = table[i];
+            const bool fits = pass == 0 ? peer.state == shm_detail::peer_never : peer.state != shm_detail::peer_active;
+            if (fits) {
+                chosen = &peer;
+                port.index_ = i;
+                break;
+            }
+        }
+    }
+    if (chosen == nullptr) {
+        port.unlock();
+        port.shared_ = nullptr;
+        return make_error(Errc::busy, "{}: role={}: port '{}' already has {} {}s attached", op, to_string(role), name,
+                          limit, to_string(role));
+    }
+    if (role == PortRole::consumer && chosen->state != shm_detail::peer_never) {
+        chosen->join_seq = shared->write_seq;  // a replacement consumer starts with the next message
+        chosen->next_seq = shared->write_seq;
+    }
+    chosen->token = a.token;
+    chosen->state = shm_detail::peer_active;
+    if (role == PortRole::producer) {
+        ++shared->producers_active;
+        ++shared->producers_joined;
+    }
+    port.seen_deaths_ = shared->deaths.load();
+    port.unlock();
+    return port;
+}
+
+Result<void> Segment::remove_port(std::string_view name) {
+    constexpr std::string_view op = "Segment::remove_port";
+    if (auto ok = shm_detail::usable(attachment_.get(), op, true); !ok) {
+        return std::unexpected(ok.error());
+    }
+    const std::string object_name = fmt::format("strata.port.{}", name);
+    auto found = shm_detail::find_object(*attachment_, op, object_name, port_spec(0));
+    if (!found) {
+        return std::unexpected(found.error());
+    }
+    const auto* p = static_cast<const PortShared*>(*found);
+    for (const auto* table : {p->producers, p->consumer_peers}) {
+        for (unsigned i = 0; i < shm_detail::kMaxPortPeers; ++i) {
+            const PortPeer& peer = table[i];
+            if (peer.state == shm_detail::peer_active && attachment_->alive(peer.token)) {
+                return make_error(Errc::busy, "{}: port '{}' is still used by {}", op, name,
+                                  attachment_->describe(peer.token));
+            }
+        }
+    }
+    return shm_detail::erase_object(*attachment_, op, object_name, nullptr, port_spec(0), [](void*) {});
+}
+
+// ---- Port basics ------------------------------------------------------------
+
+Port::Port(Port&& other) noexcept
+    : attachment_(std::exchange(other.attachment_, nullptr)),
+      shared_(std::exchange(other.shared_, nullptr)),
+      name_(std::move(other.name_)),
+      role_(other.role_),
+      sync_(other.sync_),
+      index_(other.index_),
+      token_(other.token_),
+      seen_deaths_(other.seen_deaths_),
+      messages_(other.messages_) {}
+
+Port& Port::operator=(Port&& other) noexcept {
+    if (this != &other) {
+        (void)close();
+        attachment_ = std::exchange(other.attachment_, nullptr);
+        shared_ = std::exchange(other.shared_, nullptr);
+        name_ = std::move(other.name_);
+        role_ = other.role_;
+        sync_ = other.sync_;
+        index_ = other.index_;
+        token_ = other.token_;
+        seen_deaths_ = other.seen_deaths_;
+        messages_ = other.messages_;
+    }
+    return *this;
+}
+
+Port::~Port() {
+    if (auto closed = close(); !closed) {
+        detail::log().debug("{}", closed.error().what());
+    }
+}
+
+PortShape Port::shape() const noexcept {
+    if (shared_ == nullptr) {
+        return {};
+    }
+    return {shared_->slots, shared_->slot_bytes, shared_->consumers};
+}
+
+Result<Handle> Port::save_raw(const void* object, const shm_detail::ObjectSpec& spec) const {
+    if (attachment_ == nullptr) {
+        return make_error(Errc::invalid_argument, "Port::send: the port is closed");
+    }
+    auto header = shm_detail::header_of(*attachment_, "Port::send", object, spec);
+    if (!header) {
+        return std::unexpected(header.error());
+    }
+    const auto offset = static_cast<std::uint64_t>(static_cast<const std::byte*>(object) - attachment_->base);
+    return Handle{attachment_->header->segment_id, (*header)->generation, offset, spec.type};
+}
+
+Result<void*> Port::load_raw(const Handle& handle, const shm_detail::ObjectSpec& spec) const {
+    if (attachment_ == nullptr) {
+        return make_error(Errc::invalid_argument, "Sample::get: the port is closed");
+    }
+    return shm_detail::load_object(*attachment_, handle, spec);
+}
+
+std::span<std::byte> Port::payload(const PortSlot* slot) const noexcept {
+    return {attachment_->base + slot->payload_offset, static_cast<std::size_t>(shared_->slot_bytes)};
+}
+
+Result<void> Port::lock(std::string_view op) {
+    if (shared_->broken.load(std::memory_order_acquire) != 0) {
+        return make_error(Errc::peer_dead, "{}: {}", op,
+                          text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+    }
+    if (const std::uint64_t dead = shm_detail::lock_token(shared_->lock, *attachment_); dead != 0) {
+        std::uint32_t expected = 0;
+        if (shared_->broken.compare_exchange_strong(expected, 2)) {
+            copy_text(shared_->broken_reason, sizeof shared_->broken_reason,
+                      fmt::format("port '{}' is broken: {} died holding its lock; remove it with "
+                                  "Segment::remove_port once every user has closed it",
+                                  name_, attachment_->describe(dead)));
+            shared_->broken.store(1, std::memory_order_release);
+            bump_and_wake(shared_->published, shared_->publish_waiters);
+            bump_and_wake(shared_->freed, shared_->free_waiters);
+        }
+        while (shared_->broken.load(std::memory_order_acquire) == 2) {
+            cpu_relax();
+        }
+        return make_error(Errc::peer_dead, "{}: {}", op,
+                          text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+    }
+    shm_detail::crash_point(static_cast<int>(shm_testing::CrashPoint::port_lock_held));
+    return {};
+}
+
+void Port::unlock() noexcept {
+    shm_detail::unlock_token(shared_->lock);
+}
+
+Result<void> Port::check_events(std::string_view op) {
+    if (shared_ == nullptr) {
+        return make_error(Errc::invalid_argument, "{}: the port is closed", op);
+    }
+    if (shared_->broken.load(std::memory_order_acquire) != 0) {
+        return make_error(Errc::peer_dead, "{}: {}", op,
+                          text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+    }
+    const std::uint64_t deaths = shared_->deaths.load(std::memory_order_acquire);
+    if (deaths != seen_deaths_) {
+        seen_deaths_ = deaths;
+        return make_error(Errc::peer_dead, "{}: port '{}': {}", op, name_,
+                          text_of(shared_->last_death, sizeof shared_->last_death));
+    }
+    return {};
+}
+
+// Finds users of the port that died, and undoes what they held.
+void Port::recover_dead_peers() {
+    auto any_dead = [&] {
+        for (const auto* table : {shared_->producers, shared_->consumer_peers}) {
+            for (unsigned i = 0; i < shm_detail::kMaxPortPeers; ++i) {
+                const PortPeer& peer = table[i];
+                if (peer.state == shm_detail::peer_active && peer.token != token_ && !attachment_->alive(peer.token)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    };
+    if (!any_dead() || !lock("Port").has_value()) {
+        return;
+    }
+    bool freed_any = false;
+    bool published_any = false;
+    for (unsigned i = 0; i < shm_detail::kMaxPortPeers; ++i) {
+        PortPeer& peer = shared_->producers[i];
+        if (peer.state != shm_detail::peer_active || peer.token == token_ || attachment_->alive(peer.token)) {
+            continue;
+        }
+        std::string lost;
+        for (unsigned k = 0; k < shared_->slots; ++k) {
+            PortSlot& slot = shared_->slot_array()[k];
+            if (slot.state == shm_detail::slot_loaned && slot.loaner == peer.token) {
+                slot.state = shm_detail::slot_abandoned;
+                slot.holders = holders_for(*shared_, slot.sequence);
+                if (slot.holders == 0) {
+                    slot.state = shm_detail::slot_free;
+                    freed_any = true;
+                }
+                published_any = true;
+                lost += fmt::format("{}{}", lost.empty() ? "" : ", ", slot.sequence);
+            }
+        }
+        const std::string who = attachment_->describe(peer.token);
+        peer.state = shm_detail::peer_departed;
+        --shared_->producers_active;
+        ++shared_->producers_died;
+        published_any = true;
+        copy_text(shared_->last_death, sizeof shared_->last_death,
+                  lost.empty() ? fmt::format("producer {} ({}) died; no message was lost", i, who)
+                               : fmt::format("producer {} ({}) died between loan and commit; message {} is dropped "
+                                             "and skipped by the consumers",
+                                             i, who, lost));
+        shared_->deaths.fetch_add(1, std::memory_order_release);
+    }
+    for (unsigned i = 0; i < shared_->consumers; ++i) {
+        PortPeer& peer = shared_->consumer_peers[i];
+        if (peer.state != shm_detail::peer_active || peer.token == token_ || attachment_->alive(peer.token)) {
+            continue;
+        }
+        unsigned held = 0;
+        for (unsigned k = 0; k < shared_->slots; ++k) {
+            PortSlot& slot = shared_->slot_array()[k];
+            if ((slot.holders & (1ULL << i)) != 0) {
+                ++held;
+            }
+            freed_any |= drop_holder(slot, 1ULL << i);
+        }
+        const std::string who = attachment_->describe(peer.token);
+        peer.state = shm_detail::peer_departed;
+        copy_text(shared_->last_death, sizeof shared_->last_death,
+                  fmt::format("consumer {} ({}) died; the {} slot(s) it held or had not yet received are released and "
+                              "it leaves the fan-out",
+                              i, who, held));
+        shared_->deaths.fetch_add(1, std::memory_order_release);
+    }
+    unlock();
+    if (freed_any) {
+        bump_and_wake(shared_->freed, shared_->free_waiters);
+    }
+    if (published_any) {
+        bump_and_wake(shared_->published, shared_->publish_waiters);
+    }
+}
+
+// Waits until the futex word moves on from `seen`, the deadline passes, or a
+// liveness check (every 20 ms) finds a dead user.
+Result<void> Port::wait(std::string_view op, std::uint32_t seen, bool for_slot,
+                        std::chrono::steady_clock::time_point deadline,
+                        std::chrono::steady_clock::time_point* next_check) {
+    std::atomic<std::uint32_t>& word = for_slot ? shared_->freed : shared_->published;
+    std::atomic<std::uint32_t>& waiters = for_slot ? shared_->free_waiters : shared_->publish_waiters;
+    const auto tick = std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
+    for (;;) {
+        if (sync_ == PortSync::busy_poll) {
+            for (int spin = 0; spin < 4096; ++spin) {
+                if (word.load(std::memory_order_acquire) != seen) {
+                    return {};
+                }
+                cpu_relax();
+            }
+            // Give the core away now and then: with more spinners than cores the
+            // producer we wait for may need it.
+            sched_yield();
+        } else {
+            waiters.fetch_add(1, std::memory_order_seq_cst);
+            const auto now = std::chrono::steady_clock::now();
+            const auto until = std::min(deadline, *next_check);
+            const long ns =
+                until > now
+                    ? static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count())
+                    : 0;
+            if (word.load(std::memory_order_seq_cst) == seen && ns > 0) {
+                shm_detail::futex_wait(&word, seen, ns);
+            }
+            waiters.fetch_sub(1, std::memory_order_seq_cst);
+        }
+        if (word.load(std::memory_order_acquire) != seen) {
+            return {};
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= *next_check) {
+            *next_check = now + tick;
+            recover_dead_peers();
+            if (auto ok = check_events(op); !ok) {
+                return ok;
+            }
+            if (shared_->lock.owner.load() != 0 && !attachment_->alive(shared_->lock.owner.load())) {
+                if (auto locked = lock(op); !locked) {
+                    return locked;
+                }
+                unlock();
+            }
+        }
+        if (now >= deadline) {
+            return make_error(Errc::timeout, "{}: port '{}': nothing {} within the timeout", op, name_,
+                              for_slot ? "was released (every slot is in use)" : "arrived");
+        }
+    }
+}
+
+}  // namespace strata

@@ -1,0 +1,78 @@
+// What a port holds in the segment (port.hpp describes the protocol).
+//
+// Message s lives in slot s % slots. A slot goes free -> loaned (by one
+// producer) -> committed or abandoned (with a bit per consumer that must
+// still receive or skip it) -> free when the last bit is cleared. All state
+// changes happen under the port's owner-token lock; the futex words
+// `published` and `freed` only wake sleepers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "shm/layout.hpp"
+#include "strata/shm/handle.hpp"
+
+namespace strata::shm_detail {
+
+inline constexpr unsigned kMaxPortPeers = 64;
+inline constexpr unsigned kMaxPortSlots = 1024;
+inline constexpr std::uint64_t kMaxSlotBytes = 1ULL << 30U;
+
+enum SlotState : std::uint32_t { slot_free = 0, slot_loaned = 1, slot_committed = 2, slot_abandoned = 3 };
+enum PeerState : std::uint32_t { peer_never = 0, peer_active = 1, peer_departed = 2, peer_closed = 3 };
+
+struct PortSlot {
+    std::uint64_t sequence = 0;
+    std::uint32_t state = slot_free;
+    std::uint32_t producer = 0;
+    std::uint64_t loaner = 0;   ///< token of the producer holding the loan
+    std::uint64_t holders = 0;  ///< consumers that still have to receive or release it
+    std::uint64_t used = 0;     ///< committed inline bytes
+    Handle handle;
+    std::uint64_t payload_offset = 0;  ///< from the segment's start
+};
+
+struct PortPeer {
+    std::uint64_t token = 0;
+    std::uint32_t state = peer_never;
+    std::uint32_t reserved = 0;
+    std::uint64_t join_seq = 0;  ///< consumers: first message meant for this consumer
+    std::uint64_t next_seq = 0;  ///< consumers: next message to receive
+};
+
+struct PortShared {
+    TokenLock lock;
+    std::uint32_t slots = 0;
+    std::uint32_t consumers = 0;
+    std::uint64_t slot_bytes = 0;
+    std::uint64_t write_seq = 0;
+    std::uint32_t producers_active = 0;
+    std::uint32_t producers_joined = 0;
+    std::uint32_t producers_died = 0;
+    std::uint32_t reserved = 0;
+    alignas(64) std::atomic<std::uint32_t> published{0};
+    std::atomic<std::uint32_t> publish_waiters{0};
+    alignas(64) std::atomic<std::uint32_t> freed{0};
+    std::atomic<std::uint32_t> free_waiters{0};
+    alignas(64) std::atomic<std::uint32_t> broken{0};
+    char broken_reason[384] = {};
+    std::atomic<std::uint64_t> deaths{0};
+    char last_death[384] = {};
+    PortPeer producers[kMaxPortPeers];
+    PortPeer consumer_peers[kMaxPortPeers];
+
+    PortSlot* slot_array() noexcept { return reinterpret_cast<PortSlot*>(this + 1); }
+    PortSlot& slot(std::uint64_t sequence) noexcept { return slot_array()[sequence % slots]; }
+};
+
+/// Bytes of a port with this shape (header, slots, payload).
+inline std::size_t port_bytes(unsigned slots, std::size_t slot_bytes) {
+    const std::size_t stride = (slot_bytes + 63) / 64 * 64;
+    return sizeof(PortShared) + slots * sizeof(PortSlot) + 64 + slots * stride;
+}
+
+/// Test hook points (see strata/shm/testing.hpp).
+void crash_point(int point) noexcept;
+
+}  // namespace strata::shm_detail
