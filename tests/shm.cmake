@@ -8,3 +8,4 @@ target_sources(strata_shm_unit_tests PRIVATE unit/shm_port_test.cpp)
 strata_add_test_binary(strata_shm_integration_tests LABEL integration TIMEOUT 120 PREFIX "shm." SOURCES
   integration/shm_port_process_test.cpp)
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_crash_test.cpp)
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_namespace_test.cpp)
