@@ -14,4 +14,9 @@ void tour_regions(Tour& tour, const std::filesystem::path& dir);
 /// MPI storage windows through libstrata-mpi, with mpiexec (docs/mpi-storage-windows.md).
 void tour_mpi(Tour& tour, const std::filesystem::path& dir);
 
+/// Blocking monitor: auto's choice, a blocked worker seen, preemption ignored (docs/monitor.md).
+void tour_monitor(Tour& tour);
+/// Task runtime and OCR programs (docs/runtime.md).
+void tour_runtime(Tour& tour);
+
 }  // namespace strata::cli
