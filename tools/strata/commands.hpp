@@ -29,4 +29,14 @@ struct OcrOptions {
 /// this process (exec); returns only when it cannot be run (127 or 126).
 int run_ocr_program(const OcrOptions& options, const std::vector<std::string>& command);
 
+/// Options of `strata shm ls|gc`.
+struct ShmOptions {
+    std::string dir;  ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
+    bool json = false;
+};
+/// `strata shm ls`: segments with size, users alive and age; exit code.
+int run_shm_ls(const ShmOptions& options);
+/// `strata shm gc`: removes segments whose users all died; exit code.
+int run_shm_gc(const ShmOptions& options);
+
 }  // namespace strata::cli

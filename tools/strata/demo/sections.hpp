@@ -19,4 +19,7 @@ void tour_monitor(Tour& tour);
 /// Task runtime and OCR programs (docs/runtime.md).
 void tour_runtime(Tour& tour);
 
+/// Shared objects: segments, containers, handles and ports between processes (docs/shm.md).
+void tour_shm(Tour& tour, const std::filesystem::path& dir);
+
 }  // namespace strata::cli
