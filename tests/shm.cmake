@@ -19,3 +19,8 @@ if(TARGET strata_mpi)
             $<TARGET_FILE:strata_shm_mpi_handle_test> ${MPIEXEC_POSTFLAGS})
   set_tests_properties(shm.mpi.handles_travel_between_ranks_as_strata_mpi_handle PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
 endif()
+
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_admin_test.cpp)
+target_link_libraries(strata_shm_integration_tests PRIVATE nlohmann_json::nlohmann_json)
+target_compile_definitions(strata_shm_integration_tests PRIVATE STRATA_CLI="$<TARGET_FILE:strata_cli>")
+add_dependencies(strata_shm_integration_tests strata_cli)
