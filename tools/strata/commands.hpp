@@ -47,4 +47,14 @@ struct RunOptions {
 /// `strata run WORKFLOW.toml`: runs a synthetic workflow and reports throughput and latency; exit code.
 int run_workflow(const RunOptions& options);
 
+/// Options of `strata shm ls|gc`.
+struct ShmOptions {
+    std::string dir;  ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
+    bool json = false;
+};
+/// `strata shm ls`: segments with size, users alive and age; exit code.
+int run_shm_ls(const ShmOptions& options);
+/// `strata shm gc`: removes segments whose users all died; exit code.
+int run_shm_gc(const ShmOptions& options);
+
 }  // namespace strata::cli
