@@ -66,7 +66,8 @@ NB_MODULE(_strata, m) {
         .def_rw("type", &Handle::type)
         .def("is_null", &Handle::is_null)
         .def("__eq__", [](const Handle& a, const Handle& b) { return a == b; })
-        .def("__hash__", [](const Handle& h) { return std::hash<std::uint64_t>{}(h.segment ^ (h.offset * 31) ^ h.generation); })
+        .def("__hash__",
+             [](const Handle& h) { return std::hash<std::uint64_t>{}(h.segment ^ (h.offset * 31) ^ h.generation); })
         .def("__repr__",
              [](const Handle& h) {
                  return fmt::format("strata.Handle(segment={:#x}, generation={}, offset={}, type={:#x})", h.segment,

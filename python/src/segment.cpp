@@ -67,8 +67,8 @@ void bind_segment(nb::module_& m) {
             [](PySegment* self, const std::string& name, const std::string& mode, std::size_t size,
                const std::string& dir, bool group_access) {
                 auto parsed = unwrap(parse_segment_mode(mode));
-                new (self) PySegment{unwrap(Segment::open(name, parsed, size, {.dir = dir, .group_access = group_access})),
-                                     {}};
+                new (self) PySegment{
+                    unwrap(Segment::open(name, parsed, size, {.dir = dir, .group_access = group_access})), {}};
             },
             nb::arg("name"), nb::arg("mode") = "open_or_create", nb::arg("size") = 0, nb::arg("dir") = "",
             nb::arg("group_access") = false)
@@ -117,9 +117,8 @@ void bind_segment(nb::module_& m) {
             [](nb::object self, const Handle& h) {
                 auto& s = open_segment(seg_of(self));
                 for (auto d : {Dtype::float64, Dtype::float32, Dtype::int64, Dtype::int32, Dtype::uint8}) {
-                    const bool match = with_type(d, [&](auto tag) {
-                        return h.type == type_id<strata::vector<typename decltype(tag)::type>>();
-                    });
+                    const bool match = with_type(
+                        d, [&](auto tag) { return h.type == type_id<strata::vector<typename decltype(tag)::type>>(); });
                     if (match) {
                         void* v = with_type(d, [&](auto tag) -> void* {
                             return unwrap(s.segment.load<strata::vector<typename decltype(tag)::type>>(h));
@@ -144,8 +143,8 @@ void bind_segment(nb::module_& m) {
                         "load() returned, not a copy or a slice)");
                 }
                 return with_type(it->second.dtype, [&](auto tag) {
-                    return unwrap(
-                        seg.segment.save(*static_cast<strata::vector<typename decltype(tag)::type>*>(it->second.vector)));
+                    return unwrap(seg.segment.save(
+                        *static_cast<strata::vector<typename decltype(tag)::type>*>(it->second.vector)));
                 });
             },
             nb::arg("address"))

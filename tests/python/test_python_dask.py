@@ -33,16 +33,24 @@ def consume(segment_name: str, produced):
 
 
 def test_dask_workers_exchange_handles_and_the_data_stays_in_the_segment(strata_module, segment_name):
-    distributed = pytest.importorskip("distributed") if not os.environ.get("CI") else __import__("distributed")
+    distributed = (
+        pytest.importorskip("distributed") if not os.environ.get("CI") else __import__("distributed")
+    )
     strata = strata_module
     with strata.Segment(segment_name, "create_only", 256 << 20) as seg:
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                      silence_logs=50) as cluster, distributed.Client(cluster) as client:
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
             workers = list(client.scheduler_info()["workers"])
             assert len(workers) == 2
             results = []
             for i, (w_produce, w_consume) in enumerate([(workers[0], workers[1]), (workers[1], workers[0])]):
-                p = client.submit(produce, segment_name, f"a{i}", float(i + 1), workers=[w_produce], pure=False)
+                p = client.submit(
+                    produce, segment_name, f"a{i}", float(i + 1), workers=[w_produce], pure=False
+                )
                 c = client.submit(consume, segment_name, p, workers=[w_consume], pure=False)
                 results.append((p, c))
             for i, (p, c) in enumerate(results):
