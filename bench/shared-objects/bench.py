@@ -20,10 +20,26 @@ from pathlib import Path
 MB = 1_000_000
 
 
-def strata_run(bin_dir: Path, shape: str, tasks: int, method: str, size: int, iterations: int,
-               wait: str = "blocking") -> dict:
-    cmd = [str(bin_dir / "strata"), "run", "--json", "--shape", shape, "--tasks", str(tasks), "--method", method,
-           "--data-size", str(size), "--iterations", str(iterations), "--wait", wait]
+def strata_run(
+    bin_dir: Path, shape: str, tasks: int, method: str, size: int, iterations: int, wait: str = "blocking"
+) -> dict:
+    cmd = [
+        str(bin_dir / "strata"),
+        "run",
+        "--json",
+        "--shape",
+        shape,
+        "--tasks",
+        str(tasks),
+        "--method",
+        method,
+        "--data-size",
+        str(size),
+        "--iterations",
+        str(iterations),
+        "--wait",
+        wait,
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {done.stdout}{done.stderr}")
@@ -49,15 +65,26 @@ def measure(bin_dir, rows, experiment, shape, tasks, method, size, repeats, quic
     med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
     p50 = statistics.median(statistics.median(e["p50_ns"] for e in r["edges"]) for r in runs)
     row = {
-        "experiment": experiment, "shape": shape, "tasks": tasks, "method": method, "wait": wait,
-        "data_size": size, "iterations": iterations, "repeats": repeats,
-        "throughput_mb_s": med("throughput_mb_s"), "iterations_per_s": med("iterations_per_s"),
-        "seconds": med("seconds"), "handoff_p50_ns": p50,
+        "experiment": experiment,
+        "shape": shape,
+        "tasks": tasks,
+        "method": method,
+        "wait": wait,
+        "data_size": size,
+        "iterations": iterations,
+        "repeats": repeats,
+        "throughput_mb_s": med("throughput_mb_s"),
+        "iterations_per_s": med("iterations_per_s"),
+        "seconds": med("seconds"),
+        "handoff_p50_ns": p50,
         "all_throughput_mb_s": [r["throughput_mb_s"] for r in runs],
     }
     rows.append(row)
-    print(f"  {experiment:<10} {shape:<15} n={tasks:<3} {method:<10} {size / MB:>7.0f} MB  "
-          f"{row['throughput_mb_s']:9.1f} MB/s {row['iterations_per_s']:8.1f} it/s", flush=True)
+    print(
+        f"  {experiment:<10} {shape:<15} n={tasks:<3} {method:<10} {size / MB:>7.0f} MB  "
+        f"{row['throughput_mb_s']:9.1f} MB/s {row['iterations_per_s']:8.1f} it/s",
+        flush=True,
+    )
 
 
 def main() -> int:
@@ -97,17 +124,30 @@ def main() -> int:
     print("handoff latency and 100 MB touched throughput (microbenchmark)", flush=True)
     handoff_runs = []
     for _ in range(1 if quick else 3):
-        done = subprocess.run([str(args.bin_dir / "bench_shared_objects_handoff")] + (["--quick"] if quick else []),
-                              capture_output=True, text=True, timeout=600, check=True)
+        done = subprocess.run(
+            [str(args.bin_dir / "bench_shared_objects_handoff")] + (["--quick"] if quick else []),
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=True,
+        )
         handoff_runs.append(json.loads(done.stdout))
 
     doc = {
-        "command": os.environ.get("STRATA_BENCH_COMMAND", "bench/shared-objects/run " + " ".join(sys.argv[1:])),
+        "command": os.environ.get(
+            "STRATA_BENCH_COMMAND", "bench/shared-objects/run " + " ".join(sys.argv[1:])
+        ),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
-                    "load_average_at_end": os.getloadavg()},
-        "quick": quick, "repeats": repeats, "seconds": time.time() - start,
-        "workflows": rows, "handoff": handoff_runs,
+        "machine": {
+            "cpus": os.cpu_count(),
+            "kernel": platform.release(),
+            "load_average_at_end": os.getloadavg(),
+        },
+        "quick": quick,
+        "repeats": repeats,
+        "seconds": time.time() - start,
+        "workflows": rows,
+        "handoff": handoff_runs,
     }
     args.out.write_text(json.dumps(doc, indent=2) + "\n")
     print(f"wrote {args.out} in {doc['seconds']:.0f} s", flush=True)

@@ -7,8 +7,8 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,7 +43,7 @@ Outcome run(const std::string& args) {
 std::set<std::string> workflow_segments() {
     std::set<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
-        if (e.path().filename().string().starts_with("strata-workflow-")) {
+        if (e.path().filename().string().starts_with("strata.strata-workflow-")) {
             names.insert(e.path().filename().string());
         }
     }
@@ -71,9 +71,7 @@ std::set<std::string> leftover_segments(const std::set<std::string>& before) {
 
 class WorkflowRun : public ::testing::TestWithParam<std::string> {
 protected:
-    void SetUp() override {
-        STRATA_REQUIRE(!strata::test::find_program("mpiexec").empty(), "mpiexec (MPICH) in PATH");
-    }
+    void SetUp() override { STRATA_REQUIRE(!strata::test::find_program("mpiexec").empty(), "mpiexec (MPICH) in PATH"); }
 };
 
 TEST_P(WorkflowRun, each_shape_completes_with_no_checksum_error_and_no_leftover_segment) {
@@ -179,8 +177,8 @@ TEST(WorkflowRunErrors, a_task_killed_mid_run_fails_the_run_within_seconds_and_l
         const int null = ::open("/dev/null", O_WRONLY);
         ::dup2(null, STDOUT_FILENO);
         ::dup2(null, STDERR_FILENO);
-        ::execl(STRATA_CLI, STRATA_CLI, "run", "--shape", "pipeline", "--tasks", "3", "--method", "shm",
-                "--iterations", "1000000", "--data-size", "64KiB", static_cast<char*>(nullptr));
+        ::execl(STRATA_CLI, STRATA_CLI, "run", "--shape", "pipeline", "--tasks", "3", "--method", "shm", "--iterations",
+                "1000000", "--data-size", "64KiB", static_cast<char*>(nullptr));
         ::_exit(127);
     }
     std::vector<pid_t> tasks;

@@ -120,18 +120,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"unknown top key", "[workflow]", "colour = 1\n[workflow]", {"colour", "unknown key"}},
         BadInput{"unknown workflow key", "slots = 3", "slotz = 3", {"workflow.slotz", "unknown key"}},
         BadInput{"unknown task key", "period_us = 5", "periodus = 5", {"task[0].periodus", "unknown key"}},
-        BadInput{"unknown edge key", "method = \"copy-from\"", "method = \"copy-from\"\nvia = 1",
+        BadInput{"unknown edge key",
+                 "method = \"copy-from\"",
+                 "method = \"copy-from\"\nvia = 1",
                  {"edge[0].via", "unknown key"}},
         BadInput{"iterations zero", "iterations = 10", "iterations = 0", {"workflow.iterations=0", "at least 1"}},
-        BadInput{"iterations string", "iterations = 10", "iterations = \"ten\"",
+        BadInput{"iterations string",
+                 "iterations = 10",
+                 "iterations = \"ten\"",
                  {"workflow.iterations=", "ten", "not an integer"}},
         BadInput{"slots zero", "slots = 3", "slots = 0", {"workflow.slots=0"}},
         BadInput{"slots too many", "slots = 3", "slots = 65", {"workflow.slots=65", "between 1 and 64"}},
         BadInput{"wait unknown", "\"busy-poll\"", "\"sleepy\"", {"workflow.wait=sleepy", "unknown wait"}},
         BadInput{"segment size bad unit", "\"64MiB\"", "\"64MiBs\"", {"workflow.segment_size=64MiBs"}},
         BadInput{"segment size negative", "\"64MiB\"", "-5", {"workflow.segment_size=-5", "negative"}},
-        BadInput{"segment size too small", "\"64MiB\"", "\"1MB\"",
-                 {"workflow.segment_size=1000000", "too small", "need"}},
+        BadInput{
+            "segment size too small", "\"64MiB\"", "\"1MB\"", {"workflow.segment_size=1000000", "too small", "need"}},
         BadInput{"segment size a table", "\"64MiB\"", "{ a = 1 }", {"workflow.segment_size", "not a byte count"}},
         BadInput{"task without name", "name = \"a\"", "", {"task[0].name", "missing"}},
         BadInput{"task name not a string", "name = \"a\"", "name = 7", {"task[0].name=7", "not a string"}},
@@ -144,13 +148,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"edge from unknown task", "from = \"a\"", "from = \"x\"", {"edge[0].from=x", "no task"}},
         BadInput{"edge to unknown task", "to = \"b\"", "to = \"y\"", {"edge[0].to=y", "no task"}},
         BadInput{"edge without method", "method = \"copy-from\"", "", {"edge[0].method", "missing"}},
-        BadInput{"edge with unknown method", "\"copy-from\"", "\"carrier-pigeon\"",
+        BadInput{"edge with unknown method",
+                 "\"copy-from\"",
+                 "\"carrier-pigeon\"",
                  {"edge[0].method=carrier-pigeon", "unknown method"}},
         BadInput{"self edge", "to = \"b\"", "to = \"a\"", {"edge[0].to=a", "cycle"}},
         BadInput{"task is not an array of tables", "[[task]]\nname = \"b\"", "", {}},
         BadInput{"one task only", "[[task]]\nname = \"b\"\n", "", {"1 task", "at least 2"}},
-        BadInput{"no edges", "[[edge]]\nfrom = \"a\"\nto = \"b\"\nmethod = \"copy-from\"", "edge = []",
-                 {"edge"}}));
+        BadInput{"no edges", "[[edge]]\nfrom = \"a\"\nto = \"b\"\nmethod = \"copy-from\"", "edge = []", {"edge"}}));
 
 TEST(WorkflowValidate, a_cycle_names_an_edge_on_it) {
     Workflow wf;
@@ -183,8 +188,11 @@ TEST(WorkflowValidate, a_producer_with_two_methods_is_an_error) {
 TEST(WorkflowValidate, any_dag_with_mixed_producer_methods_is_valid) {
     Workflow wf;
     wf.tasks = {{"a", 0, 8}, {"b", 0, 16}, {"c", 0, 24}, {"d", 0, 0}};
-    wf.edges = {{"a", "b", Method::shm},      {"a", "c", Method::shm}, {"b", "d", Method::copy_into},
-                {"c", "d", Method::mpi},      {"a", "d", Method::shm}};
+    wf.edges = {{"a", "b", Method::shm},
+                {"a", "c", Method::shm},
+                {"b", "d", Method::copy_into},
+                {"c", "d", Method::mpi},
+                {"a", "d", Method::shm}};
     STRATA_EXPECT_OK(validate(wf));
     const auto order = wf.topological_order();
     ASSERT_EQ(order.size(), 4U);
@@ -201,16 +209,16 @@ TEST(WorkflowGenerate, shapes_have_the_papers_graphs) {
     EXPECT_EQ(pipe.edges[3].from, "t3");
     EXPECT_EQ(pipe.tasks.back().data_size, 0U);
     STRATA_ASSERT_ASSIGN(sg, generate({.shape = Shape::scatter_gather, .tasks = 6, .data_size = 64}));
-    EXPECT_EQ(sg.edges.size(), 8U);  // 4 workers, in and out
-    EXPECT_EQ(sg.segment_bytes_needed(), 5 * 2 * (4096U + 4096U));
+    EXPECT_EQ(sg.edges.size(), 8U);                                                   // 4 workers, in and out
+    EXPECT_EQ(sg.segment_bytes_needed(), (4U << 20) + 5 * (2 * 128U + (64U << 10)));  // 64 + 8 bytes per slot, in 64s
 }
 
 TEST(WorkflowGenerate, too_few_tasks_or_an_odd_size_is_an_error) {
     EXPECT_TRUE(fails_with(generate({.shape = Shape::scatter_gather, .tasks = 2}), Errc::invalid_argument,
                            {"tasks=2", "scatter-gather", "between 3"}));
     EXPECT_TRUE(fails_with(generate({.shape = Shape::pipeline, .tasks = 1}), Errc::invalid_argument, {"tasks=1"}));
-    EXPECT_TRUE(fails_with(generate({.shape = Shape::pipeline, .tasks = 3, .data_size = 12}),
-                           Errc::invalid_argument, {"data_size=12", "multiple of 8"}));
+    EXPECT_TRUE(fails_with(generate({.shape = Shape::pipeline, .tasks = 3, .data_size = 12}), Errc::invalid_argument,
+                           {"data_size=12", "multiple of 8"}));
     EXPECT_TRUE(fails_with(parse_shape("ring"), Errc::invalid_argument, {"shape=ring"}));
 }
 

@@ -16,11 +16,10 @@ using test::fails_with;
 class WorkflowThreads : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(WorkflowThreads, every_iteration_reaches_every_consumer_with_the_right_data) {
-    STRATA_ASSERT_ASSIGN(wf, generate({.shape = GetParam(),
-                                       .tasks = 5,
-                                       .data_size = 64 * 1024,
-                                       .method = Method::threads,
-                                       .iterations = 200}));
+    STRATA_ASSERT_ASSIGN(
+        wf,
+        generate(
+            {.shape = GetParam(), .tasks = 5, .data_size = 64 * 1024, .method = Method::threads, .iterations = 200}));
     std::uint64_t last = 0;
     std::uint64_t calls = 0;
     STRATA_ASSERT_ASSIGN(report, run_threads(wf, [&](std::uint64_t done, std::uint64_t total) {

@@ -37,8 +37,8 @@ Result<wf::Report> strata_run(const std::string& args) {
 }
 
 std::string summary(const wf::Report& r) {
-    std::string text = fmt::format("{:.0f} MB/s, {:.0f} iterations/s, checksums ok", r.throughput_mb_s,
-                                   r.iterations_per_s);
+    std::string text =
+        fmt::format("{:.0f} MB/s, {:.0f} iterations/s, checksums ok", r.throughput_mb_s, r.iterations_per_s);
     if (!r.edges.empty()) {
         text += fmt::format(", p50 handoff {:.0f} µs", r.edges.front().p50_ns / 1e3);
     }
@@ -74,9 +74,11 @@ method = "shm"
     });
 
     tour.run(section, "scatter-gather(5) as threads of one process", [&]() -> Result<std::string> {
-        auto w = wf::generate(
-            {.shape = wf::Shape::scatter_gather, .tasks = 5, .data_size = 1 << 20, .method = wf::Method::threads,
-             .iterations = 50});
+        auto w = wf::generate({.shape = wf::Shape::scatter_gather,
+                               .tasks = 5,
+                               .data_size = 1 << 20,
+                               .method = wf::Method::threads,
+                               .iterations = 50});
         if (!w) return std::unexpected(w.error());
         auto r = wf::run_threads(*w, {});
         if (!r) return std::unexpected(r.error());
@@ -87,9 +89,10 @@ method = "shm"
     for (const char* method : {"shm", "copy-from", "mpi"}) {
         tour.run(section, fmt::format("pipeline(3) of processes (mpiexec), method {}", method),
                  [&]() -> Result<std::string> {
-                     auto r = strata_run(fmt::format("--shape pipeline --tasks 3 --data-size 1MiB --iterations 50 "
-                                                     "--method {}",
-                                                     method));
+                     auto r =
+                         strata_run(fmt::format("--shape pipeline --tasks 3 --data-size 1MiB --iterations 50 "
+                                                "--method {}",
+                                                method));
                      if (!r) return std::unexpected(r.error());
                      if (r->checksum_errors != 0) {
                          return make_error(Errc::internal, "{} checksum errors", r->checksum_errors);
