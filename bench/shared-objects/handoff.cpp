@@ -1,6 +1,7 @@
 // bench_shared_objects_handoff: the handoff-latency microbenchmark of
 // `strata bench shared-objects`, on the slots the workflow's shm method uses
-// (src/workflow/segment_ports.hpp), between two processes (fork).
+// (strata::Port of the shm layer, via src/workflow/shm_ports.hpp), between
+// two processes (fork).
 //
 //   latency:    one-way handoff latency (producer's publish to the consumer's
 //               receive), payload untouched or touched (the producer writes
@@ -21,8 +22,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "segment_ports.hpp"
-#include "strata/region.hpp"
+#include "shm_ports.hpp"
 
 namespace {
 
@@ -53,44 +53,95 @@ struct Outcome {
     double seconds = 0;
 };
 
+// Writes all of `bytes` to `fd` (a pipe).
+bool write_all(int fd, const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+        const ssize_t n = ::write(fd, p, bytes);
+        if (n <= 0) {
+            return false;
+        }
+        p += n;
+        bytes -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+bool read_all(int fd, void* data, std::size_t bytes) {
+    auto* p = static_cast<char*>(data);
+    while (bytes > 0) {
+        const ssize_t n = ::read(fd, p, bytes);
+        if (n <= 0) {
+            return false;
+        }
+        p += n;
+        bytes -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
 Result<Outcome> run_case(const Case& c) {
     const std::string name = fmt::format("strata-bench-handoff-{}", ::getpid());
-    const std::size_t size = outbox_bytes(c.bytes, c.slots) + kPage;
-    auto region = Region::shared(size, {.name = name, .mode = OpenMode::create_only});
-    if (!region) {
-        return std::unexpected(region.error());
+    const PortOptions shape{.slots = c.slots,
+                            .slot_bytes = port_slot_bytes(c.bytes),
+                            .consumers = 1,
+                            .sync = PortSync::blocking};  // busy-poll: zero-timeout calls (shm_ports.hpp)
+    auto segment = Segment::open(name, SegmentMode::create_only, c.slots * (c.bytes + 4096) + (4U << 20));
+    if (!segment) {
+        return std::unexpected(segment.error());
     }
-    auto* results = reinterpret_cast<double*>(region->data() + outbox_bytes(c.bytes, c.slots));
-    OutboxView box{region->data(), c.bytes, c.slots, c.wait, 30'000};
-    const std::size_t keep = std::min<std::uint64_t>(c.messages, (kPage / sizeof(double)) - 1);
+    auto port = segment->port("handoff", PortRole::producer, shape);
+    if (!port) {
+        return std::unexpected(port.error());
+    }
+    int to_parent[2];
+    if (::pipe(to_parent) != 0) {
+        return make_sys_error(errno, "pipe");
+    }
+    const Port::Timeout timeout = std::chrono::seconds(30);
     const pid_t child = ::fork();
     if (child == 0) {
-        SegmentInput in(box, false);
+        ::close(to_parent[0]);
+        auto seg = Segment::open(name, SegmentMode::open_only);
+        if (!seg) {
+            ::_exit(1);
+        }
+        auto in_port = seg->port("handoff", PortRole::consumer, shape);
+        if (!in_port) {
+            ::_exit(1);
+        }
+        PortInput in(std::move(*in_port), c.bytes, false, timeout, c.wait == Wait::busy_poll);
+        const char ready = 1;
+        (void)write_all(to_parent[1], &ready, 1);
         std::vector<double> lat;
         lat.reserve(c.messages);
         for (std::uint64_t it = 0; it < c.messages; ++it) {
             std::int64_t stamp = 0;
             auto words = in.receive(it, stamp);
             if (!words) {
-                ::_exit(1);
+                ::_exit(2);
             }
             lat.push_back(static_cast<double>(now_ns() - stamp));
             if (c.touched && !verify(*words, 0, it)) {
-                ::_exit(2);
+                ::_exit(3);
             }
-            in.release(it);
+            if (!in.release(it)) {
+                ::_exit(4);
+            }
         }
-        // Hand back the median and a sample of latencies through the segment's last page.
-        std::ranges::sort(lat);
-        const std::size_t step = std::max<std::size_t>(1, lat.size() / keep);
-        std::size_t n = 0;
-        for (std::size_t i = 0; i < lat.size() && n < keep; i += step) {
-            results[1 + n++] = lat[i];
-        }
-        results[0] = static_cast<double>(n);
+        const std::uint64_t n = lat.size();
+        (void)write_all(to_parent[1], &n, sizeof n);
+        (void)write_all(to_parent[1], lat.data(), n * sizeof(double));
         ::_exit(0);
     }
-    SegmentOutput out(box, 1, false);
+    ::close(to_parent[1]);
+    char ready = 0;
+    if (!read_all(to_parent[0], &ready, 1)) {
+        ::close(to_parent[0]);
+        ::waitpid(child, nullptr, 0);
+        return make_error(Errc::internal, "case {}: the consumer did not start", c.name);
+    }
+    PortOutput out(std::move(*port), c.bytes, false, timeout, c.wait == Wait::busy_poll);
     std::int64_t start = now_ns();
     for (std::uint64_t it = 0; it < c.messages; ++it) {
         if (it == c.warmup) {
@@ -100,6 +151,7 @@ Result<Outcome> run_case(const Case& c) {
         if (!words) {
             ::kill(child, SIGKILL);
             ::waitpid(child, nullptr, 0);
+            ::close(to_parent[0]);
             return std::unexpected(words.error());
         }
         if (c.touched) {
@@ -108,6 +160,7 @@ Result<Outcome> run_case(const Case& c) {
         if (auto r = out.publish(it); !r) {
             ::kill(child, SIGKILL);
             ::waitpid(child, nullptr, 0);
+            ::close(to_parent[0]);
             return std::unexpected(r.error());
         }
         if (c.gap_ns > 0) {
@@ -118,17 +171,21 @@ Result<Outcome> run_case(const Case& c) {
             }
         }
     }
+    Outcome o;
+    std::uint64_t n = 0;
+    const bool got = read_all(to_parent[0], &n, sizeof n) && n <= c.messages;
+    if (got) {
+        o.latency_ns.resize(n);
+        (void)read_all(to_parent[0], o.latency_ns.data(), n * sizeof(double));
+    }
+    o.seconds = static_cast<double>(now_ns() - start) / 1e9;
+    ::close(to_parent[0]);
     int status = 0;
     ::waitpid(child, &status, 0);
-    Outcome o;
-    o.seconds = static_cast<double>(now_ns() - start) / 1e9;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        (void)region->close({.unlink = true});
+    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         return make_error(Errc::internal, "case {}: the consumer failed (status {})", c.name, status);
     }
-    const auto n = static_cast<std::size_t>(results[0]);
-    o.latency_ns.assign(results + 1, results + 1 + n);
-    (void)region->close({.unlink = true});
+    std::ranges::sort(o.latency_ns);
     return o;
 }
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._strata import Error, Handle, _Segment
+from ._strata import Error, Handle, _Port, _Segment
 
-__all__ = ["Error", "Handle", "Segment", "DTYPES"]
+__all__ = ["Error", "Handle", "Segment", "Port", "Message", "DTYPES"]
 
 DTYPES = ("float64", "float32", "int64", "int32", "uint8")
 
@@ -77,6 +77,18 @@ class Segment:
         """Destroys the vector `name`; arrays still viewing it must not be used afterwards."""
         self._seg._erase(name, _dtype_name(dtype))
 
+    def port(
+        self,
+        name: str,
+        role: str,
+        *,
+        slots: int | None = None,
+        consumers: int | None = None,
+        sync: str = "blocking",
+    ) -> Port:
+        """Opens (creating on first use) the port `name` as "producer" or "consumer" (see Port)."""
+        return Port(self, name, role, slots=slots, consumers=consumers, sync=sync)
+
     def close(self) -> None:
         """Detaches (the last user removes the segment). Fails while arrays of it are alive."""
         self._seg.close()
@@ -101,3 +113,68 @@ class Segment:
         if not self.is_open:
             return "strata.Segment(closed)"
         return f"strata.Segment(name={self.name!r}, size={self.size})"
+
+
+class Message:
+    """A received message: `array` views the vector it names (no copy). The
+    message's slot stays held - the producer cannot reuse it - until
+    release() (or the end of a `with` block)."""
+
+    def __init__(self, segment: Segment, sample):
+        self._sample = sample
+        self.handle: Handle = sample.handle
+        self.array: np.ndarray = segment.load(self.handle)
+
+    def release(self) -> None:
+        self.array = None
+        self._sample.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+
+class Port:
+    """A port of a segment (strata::Port): a ring of `slots` message slots;
+    every consumer receives every message (fan-out to `consumers`), and a slot
+    is reused only when each consumer released it (backpressure). Messages
+    carry handles, so a vector of any size goes across in constant time.
+    sync: "blocking" (futex) or "busy-poll". The first user sets the shape."""
+
+    def __init__(
+        self,
+        segment: Segment,
+        name: str,
+        role: str,
+        *,
+        slots: int | None = None,
+        consumers: int | None = None,
+        sync: str = "blocking",
+    ):
+        self._segment = segment
+        self._port = _Port(segment._seg, name, role, slots, consumers, sync)
+
+    name = property(lambda self: self._port.name)
+    role = property(lambda self: self._port.role)
+    messages = property(lambda self: self._port.messages)
+
+    def send(self, obj, timeout: float | None = None) -> None:
+        """Sends a vector (an array of the segment) or a Handle; waits while every slot is in use."""
+        handle = obj if isinstance(obj, Handle) else self._segment.save(obj)
+        self._port.send(handle, timeout)
+
+    def recv(self, timeout: float | None = None) -> Message | None:
+        """The next message, waiting for it; None at the end of the stream (every producer closed)."""
+        sample = self._port.recv(timeout)
+        return None if sample is None else Message(self._segment, sample)
+
+    def close(self) -> None:
+        self._port.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "slot_layout.hpp"
+#include "shm_ports.hpp"
 #include "strata/workflow.hpp"
 
 namespace strata::workflow {
@@ -45,15 +45,7 @@ bool Workflow::uses_segment() const noexcept {
 }
 
 std::size_t Workflow::segment_bytes_needed() const noexcept {
-    std::size_t bytes = 0;
-    for (const auto& t : tasks) {
-        const bool shared =
-            std::ranges::any_of(edges, [&](const Edge& e) { return e.from == t.name && through_segment(e.method); });
-        if (shared) {
-            bytes += detail::outbox_bytes(t.data_size, slots);
-        }
-    }
-    return bytes;
+    return uses_segment() ? detail::segment_bytes_for_ports(*this) : 0;
 }
 
 std::vector<int> Workflow::topological_order() const {
@@ -176,7 +168,7 @@ Result<void> validate(const Workflow& wf) {
     }
     if (wf.uses_segment() && wf.segment_size != 0 && wf.segment_size < wf.segment_bytes_needed()) {
         return make_error(Errc::invalid_argument,
-                          "workflow.segment_size={}: too small for the slots, which need {} bytes ({} slots per "
+                          "workflow.segment_size={}: too small for the ports, which need {} bytes ({} slots per "
                           "producer that sends through the segment)",
                           wf.segment_size, wf.segment_bytes_needed(), wf.slots);
     }

@@ -25,7 +25,7 @@ public:
     /// Waits for iteration `it`; `stamp_ns` is when the producer handed it over.
     virtual Result<std::span<const std::uint64_t>> receive(std::uint64_t it, std::int64_t& stamp_ns) = 0;
     /// The consumer is done reading iteration `it`.
-    virtual void release(std::uint64_t /*it*/) {}
+    virtual Result<void> release(std::uint64_t /*it*/) { return {}; }
 };
 
 class OutputPort {

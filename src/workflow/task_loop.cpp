@@ -25,7 +25,9 @@ Result<void> run_iterations(TaskIo& io, std::uint64_t first, std::uint64_t count
             if (!verify(*words, io.input_producers[i], it)) {
                 ++outcome.checksum_errors;
             }
-            io.inputs[i]->release(it);
+            if (auto r = io.inputs[i]->release(it); !r) {
+                return r;
+            }
             if (record) {
                 outcome.latency_ns[i].push_back(static_cast<double>(received - stamp));
             }

@@ -3,11 +3,10 @@
 //
 //   mpiexec -n <tasks> strata-workflow-task WORKFLOW.toml --result report.json [--progress] [--segment NAME]
 //
-// Rank 0 creates the shared segment (when an edge goes through it), every
-// rank maps it, and the name is removed as soon as all have, so nothing stays
-// in /dev/shm whatever happens later. Rank 0 writes the report.
+// Rank 0 creates the shared segment (strata::Segment, when an edge goes
+// through it), every rank attaches and opens its producers' and consumers'
+// Ports; the last rank to detach removes the segment. Rank 0 writes the report.
 #include <mpi.h>
-#include <sys/mman.h>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,8 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "mpi_ports.hpp"
-#include "segment_ports.hpp"
-#include "strata/region.hpp"
+#include "shm_ports.hpp"
 #include "task_loop.hpp"
 
 namespace {
@@ -42,30 +40,42 @@ int timeout_ms() {
     return 30'000;
 }
 
-bool through_segment(Method m) {
-    return m == Method::shm || m == Method::copy_into || m == Method::copy_from || m == Method::copy;
+// The port of producer `t`, opened with the full shape by whichever side comes first.
+Result<Port> open_port(Segment& segment, const Workflow& wf, std::size_t t, PortRole role) {
+    unsigned consumers = 0;
+    for (const auto& e : wf.edges) {
+        consumers += e.from == wf.tasks[t].name ? 1U : 0U;
+    }
+    return segment.port(wf.tasks[t].name, role,
+                        {.slots = wf.slots,
+                         .slot_bytes = port_slot_bytes(wf.tasks[t].data_size),
+                         .consumers = consumers,
+                         // busy-poll spins on zero-timeout calls (shm_ports.hpp); the port itself blocks.
+                         .sync = PortSync::blocking});
 }
 
-// This rank's ports; `base` is the segment mapping (null without one).
-TaskIo plan(const Workflow& wf, int rank, std::byte* base) {
+// This rank's ports; `segment` is null when no edge goes through one. The
+// producers create their ports before any consumer opens one (a barrier in
+// between): Segment::port refuses an open while another user constructs the port.
+Result<TaskIo> plan(const Workflow& wf, int rank, Segment* segment) {
     TaskIo io;
+    std::optional<Port> own_port;
+    const auto self = static_cast<std::size_t>(rank);
+    bool produces_in_segment = false;
+    for (const auto& e : wf.edges) {
+        produces_in_segment = produces_in_segment || (e.from == wf.tasks[self].name && e.method != Method::mpi);
+    }
+    if (produces_in_segment) {
+        auto port = open_port(*segment, wf, self, PortRole::producer);
+        if (!port) {
+            return std::unexpected(port.error());
+        }
+        own_port.emplace(std::move(*port));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
     io.task = rank;
     io.period_us = wf.tasks[static_cast<std::size_t>(rank)].period_us;
-    // Outbox offsets: producers that send through the segment, in task order.
-    std::vector<std::size_t> offset(wf.tasks.size(), 0);
-    std::size_t next = 0;
-    for (std::size_t t = 0; t < wf.tasks.size(); ++t) {
-        offset[t] = next;
-        for (const auto& e : wf.edges) {
-            if (e.from == wf.tasks[t].name && through_segment(e.method)) {
-                next += outbox_bytes(wf.tasks[t].data_size, wf.slots);
-                break;
-            }
-        }
-    }
-    auto view = [&](std::size_t t) {
-        return OutboxView{base + offset[t], wf.tasks[t].data_size, wf.slots, wf.wait, timeout_ms()};
-    };
+    const Port::Timeout timeout = std::chrono::milliseconds(timeout_ms());
     std::vector<int> consumer_ranks;
     std::vector<int> tags;
     std::optional<Method> out_method;
@@ -79,25 +89,30 @@ TaskIo plan(const Workflow& wf, int rank, std::byte* base) {
             out_method = edge.method;
         }
         if (to == rank) {
-            const auto words = wf.tasks[static_cast<std::size_t>(from)].data_size / 8;
+            const auto size = wf.tasks[static_cast<std::size_t>(from)].data_size;
             if (edge.method == Method::mpi) {
-                io.inputs.push_back(std::make_unique<MpiInput>(words, from, static_cast<int>(e)));
+                io.inputs.push_back(std::make_unique<MpiInput>(size / 8, from, static_cast<int>(e)));
             } else {
+                auto port = open_port(*segment, wf, static_cast<std::size_t>(from), PortRole::consumer);
+                if (!port) {
+                    return std::unexpected(port.error());
+                }
                 const bool copy_from = edge.method == Method::copy_from || edge.method == Method::copy;
-                io.inputs.push_back(std::make_unique<SegmentInput>(view(static_cast<std::size_t>(from)), copy_from));
+                io.inputs.push_back(std::make_unique<PortInput>(std::move(*port), size, copy_from, timeout,
+                                                                wf.wait == Wait::busy_poll));
             }
             io.input_edges.push_back(static_cast<int>(e));
             io.input_producers.push_back(from);
         }
     }
     if (out_method) {
-        const auto& task = wf.tasks[static_cast<std::size_t>(rank)];
+        const auto t = static_cast<std::size_t>(rank);
         if (*out_method == Method::mpi) {
-            io.output = std::make_unique<MpiOutput>(task.data_size / 8, consumer_ranks, tags);
+            io.output = std::make_unique<MpiOutput>(wf.tasks[t].data_size / 8, consumer_ranks, tags);
         } else {
             const bool copy_into = *out_method == Method::copy_into || *out_method == Method::copy;
-            io.output = std::make_unique<SegmentOutput>(view(static_cast<std::size_t>(rank)),
-                                                        static_cast<std::uint32_t>(consumer_ranks.size()), copy_into);
+            io.output = std::make_unique<PortOutput>(std::move(*own_port), wf.tasks[t].data_size, copy_into, timeout,
+                                                     wf.wait == Wait::busy_poll);
         }
     }
     return io;
@@ -144,34 +159,36 @@ int main(int argc, char** argv) {
         die(rank, name, Error{Errc::invalid_argument, "method threads runs in one process (strata run does that)"});
     }
 
-    std::optional<Region> segment;
+    std::optional<Segment> segment;
     if (wf->uses_segment()) {
         if (segment_name.empty()) {
             segment_name = fmt::format("strata-workflow-{}", ::getppid());
         }
         const std::size_t bytes = wf->segment_size != 0 ? wf->segment_size : wf->segment_bytes_needed();
         if (rank == 0) {
-            auto r = Region::shared(bytes, {.name = segment_name, .mode = OpenMode::create_only});
+            auto r = Segment::open(segment_name, SegmentMode::create_only, bytes);
             if (!r) {
                 die(rank, name, r.error());
             }
-            segment = std::move(*r);
+            segment.emplace(std::move(*r));
         }
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank != 0) {
-            auto r = Region::shared(bytes, {.name = segment_name, .mode = OpenMode::open_only});
+            auto r = Segment::open(segment_name, SegmentMode::open_only);
             if (!r) {
                 die(rank, name, r.error());
             }
-            segment = std::move(*r);
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0) {
-            ::shm_unlink(("/" + segment_name).c_str());
+            segment.emplace(std::move(*r));
         }
     }
 
-    TaskIo io = plan(*wf, rank, segment ? segment->data() : nullptr);
+    auto planned = plan(*wf, rank, segment ? &*segment : nullptr);
+    if (!planned) {
+        die(rank, name, planned.error());
+    }
+    TaskIo io = std::move(*planned);
+    // Every consumer has joined its ports before the first message.
+    MPI_Barrier(MPI_COMM_WORLD);
     const int reporter = wf->topological_order().back();
     const std::uint64_t total = wf->warmup + wf->iterations;
     const std::uint64_t step = std::max<std::uint64_t>(1, total / 200);

@@ -64,7 +64,7 @@ public:
         stamp_ns = slot.stamp_ns;
         return std::span<const std::uint64_t>(slot.words);
     }
-    void release(std::uint64_t it) override {
+    Result<void> release(std::uint64_t it) override {
         auto& slot = box_.slots[it % box_.slots.size()];
         bool last = false;
         {
@@ -74,6 +74,7 @@ public:
         if (last) {
             box_.released.notify_one();
         }
+        return {};
     }
 
 private:

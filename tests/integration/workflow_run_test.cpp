@@ -43,7 +43,7 @@ Outcome run(const std::string& args) {
 std::set<std::string> workflow_segments() {
     std::set<std::string> names;
     for (const auto& e : std::filesystem::directory_iterator("/dev/shm")) {
-        if (e.path().filename().string().starts_with("strata-workflow-")) {
+        if (e.path().filename().string().starts_with("strata.strata-workflow-")) {
             names.insert(e.path().filename().string());
         }
     }

@@ -209,8 +209,8 @@ TEST(WorkflowGenerate, shapes_have_the_papers_graphs) {
     EXPECT_EQ(pipe.edges[3].from, "t3");
     EXPECT_EQ(pipe.tasks.back().data_size, 0U);
     STRATA_ASSERT_ASSIGN(sg, generate({.shape = Shape::scatter_gather, .tasks = 6, .data_size = 64}));
-    EXPECT_EQ(sg.edges.size(), 8U);  // 4 workers, in and out
-    EXPECT_EQ(sg.segment_bytes_needed(), 5 * 2 * (4096U + 4096U));
+    EXPECT_EQ(sg.edges.size(), 8U);                                                   // 4 workers, in and out
+    EXPECT_EQ(sg.segment_bytes_needed(), (4U << 20) + 5 * (2 * 128U + (64U << 10)));  // 64 + 8 bytes per slot, in 64s
 }
 
 TEST(WorkflowGenerate, too_few_tasks_or_an_odd_size_is_an_error) {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "strata/shm.hpp"
 #include "strata/workflow.hpp"
 
 namespace strata::cli {
@@ -45,6 +46,19 @@ private:
     bool enabled_;
     bool drawn_ = false;
 };
+
+// After the job: a job that died leaves its segment behind with no live user
+// (the last user to detach removes it, and no one detached). The name is this
+// run's own, so remove it: attach and detach as its last user, else unlink.
+void remove_dead_segment(const std::string& name) {
+    if (auto seg = Segment::open(name, SegmentMode::open_only); seg) {
+        (void)seg->close();
+    }
+    std::error_code ignored;
+    for (const char* suffix : {".seg", ".lock"}) {
+        std::filesystem::remove(default_segment_dir() / ("strata." + name + suffix), ignored);
+    }
+}
 
 Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options, ProgressBar& bar) {
     const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
@@ -119,6 +133,7 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
     int status = 0;
     ::waitpid(child, &status, 0);
     bar.clear();
+    remove_dead_segment(segment);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         return make_error(Errc::io_error, "{} -n {} {}: failed (exit status {}; its errors are above)", options.mpiexec,
                           workflow.tasks.size(), task.string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
