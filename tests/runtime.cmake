@@ -47,3 +47,12 @@ set_tests_properties(runtime.ocr.strata_ocr_names_a_missing_program PROPERTIES
 strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOUT 120 PREFIX "runtime." SOURCES
   integration/runtime_monitor_test.cpp)
 target_link_libraries(strata_runtime_integration_tests PRIVATE strata::runtime)
+
+strata_add_ocr_program(latch_reduce)
+add_test(NAME runtime.ocr.latch_reduce_sums_under_ew_without_lost_updates COMMAND ocr_latch_reduce 500)
+set_tests_properties(runtime.ocr.latch_reduce_sums_under_ew_without_lost_updates PROPERTIES
+  LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION "summed to 124750 \\(expected 124750\\)")
+add_test(NAME runtime.ocr.latch_reduce_through_strata_ocr_with_storage_blocks
+         COMMAND strata_cli ocr --db-placement storage --db-dir ${CMAKE_BINARY_DIR} $<TARGET_FILE:ocr_latch_reduce> 200)
+set_tests_properties(runtime.ocr.latch_reduce_through_strata_ocr_with_storage_blocks PROPERTIES
+  LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION "summed to 19900 \\(expected 19900\\)")
