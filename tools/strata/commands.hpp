@@ -1,6 +1,8 @@
 // Entry points of the `strata` subcommands; each lives in its own file.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,22 @@ struct OcrOptions {
 /// `strata ocr [options] ./program args...`: runs the OCR program in place of
 /// this process (exec); returns only when it cannot be run (127 or 126).
 int run_ocr_program(const OcrOptions& options, const std::vector<std::string>& command);
+
+/// Options of `strata run`: a workflow file, or a generated shape.
+struct RunOptions {
+    std::string file;   ///< workflow file; or a generated shape:
+    std::string shape;  ///< simple | pipeline | scatter-gather
+    std::size_t tasks = 4;
+    std::string data_size = "10MB";
+    std::string method = "shm";
+    std::string wait = "blocking";
+    std::uint64_t iterations = 0;  ///< 0: the file's (or 100 for a shape)
+    std::string write;             ///< write the workflow file here instead of running it
+    std::string mpiexec = STRATA_MPIEXEC;
+    bool json = false;
+};
+/// `strata run WORKFLOW.toml`: runs a synthetic workflow and reports throughput and latency; exit code.
+int run_workflow(const RunOptions& options);
 
 /// Options of `strata shm ls|gc`.
 struct ShmOptions {

@@ -42,6 +42,20 @@ int main(int argc, char** argv) {
     ocr_cmd->add_option("program", ocr_command, "The program and its arguments")->required();
     // The program's own arguments go to it unparsed.
     ocr_cmd->prefix_command();
+    strata::cli::RunOptions run;
+    auto* run_cmd = app.add_subcommand("run", "Run a synthetic workflow (docs/workflow.md) and report its throughput");
+    run_cmd->add_option("workflow", run.file, "Workflow file (examples/workflows/*.toml)");
+    run_cmd->add_option("--shape", run.shape, "Generate a workflow instead: simple, pipeline or scatter-gather");
+    run_cmd->add_option("--tasks", run.tasks, "Tasks of a generated pipeline or scatter-gather")->capture_default_str();
+    run_cmd->add_option("--data-size", run.data_size, "Data per producer of a generated workflow")
+        ->capture_default_str();
+    run_cmd->add_option("--method", run.method, "Method of a generated workflow's edges")->capture_default_str();
+    run_cmd->add_option("--wait", run.wait, "How a generated workflow waits: blocking or busy-poll")
+        ->capture_default_str();
+    run_cmd->add_option("--iterations", run.iterations, "Override the iterations (default: the file's; 100)");
+    run_cmd->add_option("--write", run.write, "Write the workflow file here instead of running it");
+    run_cmd->add_option("--mpiexec", run.mpiexec, "mpiexec to start the tasks with")->capture_default_str();
+    run_cmd->add_flag("--json", run.json, "Print the report as JSON");
 
     strata::cli::ShmOptions shm;
     auto* shm_cmd = app.add_subcommand("shm", "Shared-object segments: list them, remove those whose users died");
@@ -76,6 +90,9 @@ int main(int argc, char** argv) {
     }
     if (*shm_gc_cmd) {
         return strata::cli::run_shm_gc(shm);
+    }
+    if (*run_cmd) {
+        return strata::cli::run_workflow(run);
     }
     return 2;
 }

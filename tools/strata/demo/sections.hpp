@@ -18,6 +18,8 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir);
 void tour_monitor(Tour& tour);
 /// Task runtime and OCR programs (docs/runtime.md).
 void tour_runtime(Tour& tour);
+/// Synthetic workflows through `strata run`: threads in-process, processes with mpiexec (docs/workflow.md).
+void tour_workflow(Tour& tour, const std::filesystem::path& dir);
 
 /// Shared objects: segments, containers, handles and ports between processes (docs/shm.md).
 void tour_shm(Tour& tour, const std::filesystem::path& dir);

@@ -1,0 +1,68 @@
+// Shared pieces of the Python extension `strata._strata` (docs/python.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <nanobind/nanobind.h>
+
+#include "strata/shm.hpp"
+
+namespace strata::python {
+
+namespace nb = nanobind;
+
+/// A strata::Error as a Python exception (strata.Error, a RuntimeError with `.code`).
+struct PyError : std::runtime_error {
+    PyError(std::string code_name, const std::string& what) : std::runtime_error(what), code(std::move(code_name)) {}
+    std::string code;
+};
+
+/// The value of `r`, or raises strata.Error (ValueError for invalid_argument).
+template <class T>
+T unwrap(Result<T>&& r) {
+    if (!r) {
+        if (r.error().code == Errc::invalid_argument) {
+            throw nb::value_error(r.error().what().c_str());
+        }
+        throw PyError(std::string(to_string(r.error().code)), r.error().what());
+    }
+    if constexpr (!std::is_void_v<T>) {
+        return std::move(*r);
+    }
+}
+
+/// The element types a Python vector may have, as numpy names them.
+enum class Dtype : std::uint8_t { float64, float32, int64, int32, uint8 };
+Dtype parse_dtype(const std::string& name);
+const char* to_string(Dtype dtype) noexcept;
+
+/// A Segment as Python holds it. Vectors handed to Python are remembered by
+/// their data address, so save(array) finds the vector behind an array.
+struct PySegment {
+    Segment segment;
+    struct Known {
+        void* vector;
+        Dtype dtype;
+    };
+    std::map<const void*, Known> arrays;
+    /// One copy per VectorRef alive: close() refuses while arrays still view the mapping.
+    std::shared_ptr<int> views = std::make_shared<int>(0);
+};
+
+/// One vector of the segment seen from Python; it keeps its segment alive
+/// (and so the mapping under every numpy array made from it).
+struct VectorRef {
+    nb::object segment;  // PySegment
+    void* vector = nullptr;
+    Dtype dtype = Dtype::float64;
+    std::shared_ptr<int> view;  // PySegment::views
+};
+
+void bind_segment(nb::module_& m);
+void bind_port(nb::module_& m);
+
+}  // namespace strata::python

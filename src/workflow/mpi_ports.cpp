@@ -1,0 +1,57 @@
+#include "mpi_ports.hpp"
+
+namespace strata::workflow::detail {
+
+namespace {
+
+Result<void> check(int rc, const char* what) {
+    if (rc != MPI_SUCCESS) {
+        char text[MPI_MAX_ERROR_STRING];
+        int length = 0;
+        MPI_Error_string(rc, text, &length);
+        return make_error(Errc::io_error, "{}: {}", what, std::string(text, static_cast<std::size_t>(length)));
+    }
+    return {};
+}
+
+}  // namespace
+
+MpiOutput::MpiOutput(std::size_t words, std::vector<int> consumer_ranks, std::vector<int> tags)
+    : message_(words + 1, 0), ranks_(std::move(consumer_ranks)), tags_(std::move(tags)), requests_(ranks_.size()) {}
+
+Result<std::span<std::uint64_t>> MpiOutput::buffer(std::uint64_t /*it*/) {
+    return std::span<std::uint64_t>(message_.data(), message_.size() - 1);
+}
+
+Result<void> MpiOutput::publish(std::uint64_t /*it*/) {
+    message_.back() = static_cast<std::uint64_t>(now_ns());
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+        if (auto r = check(MPI_Isend(message_.data(), static_cast<int>(message_.size()), MPI_UINT64_T, ranks_[i],
+                                     tags_[i], MPI_COMM_WORLD, &requests_[i]),
+                           "MPI_Isend");
+            !r) {
+            return r;
+        }
+    }
+    // The buffer is rewritten next iteration, so the sends must finish first.
+    return check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
+MpiInput::MpiInput(std::size_t words, int producer_rank, int tag)
+    : message_(words + 1, 0), rank_(producer_rank), tag_(tag) {}
+
+Result<void> MpiInput::post(std::uint64_t /*it*/) {
+    return check(MPI_Irecv(message_.data(), static_cast<int>(message_.size()), MPI_UINT64_T, rank_, tag_,
+                           MPI_COMM_WORLD, &request_),
+                 "MPI_Irecv");
+}
+
+Result<std::span<const std::uint64_t>> MpiInput::receive(std::uint64_t /*it*/, std::int64_t& stamp_ns) {
+    if (auto r = check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); !r) {
+        return std::unexpected(r.error());
+    }
+    stamp_ns = static_cast<std::int64_t>(message_.back());
+    return std::span<const std::uint64_t>(message_.data(), message_.size() - 1);
+}
+
+}  // namespace strata::workflow::detail

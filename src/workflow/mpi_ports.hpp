@@ -1,0 +1,38 @@
+// Method mpi: the producer's private buffer goes to each consumer with
+// MPI_Isend; the consumer receives into its own buffer (the serialized-data
+// baseline of the paper). The last word of each message is the send time.
+#pragma once
+
+#include <mpi.h>
+
+#include "ports.hpp"
+
+namespace strata::workflow::detail {
+
+class MpiOutput final : public OutputPort {
+public:
+    MpiOutput(std::size_t words, std::vector<int> consumer_ranks, std::vector<int> tags);
+    Result<std::span<std::uint64_t>> buffer(std::uint64_t it) override;
+    Result<void> publish(std::uint64_t it) override;
+
+private:
+    std::vector<std::uint64_t> message_;  // data words + the stamp
+    std::vector<int> ranks_;
+    std::vector<int> tags_;
+    std::vector<MPI_Request> requests_;
+};
+
+class MpiInput final : public InputPort {
+public:
+    MpiInput(std::size_t words, int producer_rank, int tag);
+    Result<void> post(std::uint64_t it) override;
+    Result<std::span<const std::uint64_t>> receive(std::uint64_t it, std::int64_t& stamp_ns) override;
+
+private:
+    std::vector<std::uint64_t> message_;
+    int rank_;
+    int tag_;
+    MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+}  // namespace strata::workflow::detail

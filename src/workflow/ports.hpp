@@ -1,0 +1,45 @@
+// The two ends of an edge as a task sees them, one implementation per method.
+//
+// Per iteration a task calls post() on every input, then receive()/release()
+// on each, then buffer() and publish() on its output. receive() returns the
+// producer's words and the time the producer handed them over.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "strata/error.hpp"
+
+namespace strata::workflow::detail {
+
+/// CLOCK_MONOTONIC in nanoseconds (the same clock in every process of the node).
+std::int64_t now_ns() noexcept;
+
+class InputPort {
+public:
+    virtual ~InputPort() = default;
+    /// Starts receiving iteration `it` (MPI posts its receive here so no send waits on an unposted one).
+    virtual Result<void> post(std::uint64_t /*it*/) { return {}; }
+    /// Waits for iteration `it`; `stamp_ns` is when the producer handed it over.
+    virtual Result<std::span<const std::uint64_t>> receive(std::uint64_t it, std::int64_t& stamp_ns) = 0;
+    /// The consumer is done reading iteration `it`.
+    virtual Result<void> release(std::uint64_t /*it*/) { return {}; }
+};
+
+class OutputPort {
+public:
+    virtual ~OutputPort() = default;
+    /// Where the task writes iteration `it` (waits until every consumer released the buffer).
+    virtual Result<std::span<std::uint64_t>> buffer(std::uint64_t it) = 0;
+    /// Hands iteration `it` to every consumer.
+    virtual Result<void> publish(std::uint64_t it) = 0;
+};
+
+/// Fills `words` with the data of producer `task` at iteration `it`.
+void fill(std::span<std::uint64_t> words, int task, std::uint64_t it) noexcept;
+/// True when `words` hold exactly what fill(words, task, it) wrote (checks the sum of every word).
+bool verify(std::span<const std::uint64_t> words, int task, std::uint64_t it) noexcept;
+
+}  // namespace strata::workflow::detail

@@ -1,0 +1,239 @@
+// `strata run WORKFLOW.toml`: runs a synthetic workflow (docs/workflow.md).
+// Process methods start one strata-workflow-task rank per task with mpiexec;
+// method threads runs in this process. A progress bar goes to a terminal.
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "strata/shm.hpp"
+#include "strata/workflow.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+namespace wf = strata::workflow;
+
+class ProgressBar {
+public:
+    explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+    void update(std::uint64_t done, std::uint64_t total) {
+        if (!enabled_ || total == 0) {
+            return;
+        }
+        const int width = 40;
+        const auto filled = static_cast<int>(static_cast<double>(done) / static_cast<double>(total) * width);
+        fmt::print(stderr, "\r[{:<{}}] {}/{} iterations", std::string(static_cast<std::size_t>(filled), '#'), width,
+                   done, total);
+        drawn_ = true;
+    }
+    void clear() {
+        if (drawn_) {
+            fmt::print(stderr, "\r{:<80}\r", "");
+            drawn_ = false;
+        }
+    }
+
+private:
+    bool enabled_;
+    bool drawn_ = false;
+};
+
+// After the job: a job that died leaves its segment behind with no live user
+// (the last user to detach removes it, and no one detached). The name is this
+// run's own, so remove it: attach and detach as its last user, else unlink.
+void remove_dead_segment(const std::string& name) {
+    if (auto seg = Segment::open(name, SegmentMode::open_only); seg) {
+        (void)seg->close();
+    }
+    std::error_code ignored;
+    for (const char* suffix : {".seg", ".lock"}) {
+        std::filesystem::remove(default_segment_dir() / ("strata." + name + suffix), ignored);
+    }
+}
+
+Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options, ProgressBar& bar) {
+    const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+    const auto task = bin / "strata-workflow-task";
+    if (!std::filesystem::exists(task)) {
+        return make_error(Errc::not_found, "{}: not built (build the default preset)", task.string());
+    }
+    char dir_template[] = "/tmp/strata-run-XXXXXX";
+    if (::mkdtemp(dir_template) == nullptr) {
+        return make_sys_error(errno, "strata run: cannot create a directory under /tmp");
+    }
+    const std::filesystem::path dir = dir_template;
+    struct Cleanup {
+        std::filesystem::path dir;
+        ~Cleanup() {
+            std::error_code ignored;
+            std::filesystem::remove_all(dir, ignored);
+        }
+    } cleanup{dir};
+    const auto file = dir / "workflow.toml";
+    const auto result = dir / "report.json";
+    {
+        std::ofstream out(file);
+        out << wf::to_toml(workflow);
+        if (!out) {
+            return make_error(Errc::io_error, "strata run: cannot write {}", file.string());
+        }
+    }
+    const std::string segment = fmt::format("strata-workflow-{}-{}", ::getpid(), dir.filename().string());
+    std::vector<std::string> args{options.mpiexec, "-n",          std::to_string(workflow.tasks.size()),
+                                  task.string(),   file.string(), "--result",
+                                  result.string(), "--segment",   segment,
+                                  "--progress"};
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+        return make_sys_error(errno, "strata run: pipe");
+    }
+    const pid_t child = ::fork();
+    if (child < 0) {
+        const int err = errno;
+        ::close(pipe_fds[0]);
+        ::close(pipe_fds[1]);
+        return make_sys_error(err, "strata run: fork");
+    }
+    if (child == 0) {
+        ::dup2(pipe_fds[1], STDOUT_FILENO);
+        std::vector<char*> argv;
+        for (auto& a : args) {
+            argv.push_back(a.data());
+        }
+        argv.push_back(nullptr);
+        ::execvp(argv[0], argv.data());
+        std::fprintf(stderr, "strata run: cannot run %s: %s\n", argv[0], std::strerror(errno));
+        ::_exit(127);
+    }
+    ::close(pipe_fds[1]);
+    FILE* lines = ::fdopen(pipe_fds[0], "r");
+    char line[512];
+    while (lines != nullptr && std::fgets(line, sizeof line, lines) != nullptr) {
+        unsigned long long done = 0;
+        unsigned long long total = 0;
+        if (std::sscanf(line, "progress %llu %llu", &done, &total) == 2) {
+            bar.update(done, total);
+        } else {
+            bar.clear();
+            std::fputs(line, stdout);
+        }
+    }
+    if (lines != nullptr) {
+        std::fclose(lines);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    bar.clear();
+    remove_dead_segment(segment);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        return make_error(Errc::io_error, "{} -n {} {}: failed (exit status {}; its errors are above)", options.mpiexec,
+                          workflow.tasks.size(), task.string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    std::ifstream in(result);
+    std::stringstream text;
+    text << in.rdbuf();
+    return wf::report_from_json(text.str());
+}
+
+void print_report(const wf::Workflow& workflow, const std::string& source, const wf::Report& r) {
+    fmt::print("workflow {}: {} tasks, {} edges, {} iterations (+{} warmup)\n", source, r.tasks, workflow.edges.size(),
+               r.iterations, workflow.warmup);
+    fmt::print("  throughput {:.1f} MB/s   {:.1f} iterations/s   wall {:.3f} s   checksum errors {}\n",
+               r.throughput_mb_s, r.iterations_per_s, r.seconds, r.checksum_errors);
+    fmt::print("  handoff latency per edge (µs):     p50       p90       p99       max\n");
+    for (const auto& e : r.edges) {
+        fmt::print("    {:>12} -> {:<12} {:<9} {:9.1f} {:9.1f} {:9.1f} {:9.1f}\n", e.from, e.to,
+                   wf::to_string(e.method), e.p50_ns / 1e3, e.p90_ns / 1e3, e.p99_ns / 1e3, e.max_ns / 1e3);
+    }
+}
+
+}  // namespace
+
+int run_workflow(const RunOptions& options) {
+    Result<wf::Workflow> workflow;
+    std::string source = options.file;
+    if (!options.shape.empty()) {
+        if (!options.file.empty()) {
+            fmt::print(stderr, "strata run: give a workflow file or --shape, not both\n");
+            return 2;
+        }
+        auto shape = wf::parse_shape(options.shape, "--shape");
+        auto method = wf::parse_method(options.method, "--method");
+        auto size = wf::parse_size(options.data_size, "--data-size");
+        auto wait = wf::parse_wait(options.wait, "--wait");
+        for (const Error* e : {shape ? nullptr : &shape.error(), method ? nullptr : &method.error(),
+                               size ? nullptr : &size.error(), wait ? nullptr : &wait.error()}) {
+            if (e != nullptr) {
+                fmt::print(stderr, "strata run: {}\n", e->what());
+                return 2;
+            }
+        }
+        workflow = wf::generate({.shape = *shape,
+                                 .tasks = options.tasks,
+                                 .data_size = *size,
+                                 .method = *method,
+                                 .iterations = options.iterations == 0 ? 100 : options.iterations,
+                                 .period_us = 0,
+                                 .wait = *wait});
+        source =
+            fmt::format("{}({}) {}", options.shape, workflow ? workflow->tasks.size() : options.tasks, options.method);
+    } else if (options.file.empty()) {
+        fmt::print(stderr, "strata run: give a workflow file (examples/workflows/) or --shape\n");
+        return 2;
+    } else {
+        workflow = wf::load(options.file);
+        if (workflow && options.iterations != 0) {
+            workflow->iterations = options.iterations;
+        }
+    }
+    if (!workflow) {
+        fmt::print(stderr, "strata run: {}\n", workflow.error().what());
+        return 2;
+    }
+    if (!options.write.empty()) {
+        std::ofstream out(options.write);
+        out << wf::to_toml(*workflow);
+        if (!out) {
+            fmt::print(stderr, "strata run: --write={}: cannot write the file\n", options.write);
+            return 1;
+        }
+        return 0;
+    }
+    ProgressBar bar(!options.json && ::isatty(STDERR_FILENO) != 0);
+    Result<wf::Report> report =
+        workflow->uses_threads()
+            ? wf::run_threads(*workflow,
+                              [&](std::uint64_t done, std::uint64_t total) {
+                                  if (done % std::max<std::uint64_t>(1, total / 200) == 0 || done == total) {
+                                      bar.update(done, total);
+                                  }
+                              })
+            : run_processes(*workflow, options, bar);
+    bar.clear();
+    if (!report) {
+        fmt::print(stderr, "strata run: {}\n", report.error().what());
+        return 1;
+    }
+    if (options.json) {
+        fmt::print("{}\n", wf::to_json(*report));
+    } else {
+        print_report(*workflow, source, *report);
+    }
+    if (report->checksum_errors != 0) {
+        fmt::print(stderr, "strata run: {} checksum errors: consumers read data their producer did not write\n",
+                   report->checksum_errors);
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace strata::cli
