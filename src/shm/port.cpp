@@ -15,6 +15,9 @@
 
 namespace strata {
 
+using shm_detail::bump_and_wake;
+using shm_detail::drop_holder;
+using shm_detail::holders_for;
 using shm_detail::PortPeer;
 using shm_detail::PortShared;
 using shm_detail::PortSlot;
@@ -39,39 +42,6 @@ inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
-}
-
-/// Consumers that must receive message `s`: every consumer index that has not
-/// left and joined at or before s (an index never joined is still expected).
-std::uint64_t holders_for(const PortShared& p, std::uint64_t s) {
-    std::uint64_t mask = 0;
-    for (unsigned i = 0; i < p.consumers; ++i) {
-        const PortPeer& c = p.consumer_peers[i];
-        if ((c.state == shm_detail::peer_never || c.state == shm_detail::peer_active) && c.join_seq <= s) {
-            mask |= 1ULL << i;
-        }
-    }
-    return mask;
-}
-
-/// Clears consumer `bit` from a slot; frees it when no holder is left. True if freed.
-bool drop_holder(PortSlot& slot, std::uint64_t bit) {
-    if ((slot.holders & bit) == 0) {
-        return false;
-    }
-    slot.holders &= ~bit;
-    if (slot.holders == 0 && (slot.state == shm_detail::slot_committed || slot.state == shm_detail::slot_abandoned)) {
-        slot.state = shm_detail::slot_free;
-        return true;
-    }
-    return false;
-}
-
-void bump_and_wake(std::atomic<std::uint32_t>& word, const std::atomic<std::uint32_t>& waiters) {
-    word.fetch_add(1, std::memory_order_seq_cst);
-    if (waiters.load(std::memory_order_seq_cst) != 0) {
-        shm_detail::futex_wake_all(&word);
-    }
 }
 
 Result<void> check_shape(std::string_view name, const PortShared& p, const PortOptions& o) {

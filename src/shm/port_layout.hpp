@@ -72,6 +72,40 @@ inline std::size_t port_bytes(unsigned slots, std::size_t slot_bytes) {
     return sizeof(PortShared) + slots * sizeof(PortSlot) + 64 + slots * stride;
 }
 
+/// Consumers that must receive message `s`: every consumer index that has not
+/// left and joined at or before s (an index never joined is still expected).
+inline std::uint64_t holders_for(const PortShared& p, std::uint64_t s) {
+    std::uint64_t mask = 0;
+    for (unsigned i = 0; i < p.consumers; ++i) {
+        const PortPeer& c = p.consumer_peers[i];
+        if ((c.state == peer_never || c.state == peer_active) && c.join_seq <= s) {
+            mask |= 1ULL << i;
+        }
+    }
+    return mask;
+}
+
+/// Clears consumer `bit` from a slot; frees it when no holder is left. True if freed.
+inline bool drop_holder(PortSlot& slot, std::uint64_t bit) {
+    if ((slot.holders & bit) == 0) {
+        return false;
+    }
+    slot.holders &= ~bit;
+    if (slot.holders == 0 && (slot.state == slot_committed || slot.state == slot_abandoned)) {
+        slot.state = slot_free;
+        return true;
+    }
+    return false;
+}
+
+/// Moves a futex word on and wakes its sleepers, if any.
+inline void bump_and_wake(std::atomic<std::uint32_t>& word, const std::atomic<std::uint32_t>& waiters) {
+    word.fetch_add(1, std::memory_order_seq_cst);
+    if (waiters.load(std::memory_order_seq_cst) != 0) {
+        futex_wake_all(&word);
+    }
+}
+
 /// Test hook points (see strata/shm/testing.hpp).
 void crash_point(int point) noexcept;
 

@@ -8,6 +8,9 @@
 
 namespace strata {
 
+using shm_detail::bump_and_wake;
+using shm_detail::drop_holder;
+using shm_detail::holders_for;
 using shm_detail::PortPeer;
 using shm_detail::PortShared;
 using shm_detail::PortSlot;
@@ -22,36 +25,6 @@ Clock::time_point deadline_of(Port::Timeout timeout) {
         return Clock::time_point::max();
     }
     return now + std::max(timeout, Port::Timeout::zero());
-}
-
-std::uint64_t holders_for(const PortShared& p, std::uint64_t s) {
-    std::uint64_t mask = 0;
-    for (unsigned i = 0; i < p.consumers; ++i) {
-        const PortPeer& c = p.consumer_peers[i];
-        if ((c.state == shm_detail::peer_never || c.state == shm_detail::peer_active) && c.join_seq <= s) {
-            mask |= 1ULL << i;
-        }
-    }
-    return mask;
-}
-
-bool drop_holder(PortSlot& slot, std::uint64_t bit) {
-    if ((slot.holders & bit) == 0) {
-        return false;
-    }
-    slot.holders &= ~bit;
-    if (slot.holders == 0 && (slot.state == shm_detail::slot_committed || slot.state == shm_detail::slot_abandoned)) {
-        slot.state = shm_detail::slot_free;
-        return true;
-    }
-    return false;
-}
-
-void bump_and_wake(std::atomic<std::uint32_t>& word, const std::atomic<std::uint32_t>& waiters) {
-    word.fetch_add(1, std::memory_order_seq_cst);
-    if (waiters.load(std::memory_order_seq_cst) != 0) {
-        shm_detail::futex_wake_all(&word);
-    }
 }
 
 Result<void> need_role(std::string_view op, const Port& port, PortRole role) {
