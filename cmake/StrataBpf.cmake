@@ -3,7 +3,8 @@
 #   strata_add_bpf_skeleton(<target> <source.bpf.c>
 #                           [NAME <skeleton name>]      # default: <source> without .bpf.c
 #                           [INCLUDE_DIRS <dir>...]     # extra -I for the BPF compile
-#                           [DEPENDS <file>...])        # extra files the compile reads
+#                           [DEPENDS <file>...]         # extra files the compile reads
+#                           [COMPILE_OPTIONS <flag>...]) # extra clang flags (e.g. -mcpu=v3)
 #
 # compiles <source.bpf.c> with clang for the BPF target against a vmlinux.h
 # generated once per build tree, turns the object into <name>.skel.h with
@@ -75,7 +76,7 @@ function(_strata_bpf_target_arch out_var)
 endfunction()
 
 function(strata_add_bpf_skeleton target source)
-  cmake_parse_arguments(PARSE_ARGV 2 arg "" "NAME" "INCLUDE_DIRS;DEPENDS")
+  cmake_parse_arguments(PARSE_ARGV 2 arg "" "NAME" "INCLUDE_DIRS;DEPENDS;COMPILE_OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "strata_add_bpf_skeleton(${target}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
   endif()
@@ -115,7 +116,7 @@ function(strata_add_bpf_skeleton target source)
     OUTPUT ${object}
     COMMAND ${CMAKE_COMMAND} -E make_directory ${out_dir}
     COMMAND ${STRATA_CLANG} -g -O2 -Wall -target bpf -D__TARGET_ARCH_${arch}
-            ${include_flags} -MD -MF ${object}.d -c ${src} -o ${object}
+            ${arg_COMPILE_OPTIONS} ${include_flags} -MD -MF ${object}.d -c ${src} -o ${object}
     DEPENDS ${src} ${vmlinux_dir}/vmlinux.h ${arg_DEPENDS}
     DEPFILE ${object}.d
     COMMENT "BPF ${name}: clang -target bpf"

@@ -88,9 +88,9 @@ struct Edge {
 
 struct Workflow {
     std::uint64_t iterations = 100;
-    std::uint64_t warmup = 2;          ///< iterations run before the clock starts
-    std::size_t segment_size = 0;      ///< bytes of the shared segment; 0: just enough for the slots
-    std::uint32_t slots = 2;           ///< buffers per producer, so it writes one while consumers read another
+    std::uint64_t warmup = 2;      ///< iterations run before the clock starts
+    std::size_t segment_size = 0;  ///< bytes of the shared segment; 0: just enough for the slots
+    std::uint32_t slots = 2;       ///< buffers per producer, so it writes one while consumers read another
     Wait wait = Wait::blocking;
     std::vector<Task> tasks;
     std::vector<Edge> edges;
@@ -129,8 +129,8 @@ Result<Shape> parse_shape(std::string_view text, std::string_view param = "shape
 
 struct GenerateOptions {
     Shape shape = Shape::simple;
-    std::size_t tasks = 2;              ///< n; simple ignores it
-    std::size_t data_size = 10'000'000; ///< every producer's data size
+    std::size_t tasks = 2;               ///< n; simple ignores it
+    std::size_t data_size = 10'000'000;  ///< every producer's data size
     Method method = Method::shm;
     std::uint64_t iterations = 100;
     std::uint64_t period_us = 0;
@@ -155,9 +155,9 @@ struct EdgeReport {
 struct Report {
     std::uint64_t iterations = 0;
     std::size_t tasks = 0;
-    double seconds = 0;             ///< wall time of the timed iterations
-    double bytes = 0;               ///< bytes handed over: iterations x sum over edges of the producer's data size
-    double throughput_mb_s = 0;     ///< bytes / seconds / 1e6 (the paper's metric)
+    double seconds = 0;          ///< wall time of the timed iterations
+    double bytes = 0;            ///< bytes handed over: iterations x sum over edges of the producer's data size
+    double throughput_mb_s = 0;  ///< bytes / seconds / 1e6 (the paper's metric)
     double iterations_per_s = 0;
     std::uint64_t checksum_errors = 0;  ///< always 0 in a successful run
     std::vector<EdgeReport> edges;

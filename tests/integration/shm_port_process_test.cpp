@@ -26,11 +26,16 @@ std::uint64_t check_of(std::uint32_t producer, std::uint32_t index) {
 }
 
 /// A producer child: opens the segment, sends `count` messages, closes.
-int produce(const test::ShmFixture& f, std::uint32_t producer, std::uint32_t count, PortOptions options) {
+/// `joined`, when given, is a pipe to tell the parent this producer joined.
+int produce(const test::ShmFixture& f, std::uint32_t producer, std::uint32_t count, PortOptions options,
+            int joined = -1) {
     auto seg = f.open(SegmentMode::open_only, 0);
     STRATA_CHILD_CHECK_OK(seg);
     auto port = seg->port("p", PortRole::producer, options);
     STRATA_CHILD_CHECK_OK(port);
+    if (joined >= 0) {
+        STRATA_CHILD_CHECK(::write(joined, "j", 1) == 1);
+    }
     for (std::uint32_t i = 0; i < count; ++i) {
         auto loan = port->loan();
         STRATA_CHILD_CHECK_OK(loan);
@@ -142,12 +147,21 @@ TEST_P(ShmPortProcesses, three_producers_fan_in_to_one_consumer_that_gets_each_m
     const PortOptions shape{.slots = 4, .slot_bytes = sizeof(Message), .consumers = 1, .sync = GetParam()};
     STRATA_ASSERT_ASSIGN(in, seg.port("p", PortRole::consumer, shape));
     constexpr std::uint32_t kCount = 4000;
-    // The producers start together, so the stream ends only when all three closed.
+    // A gate producer holds the stream open until all three joined, so it
+    // ends only when all three closed.
     STRATA_ASSERT_ASSIGN(gate, seg.port("p", PortRole::producer, shape));
+    int joined[2];
+    ASSERT_EQ(::pipe(joined), 0);
     std::vector<pid_t> children;
     for (std::uint32_t p = 1; p <= 3; ++p) {
-        children.push_back(test::spawn([&, p] { return produce(f, p, kCount, shape); }));
+        children.push_back(test::spawn([&, p] { return produce(f, p, kCount, shape, joined[1]); }));
     }
+    char byte = 0;
+    for (int p = 0; p < 3; ++p) {
+        ASSERT_EQ(::read(joined[0], &byte, 1), 1);
+    }
+    ::close(joined[0]);
+    ::close(joined[1]);
     STRATA_ASSERT_OK(gate.close());
     Account account = consume(in);
     EXPECT_EQ(account.error, "");

@@ -19,6 +19,7 @@ STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin
 CAPABILITIES = [
     "fuse",
     "bpf",
+    "monitor",
     "cma",
     "memfd",
     "userfaultfd",
@@ -30,7 +31,7 @@ CAPABILITIES = [
     "cgroup-blkio",
 ]
 REQUIRED = {"fuse", "memfd", "shm", "mpi", "zeromq"}
-OK_AS_ROOT = ["fuse", "bpf", "memfd", "shm", "mpi", "zeromq"]
+OK_AS_ROOT = ["fuse", "bpf", "monitor", "memfd", "shm", "mpi", "zeromq"]
 STATUSES = {"ok", "degraded", "missing"}
 # Every probe is bounded (the slowest, mpi, by 10 s); this catches a hang.
 TIMEOUT_S = 60

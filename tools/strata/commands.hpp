@@ -18,6 +18,18 @@ int run_demo(const DemoOptions& options);
 /// `strata bench <suite> [args...]`: runs bench/<suite>/run; exit code.
 int run_bench(const std::string& suite, const std::vector<std::string>& args);
 
+/// Options of `strata ocr`; each sets the environment variable libstrata-ocr reads.
+struct OcrOptions {
+    std::string monitor;       ///< STRATA_MONITOR: auto, ebpf, proc, off
+    std::string cpus;          ///< STRATA_CPUS: "0-3,6"
+    std::string db_placement;  ///< STRATA_OCR_DB_PLACEMENT: memory, shared, storage
+    std::string db_dir;        ///< STRATA_OCR_DB_DIR
+    bool stats = false;        ///< STRATA_STATS=1
+    bool verbose = false;      ///< STRATA_VERBOSE=1
+};
+/// `strata ocr [options] ./program args...`: runs the OCR program in place of
+/// this process (exec); returns only when it cannot be run (127 or 126).
+int run_ocr_program(const OcrOptions& options, const std::vector<std::string>& command);
 struct RunOptions {
     std::string file;   ///< workflow file; or a generated shape:
     std::string shape;  ///< simple | pipeline | scatter-gather

@@ -32,6 +32,8 @@ int run_demo(const DemoOptions& options) {
     }
     tour_regions(tour, dir);
     tour_mpi(tour, dir);
+    tour_monitor(tour);
+    tour_runtime(tour);
     tour_workflow(tour, dir);
     if (own_dir) {
         std::error_code ignored;

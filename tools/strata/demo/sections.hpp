@@ -14,6 +14,10 @@ void tour_regions(Tour& tour, const std::filesystem::path& dir);
 /// MPI storage windows through libstrata-mpi, with mpiexec (docs/mpi-storage-windows.md).
 void tour_mpi(Tour& tour, const std::filesystem::path& dir);
 
+/// Blocking monitor: auto's choice, a blocked worker seen, preemption ignored (docs/monitor.md).
+void tour_monitor(Tour& tour);
+/// Task runtime and OCR programs (docs/runtime.md).
+void tour_runtime(Tour& tour);
 /// Synthetic workflows through `strata run`: threads in-process, processes with mpiexec (docs/workflow.md).
 void tour_workflow(Tour& tour, const std::filesystem::path& dir);
 

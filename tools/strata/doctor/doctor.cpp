@@ -32,6 +32,7 @@ int run(const Options& options) {
     std::vector<Capability> report;
     run_guarded(report, "fuse", true, probe_fuse);
     run_guarded(report, "bpf", false, probe_bpf);
+    run_guarded(report, "monitor", false, probe_monitor);
     run_guarded(report, "cma", false, probe_cma);
     run_guarded(report, "memfd", true, probe_memfd);
     run_guarded(report, "userfaultfd", false, probe_userfaultfd);

@@ -37,6 +37,7 @@ struct Capability {
 // One function per capability; each sets name and required itself.
 Capability probe_fuse();
 Capability probe_bpf();
+Capability probe_monitor();
 Capability probe_cma();
 Capability probe_memfd();
 Capability probe_userfaultfd();

@@ -1,0 +1,160 @@
+/* Distributed hash table on MPI one-sided operations (paper §3.3 and §3.4,
+ * after the foMPI DHT): each rank's window holds a header (the heap's next
+ * free element), its local volume (LV) of --lv elements and an overflow heap
+ * of --heap-factor x LV elements; an element is {key, next}. A key goes to
+ * rank hash % P, slot hash % LV. Insert: compare-and-swap the slot's key from
+ * 0 (empty); if taken, take a heap element with fetch-and-op, put the key,
+ * and chain it in front of the slot's list with compare-and-swap on the
+ * slot's next (retrying on a lost race). Every rank inserts --fill x LV
+ * random 64-bit keys, then looks every one of them up again with gets.
+ *
+ * Phases timed: init (each rank zeroes its whole window, as the foMPI DHT
+ * initializes its table), insert, and sync (MPI_Win_sync: storage windows
+ * durable). Total = the three.
+ *
+ * Usage: dht --variant memory|storage|combined [--lv 1M] [--heap-factor 4]
+ *            [--fill 0.8] [--dir DIR] [--json FILE] [--repeat N] [--label L]
+ *            [--factor 0.5] [--sync ...] [--access-style ...] */
+#include "sw.h"
+
+typedef struct {
+    uint64_t key;
+    uint64_t next; /* 0: end of chain; else the element index in the owner's window */
+} element;
+
+typedef struct {
+    MPI_Win win;
+    element* base;
+    uint64_t lv, heap; /* element counts; element 0 is the header */
+    int nprocs;
+} table;
+
+static MPI_Aint key_disp(uint64_t index) {
+    return (MPI_Aint)(index * sizeof(element));
+}
+
+static MPI_Aint next_disp(uint64_t index) {
+    return (MPI_Aint)(index * sizeof(element) + sizeof(uint64_t));
+}
+
+static void place(const table* t, uint64_t key, int* owner, uint64_t* slot) {
+    const uint64_t h = sw_mix(key ^ 0x1234567ULL);
+    *owner = (int)(h % (uint64_t)t->nprocs);
+    *slot = 1 + (h >> 16) % t->lv;
+}
+
+static uint64_t cas(const table* t, int owner, MPI_Aint disp, uint64_t expected, uint64_t desired) {
+    uint64_t result = 0;
+    SW_MPI(MPI_Compare_and_swap(&desired, &expected, &result, MPI_UINT64_T, owner, disp, t->win));
+    SW_MPI(MPI_Win_flush(owner, t->win));
+    return result;
+}
+
+static void insert(const table* t, uint64_t key) {
+    int owner;
+    uint64_t slot;
+    place(t, key, &owner, &slot);
+    if (cas(t, owner, key_disp(slot), 0, key) == 0) return;
+
+    uint64_t one = 1, taken = 0;
+    SW_MPI(MPI_Fetch_and_op(&one, &taken, MPI_UINT64_T, owner, 0, MPI_SUM, t->win));
+    SW_MPI(MPI_Win_flush(owner, t->win));
+    SW_CHECK(taken < t->heap, "the overflow heap of rank %d is full (%" PRIu64 " elements)", owner, t->heap);
+    const uint64_t index = 1 + t->lv + taken;
+    element fresh = {key, 0};
+    uint64_t head = 0;
+    SW_MPI(MPI_Fetch_and_op(NULL, &head, MPI_UINT64_T, owner, next_disp(slot), MPI_NO_OP, t->win));
+    SW_MPI(MPI_Win_flush(owner, t->win));
+    for (;;) {
+        fresh.next = head;
+        SW_MPI(MPI_Put(&fresh, 2, MPI_UINT64_T, owner, key_disp(index), 2, MPI_UINT64_T, t->win));
+        SW_MPI(MPI_Win_flush(owner, t->win));
+        const uint64_t seen = cas(t, owner, next_disp(slot), head, index);
+        if (seen == head) return;
+        head = seen;
+    }
+}
+
+static int lookup(const table* t, uint64_t key) {
+    int owner;
+    uint64_t slot;
+    place(t, key, &owner, &slot);
+    element e;
+    uint64_t index = slot;
+    for (;;) {
+        SW_MPI(MPI_Get(&e, 2, MPI_UINT64_T, owner, key_disp(index), 2, MPI_UINT64_T, t->win));
+        SW_MPI(MPI_Win_flush(owner, t->win));
+        if (e.key == key) return 1;
+        if (index == slot && e.key == 0) return 0;
+        if (e.next == 0) return 0;
+        index = e.next;
+    }
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    const sw_config config = sw_config_from(argc, argv, "memory");
+    SW_CHECK(strcmp(config.variant, "mpiio") != 0 && strcmp(config.variant, "mpiio-coll") != 0,
+             "--variant=%s: the DHT runs on windows only", config.variant);
+    table t = {0};
+    t.nprocs = sw_size();
+    t.lv = sw_opt_size(argc, argv, "--lv", "1M");
+    const long heap_factor = sw_opt_long(argc, argv, "--heap-factor", 4);
+    const double fill = sw_opt_double(argc, argv, "--fill", 0.8);
+    SW_CHECK(t.lv > 0 && heap_factor >= 1 && fill > 0 && fill <= 1, "--lv, --heap-factor, --fill out of range");
+    t.heap = t.lv * (uint64_t)heap_factor;
+    const size_t bytes = (1 + t.lv + t.heap) * sizeof(element);
+    const uint64_t count = (uint64_t)(fill * (double)t.lv);
+
+    t.base = sw_win_allocate(&config, "dht-%r.dat", 1, bytes, 1, &t.win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    memset(t.base, 0, bytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double inserted_from = MPI_Wtime();
+
+    SW_MPI(MPI_Win_lock_all(0, t.win));
+    uint64_t rng = 0xd47ULL * (uint64_t)(sw_rank() + 1) + (uint64_t)sw_opt_long(argc, argv, "--repeat", 0);
+    const uint64_t seed = rng;
+    for (uint64_t i = 0; i < count; ++i) {
+        uint64_t key = sw_next(&rng);
+        insert(&t, key ? key : 1);
+    }
+    SW_MPI(MPI_Win_unlock_all(t.win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double synced_from = MPI_Wtime();
+    sw_win_sync_self(t.win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double end = MPI_Wtime();
+
+    /* Every key this rank inserted is found, and the heaps hold exactly the
+     * keys that did not get a slot. */
+    SW_MPI(MPI_Win_lock_all(0, t.win));
+    rng = seed;
+    for (uint64_t i = 0; i < count; ++i) {
+        uint64_t key = sw_next(&rng);
+        key = key ? key : 1;
+        SW_CHECK(lookup(&t, key), "key %" PRIu64 " (insert %" PRIu64 ") is missing", key, i);
+    }
+    SW_MPI(MPI_Win_unlock_all(t.win));
+    uint64_t local[2] = {t.base[0].key, 0}, global[2];
+    for (uint64_t i = 1; i <= t.lv; ++i) local[1] += t.base[i].key != 0;
+    MPI_Allreduce(local, global, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    SW_CHECK(global[0] + global[1] == count * (uint64_t)t.nprocs,
+             "%" PRIu64 " slots + %" PRIu64 " heap elements used, %" PRIu64 " keys inserted", global[1], global[0],
+             count * (uint64_t)t.nprocs);
+
+    sw_emit(argc, argv,
+            "\"app\":\"dht\",\"label\":\"%s\",\"variant\":\"%s\",\"repeat\":%ld,\"ranks\":%d,\"lv\":%" PRIu64
+            ",\"heap_factor\":%ld,\"fill\":%g,\"window_bytes\":%zu,\"dht_bytes\":%zu,\"factor\":%g,\"sync\":\"%s\","
+            "\"access_style\":\"%s\",\"inserts\":%" PRIu64 ",\"heap_used\":%" PRIu64
+            ",\"init_seconds\":%.6f,\"insert_seconds\":%.6f,\"sync_seconds\":%.6f,\"seconds\":%.6f,\"verified\":true",
+            sw_opt(argc, argv, "--label", "in-core"), config.variant, sw_opt_long(argc, argv, "--repeat", 0), t.nprocs,
+            t.lv, heap_factor, fill, bytes, bytes * (size_t)t.nprocs,
+            strcmp(config.variant, "combined") == 0 ? config.factor : (sw_is_storage(&config) ? 1.0 : 0.0), config.sync,
+            config.access_style ? config.access_style : "", count * (uint64_t)t.nprocs, global[0],
+            inserted_from - start, synced_from - inserted_from, end - synced_from, end - start);
+    SW_MPI(MPI_Win_free(&t.win));
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,400 @@
+/* MapReduce word count (paper §3.5.2), one-sided (MR-1S) and two-sided
+ * (MR-2S), on a generated corpus with a Zipf word distribution.
+ *
+ * The corpus is cut into --task-size map tasks, dealt round-robin to ranks.
+ *   1s  map and reduce overlap: each task's words (combined within the task)
+ *       are accumulated straight into the owner's window, a hash table of
+ *       {key, count} claimed with compare-and-swap (a key's slot, once
+ *       known, is remembered, so later tasks only accumulate: one
+ *       MPI_Accumulate per owner and task, through an indexed datatype).
+ *       --checkpoint windows: after each task round every rank makes its
+ *       table durable with MPI_Win_sync (a storage window; the round number
+ *       is in the table's header), between two barriers so the checkpoint
+ *       is globally consistent.
+ *   2s  map emits (key, 1) pairs, as MR-MPI does, kept until the shuffle
+ *       (MPI_Alltoallv) and the reduce after all maps. --combine merges each
+ *       task's pairs first (a stronger baseline).
+ *       --checkpoint mpiio: after each task round the round's pairs are
+ *       written to one shared file with collective MPI-IO + MPI_File_sync.
+ * Every run checks that the counts add up to the words read and prints a
+ * checksum of the result that must be equal across implementations.
+ *
+ * Usage: mapreduce --generate FILE [--corpus-size 256M] [--vocabulary 100000]
+ *        mapreduce --impl 1s|2s [--checkpoint none|windows|mpiio] [--combine]
+ *                  --corpus FILE [--task-size 16M] [--table-slots 128K]
+ *                  [--dir DIR] [--json FILE] [--repeat N] */
+#include "sw.h"
+
+#include <math.h>
+
+typedef struct {
+    uint64_t key, count;
+} pair;
+
+/* --- corpus ------------------------------------------------------------------- */
+
+static void word_of(uint64_t id, char* out) {
+    uint64_t h = sw_mix(id);
+    const int length = 2 + (int)(h % 9);
+    for (int i = 0; i < length; ++i) {
+        out[i] = (char)('a' + (h >> (5 * i % 60)) % 26);
+    }
+    snprintf(out + length, 12, "%" PRIu64, id % 1000); /* distinct words for distinct ids */
+}
+
+static void generate(const char* path, size_t size, uint64_t vocabulary) {
+    double* cdf = malloc(vocabulary * sizeof(double));
+    SW_CHECK(cdf, "cannot allocate the Zipf table");
+    double total = 0;
+    for (uint64_t i = 0; i < vocabulary; ++i) cdf[i] = (total += 1.0 / (double)(i + 1));
+    FILE* out = fopen(path, "w");
+    SW_CHECK(out, "--generate=%s: %s", path, strerror(errno));
+    uint64_t rng = 7;
+    size_t written = 0;
+    char word[32];
+    while (written < size) {
+        const double u = (double)(sw_next(&rng) >> 11) / 9007199254740992.0 * total;
+        uint64_t lo = 0, hi = vocabulary - 1;
+        while (lo < hi) {
+            const uint64_t mid = (lo + hi) / 2;
+            if (cdf[mid] < u)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        word_of(lo, word);
+        written += (size_t)fprintf(out, "%s%c", word, sw_next(&rng) % 12 == 0 ? '\n' : ' ');
+    }
+    SW_CHECK(fclose(out) == 0, "writing %s failed", path);
+    free(cdf);
+}
+
+/* --- a local open-addressing table (combiner, slot cache, 2s reduce) ----------- */
+
+typedef struct {
+    pair* slots;
+    uint64_t capacity, used;
+} local_table;
+
+static void lt_init(local_table* t, uint64_t capacity) {
+    t->capacity = capacity;
+    t->used = 0;
+    t->slots = calloc(capacity, sizeof(pair));
+    SW_CHECK(t->slots, "cannot allocate a table of %" PRIu64, capacity);
+}
+
+static void lt_add(local_table* t, uint64_t key, uint64_t count);
+
+static void lt_grow(local_table* t) {
+    local_table bigger;
+    lt_init(&bigger, t->capacity * 2);
+    for (uint64_t i = 0; i < t->capacity; ++i) {
+        if (t->slots[i].key) lt_add(&bigger, t->slots[i].key, t->slots[i].count);
+    }
+    free(t->slots);
+    *t = bigger;
+}
+
+static pair* lt_find(local_table* t, uint64_t key, int create) {
+    if (create && t->used * 2 >= t->capacity) lt_grow(t);
+    for (uint64_t i = sw_mix(key) & (t->capacity - 1);; i = (i + 1) & (t->capacity - 1)) {
+        if (t->slots[i].key == key) return &t->slots[i];
+        if (t->slots[i].key == 0) {
+            if (!create) return NULL;
+            t->slots[i].key = key;
+            ++t->used;
+            return &t->slots[i];
+        }
+    }
+}
+
+static void lt_add(local_table* t, uint64_t key, uint64_t count) {
+    lt_find(t, key, 1)->count += count;
+}
+
+/* --- map ------------------------------------------------------------------------- */
+
+/* FNV-1a of a word, never 0 (0 marks an empty slot). */
+static uint64_t word_key(const char* w, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; ++i) h = (h ^ (unsigned char)w[i]) * 1099511628211ULL;
+    return h ? h : 1;
+}
+
+typedef void (*emit_fn)(void* context, uint64_t key);
+
+/* Reads task `task` of the corpus (word-aligned) and emits each word's key.
+ * Returns the number of words. */
+static uint64_t map_task(int fd, size_t corpus, size_t task_size, size_t task, char* buffer, emit_fn emit,
+                         void* context) {
+    size_t begin = task * task_size, end = begin + task_size;
+    if (end > corpus) end = corpus;
+    const size_t extra = 64; /* a word is shorter: enough to finish the last one */
+    const size_t want = end - begin + extra + 1;
+    const ssize_t got = pread(fd, buffer, want, (off_t)(begin ? begin - 1 : 0));
+    SW_CHECK(got > 0, "reading task %zu: %s", task, strerror(errno));
+    size_t i = begin ? 1 : 0; /* buffer[0] is the byte before the task */
+    if (begin) {
+        while (i < (size_t)got && buffer[i - 1] != ' ' && buffer[i - 1] != '\n') ++i; /* the previous task's word */
+    }
+    uint64_t words = 0;
+    const size_t stop = end - begin + (begin ? 1 : 0);
+    while (i < stop) {
+        while (i < (size_t)got && (buffer[i] == ' ' || buffer[i] == '\n')) ++i;
+        if (i >= stop) break;
+        const size_t start = i;
+        while (i < (size_t)got && buffer[i] != ' ' && buffer[i] != '\n') ++i;
+        emit(context, word_key(buffer + start, i - start));
+        ++words;
+    }
+    return words;
+}
+
+static void combine(void* context, uint64_t key) {
+    lt_add(context, key, 1);
+}
+
+/* --- MR-1S -------------------------------------------------------------------------- */
+
+typedef struct {
+    MPI_Win win;
+    pair* table; /* table[0] is the header: {checkpointed round, 0} */
+    uint64_t slots;
+    local_table where; /* key -> slot + 1 in its owner's table */
+} one_sided;
+
+/* The slot of key in its owner's table: remembered, or claimed with CAS. */
+static uint64_t slot_of(one_sided* s, uint64_t key, int owner) {
+    pair* known = lt_find(&s->where, key, 0);
+    if (known) return known->count - 1;
+    uint64_t slot = 1 + sw_mix(key) % s->slots;
+    for (;; slot = slot % s->slots + 1) {
+        uint64_t zero = 0, seen = 0;
+        SW_MPI(MPI_Compare_and_swap(&key, &zero, &seen, MPI_UINT64_T, owner, (MPI_Aint)(slot * sizeof(pair)), s->win));
+        SW_MPI(MPI_Win_flush(owner, s->win));
+        if (seen == 0 || seen == key) break;
+    }
+    lt_add(&s->where, key, slot + 1);
+    return slot;
+}
+
+/* Reduces one task's counts into the owners' tables: one MPI_Accumulate per
+ * owner, its target an indexed datatype over the counts' slots. */
+static void reduce_task(one_sided* s, const local_table* counts) {
+    const int p = sw_size();
+    uint64_t* values = malloc(counts->used * sizeof(uint64_t) + 1);
+    int* displacements = malloc(counts->used * sizeof(int) + 1);
+    SW_CHECK(values && displacements, "cannot allocate %" PRIu64 " counts", counts->used);
+    for (int owner = 0; owner < p; ++owner) {
+        int n = 0;
+        for (uint64_t i = 0; i < counts->capacity; ++i) {
+            const pair* c = &counts->slots[i];
+            if (!c->key || (int)(c->key % (uint64_t)p) != owner) continue;
+            values[n] = c->count;
+            displacements[n++] = (int)(slot_of(s, c->key, owner) * 2 + 1); /* in uint64 units: the count */
+        }
+        if (n == 0) continue;
+        MPI_Datatype target;
+        SW_MPI(MPI_Type_create_indexed_block(n, 1, displacements, MPI_UINT64_T, &target));
+        SW_MPI(MPI_Type_commit(&target));
+        SW_MPI(MPI_Accumulate(values, n, MPI_UINT64_T, owner, 0, 1, target, MPI_SUM, s->win));
+        SW_MPI(MPI_Win_flush(owner, s->win));
+        SW_MPI(MPI_Type_free(&target));
+    }
+    free(values);
+    free(displacements);
+}
+
+/* --- main ---------------------------------------------------------------------------- */
+
+typedef struct {
+    pair* pairs;
+    size_t count, capacity;
+} pair_list;
+
+static void push(void* context, uint64_t key) {
+    pair_list* l = context;
+    if (l->count == l->capacity) {
+        l->capacity = l->capacity ? 2 * l->capacity : 1 << 20;
+        l->pairs = realloc(l->pairs, l->capacity * sizeof(pair));
+        SW_CHECK(l->pairs, "cannot grow the pair list to %zu", l->capacity);
+    }
+    l->pairs[l->count++] = (pair){key, 1};
+}
+
+static int by_owner(const void* a, const void* b) {
+    const int p = sw_size();
+    const uint64_t x = ((const pair*)a)->key % (uint64_t)p, y = ((const pair*)b)->key % (uint64_t)p;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    const char* generate_path = sw_opt(argc, argv, "--generate", NULL);
+    if (generate_path) {
+        if (sw_rank() == 0) {
+            generate(generate_path, sw_opt_size(argc, argv, "--corpus-size", "256M"),
+                     (uint64_t)sw_opt_long(argc, argv, "--vocabulary", 100000));
+        }
+        MPI_Finalize();
+        return 0;
+    }
+    sw_config config = sw_config_from(argc, argv, "storage");
+    const char* impl = sw_opt(argc, argv, "--impl", "1s");
+    const char* checkpoint = sw_opt(argc, argv, "--checkpoint", "none");
+    const int combine_2s = sw_flag(argc, argv, "--combine");
+    const int one = strcmp(impl, "1s") == 0;
+    SW_CHECK(one || strcmp(impl, "2s") == 0, "--impl=%s: expected 1s or 2s", impl);
+    SW_CHECK(strcmp(checkpoint, "none") == 0 || strcmp(checkpoint, one ? "windows" : "mpiio") == 0,
+             "--checkpoint=%s: expected none or %s for --impl %s", checkpoint, one ? "windows" : "mpiio", impl);
+    const int checkpointing = strcmp(checkpoint, "none") != 0;
+    const char* corpus_path = sw_opt(argc, argv, "--corpus", NULL);
+    SW_CHECK(corpus_path, "--corpus FILE is required (make one with --generate FILE)");
+    const int fd = open(corpus_path, O_RDONLY | O_CLOEXEC);
+    SW_CHECK(fd >= 0, "--corpus=%s: %s", corpus_path, strerror(errno));
+    struct stat st;
+    fstat(fd, &st);
+    const size_t corpus = (size_t)st.st_size, task_size = sw_opt_size(argc, argv, "--task-size", "16M");
+    const size_t tasks = (corpus + task_size - 1) / task_size;
+    const size_t rounds = (tasks + (size_t)sw_size() - 1) / (size_t)sw_size();
+    char* buffer = malloc(task_size + 128);
+
+    one_sided s = {0};
+    if (one) {
+        s.slots = sw_opt_size(argc, argv, "--table-slots", "128K");
+        /* Without checkpoints the table lives in memory, as in MR-1S. */
+        if (!checkpointing) config.variant = "memory";
+        s.table = sw_win_allocate(&config, "mr-table-%r.dat", 1, (s.slots + 1) * sizeof(pair), 1, &s.win);
+        memset(s.table, 0, (s.slots + 1) * sizeof(pair));
+        lt_init(&s.where, 1 << 16);
+        MPI_Barrier(MPI_COMM_WORLD);
+        SW_MPI(MPI_Win_lock_all(0, s.win));
+    }
+    MPI_File ckpt = MPI_FILE_NULL;
+    if (!one && checkpointing) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/mr-2s-checkpoint.dat", config.dir);
+        SW_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE,
+                             MPI_INFO_NULL, &ckpt));
+    }
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    double checkpoint_seconds = 0;
+    uint64_t words = 0;
+    pair_list emitted = {0};
+    MPI_Offset ckpt_at = 0;
+    for (size_t round = 0; round < rounds; ++round) {
+        const size_t task = round * (size_t)sw_size() + (size_t)sw_rank();
+        const size_t emitted_before = emitted.count;
+        if (task < tasks) {
+            if (one || combine_2s) {
+                local_table task_counts;
+                lt_init(&task_counts, 1 << 16);
+                words += map_task(fd, corpus, task_size, task, buffer, combine, &task_counts);
+                if (one) {
+                    reduce_task(&s, &task_counts);
+                } else {
+                    for (uint64_t i = 0; i < task_counts.capacity; ++i) {
+                        const pair* p = &task_counts.slots[i];
+                        if (!p->key) continue;
+                        push(&emitted, p->key);
+                        emitted.pairs[emitted.count - 1].count = p->count;
+                    }
+                }
+                free(task_counts.slots);
+            } else {
+                words += map_task(fd, corpus, task_size, task, buffer, push, &emitted);
+            }
+        }
+        if (!checkpointing) continue;
+        const double ckpt_start = MPI_Wtime();
+        if (one) {
+            MPI_Barrier(MPI_COMM_WORLD); /* every accumulate of this round has landed */
+            s.table[0].key = round + 1;
+            SW_MPI(MPI_Win_sync(s.win));
+            MPI_Barrier(MPI_COMM_WORLD); /* nobody changes a table before all are durable */
+        } else {
+            const long long mine = (long long)((emitted.count - emitted_before) * sizeof(pair));
+            long long before = 0, total = 0;
+            MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            if (sw_rank() == 0) before = 0;
+            SW_MPI(MPI_File_write_at_all(ckpt, ckpt_at + before, emitted.pairs + emitted_before, (int)mine, MPI_BYTE,
+                                         MPI_STATUS_IGNORE));
+            SW_MPI(MPI_File_sync(ckpt));
+            ckpt_at += total;
+        }
+        checkpoint_seconds += MPI_Wtime() - ckpt_start;
+    }
+
+    /* Reduce: 1s has reduced already; 2s shuffles its pairs to their owners. */
+    local_table result = {0};
+    uint64_t distinct = 0, counted = 0, checksum = 0;
+    if (one) {
+        SW_MPI(MPI_Win_unlock_all(s.win));
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (uint64_t i = 1; i <= s.slots; ++i) {
+            if (!s.table[i].key) continue;
+            ++distinct;
+            counted += s.table[i].count;
+            checksum += sw_mix(s.table[i].key) * s.table[i].count;
+        }
+    } else {
+        const int p = sw_size();
+        qsort(emitted.pairs, emitted.count, sizeof(pair), by_owner);
+        int *send = calloc((size_t)p, sizeof(int)), *recv = calloc((size_t)p, sizeof(int));
+        int *sdisp = calloc((size_t)p, sizeof(int)), *rdisp = calloc((size_t)p, sizeof(int));
+        for (size_t i = 0; i < emitted.count; ++i) send[emitted.pairs[i].key % (uint64_t)p] += (int)sizeof(pair);
+        MPI_Alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, MPI_COMM_WORLD);
+        size_t incoming = 0;
+        for (int r = 0; r < p; ++r) {
+            sdisp[r] = r ? sdisp[r - 1] + send[r - 1] : 0;
+            rdisp[r] = r ? rdisp[r - 1] + recv[r - 1] : 0;
+            incoming += (size_t)recv[r];
+        }
+        pair* received = malloc(incoming + 1);
+        MPI_Alltoallv(emitted.pairs, send, sdisp, MPI_BYTE, received, recv, rdisp, MPI_BYTE, MPI_COMM_WORLD);
+        lt_init(&result, 1 << 16);
+        for (size_t i = 0; i < incoming / sizeof(pair); ++i) lt_add(&result, received[i].key, received[i].count);
+        for (uint64_t i = 0; i < result.capacity; ++i) {
+            if (!result.slots[i].key) continue;
+            ++distinct;
+            counted += result.slots[i].count;
+            checksum += sw_mix(result.slots[i].key) * result.slots[i].count;
+        }
+        free(received);
+        free(send);
+        free(recv);
+        free(sdisp);
+        free(rdisp);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double seconds = MPI_Wtime() - start;
+
+    uint64_t local[4] = {words, counted, distinct, checksum}, global[4];
+    MPI_Allreduce(local, global, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    SW_CHECK(global[0] == global[1], "the counts add up to %" PRIu64 ", but %" PRIu64 " words were read", global[1],
+             global[0]);
+    double worst_checkpoint = 0;
+    MPI_Allreduce(&checkpoint_seconds, &worst_checkpoint, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    sw_emit(argc, argv,
+            "\"app\":\"mapreduce\",\"impl\":\"%s\",\"checkpoint\":\"%s\",\"combine\":%s,\"repeat\":%ld,\"ranks\":%d,"
+            "\"corpus_bytes\":%zu,\"task_bytes\":%zu,\"tasks\":%zu,\"checkpoints\":%zu,\"words\":%" PRIu64
+            ",\"distinct\":%" PRIu64 ",\"checksum\":\"%016" PRIx64
+            "\",\"seconds\":%.6f,\"checkpoint_seconds\":%.6f,\"verified\":true",
+            impl, checkpoint, combine_2s ? "true" : "false", sw_opt_long(argc, argv, "--repeat", 0), sw_size(), corpus,
+            task_size, tasks, checkpointing ? rounds : 0, global[0], global[2], global[3], seconds, worst_checkpoint);
+
+    if (ckpt != MPI_FILE_NULL) SW_MPI(MPI_File_close(&ckpt));
+    if (one) {
+        SW_MPI(MPI_Win_free(&s.win));
+        free(s.where.slots);
+    }
+    free(result.slots);
+    free(emitted.pairs);
+    free(buffer);
+    close(fd);
+    MPI_Finalize();
+    return 0;
+}

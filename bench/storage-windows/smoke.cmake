@@ -1,0 +1,25 @@
+# Smoke tests: every application and variant at a tiny size, verifying its data.
+strata_sw_smoke(mstream_kernels_verify_their_segments_on_every_variant NP 1 APP mstream
+  ARGS --variants memory,storage,storage:sequential,combined,mpiio --size 8M --segment 1M --iters 2)
+strata_sw_smoke(rma_operations_leave_the_expected_data_on_every_window_kind NP 2 APP rma
+  ARGS --variants memory,memory-create,storage --sizes 256K,1M --iters 5)
+foreach(variant memory memory-create storage combined)
+  strata_sw_smoke(dht_on_${variant}_windows_finds_every_inserted_key NP 2 APP dht
+    ARGS --variant ${variant} --lv 4K)
+endforeach()
+foreach(variant storage mpiio mpiio-coll)
+  strata_sw_smoke(hacc_checkpoint_through_${variant}_restarts_with_every_value NP 2 APP hacc
+    ARGS --variant ${variant} --particles 64K)
+endforeach()
+# MapReduce: a tiny corpus, every implementation; the counts must add up.
+add_test(NAME storage-windows.mapreduce_word_counts_add_up_in_every_implementation
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/smoke_mapreduce.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:sw-mapreduce>)
+set_tests_properties(storage-windows.mapreduce_word_counts_add_up_in_every_implementation
+  PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+# Crash consistency: SIGKILL of one rank mid-checkpoint (by itself, then from
+# outside at a random moment); the restart resumes from the last complete checkpoint.
+add_test(NAME storage-windows.crash_restart_resumes_from_the_last_complete_checkpoint
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/crash.sh ${MPIEXEC_EXECUTABLE} 2 $<TARGET_FILE:sw-crash>
+          /var/tmp/strata-sw-crash-ctest)
+set_tests_properties(storage-windows.crash_restart_resumes_from_the_last_complete_checkpoint
+  PROPERTIES LABELS "integration;mpi" TIMEOUT 180)

@@ -1,0 +1,385 @@
+"""Runs the UMT benchmark programs with the blocking monitor off, ebpf and proc.
+
+Called by bench/umt/run, which has already put this process in a blkio
+cgroup (STRATA_UMT_CGROUP); this driver sets the disk throttles on it, runs
+every configuration side by side (modes interleaved, repeated), and writes one
+JSON document with every run, the medians and the ratios against `off`.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+MODES = ["off", "ebpf", "proc"]
+MIB = 1 << 20
+# SATA-like and a faster rate (which this VM's disk, ~1 GB/s, cannot reach:
+# at 2 GiB/s the throttle does not bind, so it measures the raw disk).
+THROTTLES = {"none": 0, "2GiB/s": 2048 * MIB, "250MiB/s": 250 * MIB}
+RESULT_PREFIX = "UMT_RESULT "
+RUN_TIMEOUT_S = 600
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bin-dir", required=True)
+    parser.add_argument("--json", required=True)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--dir", default="/var/tmp", help="where the data files go")
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repeat (a smoke run)")
+    parser.add_argument("--only", default="synthetic,fwi,heat")
+    parser.add_argument(
+        "--modes", default=",".join(MODES), help="monitor modes to compare (off is the baseline)"
+    )
+    parser.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="niceness of the benchmark processes (bench/umt/run already gives them a cpu cgroup)",
+    )
+    return parser.parse_args()
+
+
+def disk_of(directory):
+    """major:minor of the whole disk holding `directory` (throttles apply to disks, not partitions)."""
+    dev = os.stat(directory).st_dev
+    major, minor = os.major(dev), os.minor(dev)
+    sysfs = Path(f"/sys/dev/block/{major}:{minor}")
+    if (sysfs / "partition").exists():
+        parent = sysfs.resolve().parent
+        major, minor = (int(x) for x in (parent / "dev").read_text().split(":"))
+    name = Path(f"/sys/dev/block/{major}:{minor}").resolve().name
+    return f"{major}:{minor}", name
+
+
+def set_throttle(cgroup, device, bytes_per_s):
+    # 0 removes the rule for the device.
+    for name in ("blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device"):
+        Path(cgroup, name).write_text(f"{device} {bytes_per_s}\n")
+
+
+def machine_busy_s():
+    """CPU seconds the whole machine spent busy so far (all processes, /proc/stat)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    values = [int(x) for x in fields]
+    idle = values[3] + values[4]
+    return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
+    env = dict(os.environ, STRATA_MONITOR=mode)
+    env.pop("STRATA_STATS", None)
+    if extra_env:
+        env.update(extra_env)
+    command = [program, *args]
+    busy_before = machine_busy_s()
+    started = time.monotonic()
+    done = subprocess.run(
+        command,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT_S,
+        check=False,
+        preexec_fn=(lambda: os.nice(nice)) if nice else None,
+    )
+    elapsed = time.monotonic() - started
+    busy = machine_busy_s() - busy_before
+    lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"{' '.join(map(str, command))} (STRATA_MONITOR={mode}) failed with {done.returncode}:\n"
+            f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
+    result = json.loads(lines[-1][len(RESULT_PREFIX) :])
+    result["mode"] = mode
+    # What other processes used of the machine meanwhile: the noise of a shared machine.
+    result["other_cpu_share"] = max(0.0, (busy - result["cpu_s"]) / (elapsed * os.cpu_count()))
+    return result
+
+
+def calibrate(bin_dir, directory, nice):
+    """Per-task compute costs on one CPU with the monitor off (best of 3)."""
+    one_cpu = {"STRATA_CPUS": "0"}
+    synthetic = bin_dir / "strata-umt-synthetic"
+    iters = 2_000_000
+    best = min(
+        run_program(
+            synthetic, ["--tasks=40", f"--compute-iters={iters}", "--block=none"], "off", nice, one_cpu
+        )["task_cpu_s"]
+        / 40
+        for _ in range(3)
+    )
+    iters_per_us = iters / (best * 1e6)
+
+    fwi = bin_dir / "strata-umt-fwi"
+    fwi_args = [
+        "--slices=8",
+        "--slice-kib=1024",
+        "--steps=4",
+        "--sweeps=4",
+        "--io-freq=0",
+        f"--file={directory}/strata-umt-fwi-cal.dat",
+    ]
+    fwi_sweep_us = min(
+        run_program(fwi, fwi_args, "off", nice, one_cpu)["task_cpu_s"] / (2 * 4 * 8 * 4) * 1e6
+        for _ in range(3)
+    )
+    heat = bin_dir / "strata-umt-heat"
+    heat_args = [
+        "--blocks=4",
+        "--block-size=256",
+        "--iters=4",
+        "--sweeps=4",
+        "--ckpt-every=0",
+        f"--file={directory}/strata-umt-heat-cal.dat",
+    ]
+    heat_sweep_us = min(
+        run_program(heat, heat_args, "off", nice, one_cpu)["task_cpu_s"] / (4 * 16 * 4) * 1e6
+        for _ in range(3)
+    )
+    return {
+        "iters_per_us": iters_per_us,
+        "fwi_sweep_us_per_mib": fwi_sweep_us,
+        "heat_sweep_us_per_256x256": heat_sweep_us,
+    }
+
+
+def experiments(cal, directory, quick, only):
+    """(experiment, label, program, args, throttle, blocking_share or None) for every configuration."""
+    out = []
+    scale = 0.25 if quick else 1.0
+    n = lambda x: max(2, int(x * scale))  # noqa: E731
+
+    if "synthetic" in only:
+        # Blocking share via the pipe "device": its latency is idle time, exact.
+        block_us = 2000
+        for share in (0.0, 0.25, 0.5, 0.75):
+            compute_us = 2000 if share == 0 else block_us * (1 - share) / share
+            iters = int(compute_us * cal["iters_per_us"])
+            block = ["--block=none"] if share == 0 else ["--block=pipe", f"--block-us={block_us}"]
+            args = [f"--tasks={n(300)}", f"--compute-iters={iters}", *block]
+            out.append(("synthetic-pipe", f"share {share:.2f}", "strata-umt-synthetic", args, "none", share))
+        # The mix: task i blocks in a pipe read (4 ms device latency), a 1 MiB
+        # O_DIRECT read, or a 4 KiB write + fdatasync, by i % 3; 6 ms compute.
+        iters = int(6000 * cal["iters_per_us"])
+        for throttle in ("250MiB/s", "2GiB/s"):
+            args = [
+                f"--tasks={n(240)}",
+                f"--compute-iters={iters}",
+                "--block=mix",
+                "--block-us=4000",
+                f"--io-bytes={MIB}",
+                f"--file={directory}/strata-umt-synthetic.dat",
+                f"--file-bytes={256 * MIB}",
+            ]
+            out.append(
+                (
+                    "synthetic-mix",
+                    "pipe 4 ms / 1 MiB O_DIRECT read / fsync + 6 ms compute",
+                    "strata-umt-synthetic",
+                    args,
+                    throttle,
+                    None,
+                )
+            )
+        # Reads only: bandwidth-bound, so two cores gain at most 1.5x here
+        # (compute C, read B: off takes (C + B) / 2 per task, the monitor max(C / 2, B)).
+        iters = int(8000 * cal["iters_per_us"])
+        args = [
+            f"--tasks={n(160)}",
+            f"--compute-iters={iters}",
+            "--block=odirect",
+            f"--io-bytes={MIB}",
+            f"--file={directory}/strata-umt-synthetic.dat",
+            f"--file-bytes={256 * MIB}",
+        ]
+        out.append(
+            (
+                "synthetic-odirect",
+                "1 MiB O_DIRECT read + 8 ms compute",
+                "strata-umt-synthetic",
+                args,
+                "250MiB/s",
+                None,
+            )
+        )
+
+    if "fwi" in only:
+        sweeps = max(1, round(8000 / cal["fwi_sweep_us_per_mib"]))
+        for io_freq in (1, 3):
+            for throttle in ("250MiB/s", "2GiB/s") if io_freq == 1 else ("250MiB/s",):
+                args = [
+                    f"--slices={16}",
+                    "--slice-kib=1024",
+                    f"--steps={n(12)}",
+                    f"--sweeps={sweeps}",
+                    f"--io-freq={io_freq}",
+                    "--direct=1",
+                    f"--file={directory}/strata-umt-fwi.dat",
+                ]
+                out.append(
+                    (
+                        "fwi",
+                        f"16 slices x 1 MiB, io-freq {io_freq}, O_DIRECT",
+                        "strata-umt-fwi",
+                        args,
+                        throttle,
+                        None,
+                    )
+                )
+
+    if "heat" in only:
+        sweeps = max(1, round(3000 / cal["heat_sweep_us_per_256x256"]))
+        for throttle in ("250MiB/s", "2GiB/s"):
+            args = [
+                "--blocks=8",
+                "--block-size=256",
+                f"--iters={n(12)}",
+                f"--sweeps={sweeps}",
+                "--ckpt-every=2",
+                "--direct=1",
+                f"--file={directory}/strata-umt-heat.dat",
+            ]
+            out.append(
+                (
+                    "heat",
+                    "8x8 blocks of 256x256, checkpoint every 2, O_DIRECT",
+                    "strata-umt-heat",
+                    args,
+                    throttle,
+                    None,
+                )
+            )
+    return out
+
+
+def summarize(runs):
+    groups = {}
+    for run in runs:
+        groups.setdefault((run["experiment"], run["label"], run["throttle"], run["mode"]), []).append(run)
+    summary = []
+    for (experiment, label, throttle, mode), members in groups.items():
+        walls = [r["wall_s"] for r in members]
+        row = {
+            "experiment": experiment,
+            "label": label,
+            "throttle": throttle,
+            "mode": mode,
+            "repeats": len(members),
+            "wall_s_median": statistics.median(walls),
+            "wall_s_min": min(walls),
+            "wall_s_max": max(walls),
+            "utilization_median": statistics.median(r["utilization"] for r in members),
+            "task_utilization_median": statistics.median(r["task_utilization"] for r in members),
+            "oversubscribed_share_median": statistics.median(r["oversubscribed_share"] for r in members),
+            "other_cpu_share_median": statistics.median(r["other_cpu_share"] for r in members),
+            "wakes_median": statistics.median(r["wakes"] for r in members),
+            "blocks_median": statistics.median(r["blocks"] for r in members),
+            "blocking_share": members[0].get("blocking_share"),
+            "checksums": sorted({str(r["checksum"]) for r in members}),
+        }
+        summary.append(row)
+    baseline = {(r["experiment"], r["label"], r["throttle"]): r for r in summary if r["mode"] == "off"}
+    for row in summary:
+        base = baseline.get((row["experiment"], row["label"], row["throttle"]))
+        row["speedup_vs_off"] = base["wall_s_median"] / row["wall_s_median"] if base else None
+        if base:
+            row["checksums_match_off"] = row["checksums"] == base["checksums"] or row[
+                "experiment"
+            ].startswith("synthetic")
+    return summary
+
+
+def main():
+    args = parse_args()
+    bin_dir = Path(args.bin_dir)
+    cgroup = os.environ.get("STRATA_UMT_CGROUP")
+    if not cgroup:
+        sys.exit("driver.py: STRATA_UMT_CGROUP is not set; run bench/umt/run")
+    device, disk = disk_of(args.dir)
+    only = set(args.only.split(","))
+    repeats = 1 if args.quick else args.repeats
+    modes = args.modes.split(",")
+
+    set_throttle(cgroup, device, 0)
+    cal = calibrate(bin_dir, args.dir, args.nice)
+    print(f"calibration: {cal}", flush=True)
+    runs = []
+    started = time.time()
+    for experiment, label, program, prog_args, throttle, share in experiments(
+        cal, args.dir, args.quick, only
+    ):
+        set_throttle(cgroup, device, THROTTLES[throttle])
+        for repeat in range(repeats):
+            # Rotate the order so no mode always runs first after a throttle change.
+            order = modes[repeat % len(modes) :] + modes[: repeat % len(modes)]
+            for mode in order:
+                result = run_program(bin_dir / program, prog_args, mode, args.nice)
+                result.update(
+                    experiment=experiment,
+                    label=label,
+                    throttle=throttle,
+                    repeat=repeat,
+                    blocking_share=share,
+                    args=prog_args,
+                )
+                runs.append(result)
+                print(
+                    f"{experiment:18} {label:48} {throttle:9} {mode:5} #{repeat}: {result['wall_s']:.3f} s, "
+                    f"utilization {result['utilization']:.2f}, oversubscribed {result['oversubscribed_share']:.3f}, "
+                    f"other load {result['other_cpu_share']:.2f}",
+                    flush=True,
+                )
+    set_throttle(cgroup, device, 0)
+    for name in (
+        "strata-umt-synthetic.dat",
+        "strata-umt-fwi.dat",
+        "strata-umt-heat.dat",
+        "strata-umt-fwi-cal.dat",
+        "strata-umt-heat-cal.dat",
+    ):
+        Path(args.dir, name).unlink(missing_ok=True)
+
+    document = {
+        "suite": "umt",
+        "command": os.environ.get("STRATA_BENCH_COMMAND", "bench/umt/run"),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "duration_s": time.time() - started,
+        "machine": {
+            "cores": os.cpu_count(),
+            "kernel": platform.release(),
+            "cpu": next(
+                (
+                    line.split(":", 1)[1].strip()
+                    for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")
+                ),
+                "unknown",
+            ),
+            "disk": disk,
+            "disk_device": device,
+            "data_dir": args.dir,
+        },
+        "settings": {
+            "repeats": repeats,
+            "nice": args.nice,
+            "quick": args.quick,
+            "modes": modes,
+            "throttles": THROTTLES,
+        },
+        "calibration": cal,
+        "runs": runs,
+        "summary": summarize(runs),
+    }
+    Path(args.json).write_text(json.dumps(document, indent=1) + "\n")
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+// UMT synthetic benchmark: many independent tasks, each computes then blocks.
+//
+//   strata-umt-synthetic --tasks=400 --compute-iters=2000000 --block=pipe --block-us=2000
+//
+// --block=pipe     read() on a pipe that a "device" thread (not a worker)
+//                  writes to --block-us after the request: a device latency
+//                  with no CPU use, so the blocking share is exact;
+// --block=odirect  pread of --io-bytes at a random aligned offset of --file
+//                  opened with O_DIRECT (the harness throttles the disk);
+// --block=fsync    pwrite of 4 KiB then fdatasync on --file;
+// --block=mix      task i blocks the way i % 3 says: pipe, odirect, fsync;
+// --block=none     compute only (the monitor's overhead).
+//
+// One FINISH EDT creates every task; the report EDT waits for it.
+#include <poll.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "umt_common.hpp"
+
+namespace {
+
+struct Config {
+    std::uint64_t tasks;
+    std::uint64_t compute_iters;
+    std::string block;
+    std::uint64_t block_us;
+    std::uint64_t io_bytes;
+    std::uint64_t file_bytes;
+    int fd = -1;       // O_DIRECT reads
+    int sync_fd = -1;  // buffered writes + fdatasync
+    std::string file;
+};
+Config g;
+std::atomic<std::uint64_t> g_checksum{0};
+
+// Serves pipe "requests": writes one byte to each pipe at its deadline.
+class Device {
+public:
+    Device() : thread_([this] { run(); }) {}
+    ~Device() {
+        {
+            const std::scoped_lock lock(mutex_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        thread_.join();
+    }
+    void request(int write_fd, std::chrono::steady_clock::time_point deadline) {
+        {
+            const std::scoped_lock lock(mutex_);
+            queue_.emplace(deadline, write_fd);
+        }
+        cv_.notify_all();
+    }
+
+private:
+    void run() {
+        std::unique_lock lock(mutex_);
+        while (!stop_) {
+            if (queue_.empty()) {
+                cv_.wait(lock);
+                continue;
+            }
+            const auto [deadline, fd] = *queue_.begin();
+            if (std::chrono::steady_clock::now() < deadline) {
+                cv_.wait_until(lock, deadline);
+                continue;
+            }
+            queue_.erase(queue_.begin());
+            (void)::write(fd, "x", 1);
+        }
+    }
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::multimap<std::chrono::steady_clock::time_point, int> queue_;
+    bool stop_ = false;
+    std::thread thread_;
+};
+Device* g_device = nullptr;
+
+void block_once(std::uint64_t task) {
+    static const char* const kinds[] = {"pipe", "odirect", "fsync"};
+    const std::string kind = g.block == "mix" ? kinds[task % 3] : g.block;
+    if (kind == "pipe") {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) std::exit(1);
+        g_device->request(fds[1], std::chrono::steady_clock::now() + std::chrono::microseconds(g.block_us));
+        char byte = 0;
+        (void)::read(fds[0], &byte, 1);
+        ::close(fds[0]);
+        ::close(fds[1]);
+    } else if (kind == "odirect") {
+        thread_local umt::AlignedBuffer buffer(g.io_bytes);
+        const std::uint64_t slots = g.file_bytes / g.io_bytes;
+        std::mt19937_64 rng(task * 7919 + 1);
+        umt::full_pread(g.fd, buffer.data(), g.io_bytes, (rng() % slots) * g.io_bytes);
+        g_checksum.fetch_add(static_cast<unsigned char>(buffer.data()[0]), std::memory_order_relaxed);
+    } else if (kind == "fsync") {
+        thread_local umt::AlignedBuffer buffer(4096);
+        umt::full_pwrite(g.sync_fd, buffer.data(), 4096, (task % 1024) * 4096);
+        ::fdatasync(g.sync_fd);
+    }
+}
+
+ocrGuid_t taskEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
+    {
+        const umt::TaskCpu cpu;
+        const double x = umt::spin_compute(g.compute_iters, static_cast<double>(paramv[0]));
+        g_checksum.fetch_add(static_cast<std::uint64_t>(x * 1000.0), std::memory_order_relaxed);
+    }
+    block_once(paramv[0]);
+    return NULL_GUID;
+}
+
+ocrGuid_t rootEdt(u32, u64*, u32, ocrEdtDep_t*) {
+    ocrGuid_t task_template;
+    ocrEdtTemplateCreate(&task_template, taskEdt, 1, 0);
+    for (u64 i = 0; i < g.tasks; ++i) {
+        ocrGuid_t edt;
+        u64 params[1] = {i};
+        ocrEdtCreate(&edt, task_template, EDT_PARAM_DEF, params, 0, nullptr, EDT_PROP_NONE, NULL_HINT, nullptr);
+    }
+    return NULL_GUID;
+}
+
+ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
+    umt::report("synthetic",
+                "\"block\":\"" + g.block + "\",\"block_us\":" + std::to_string(g.block_us) +
+                    ",\"io_bytes\":" + std::to_string(g.io_bytes) + ",\"tasks\":" + std::to_string(g.tasks) +
+                    ",\"compute_iters\":" + std::to_string(g.compute_iters) +
+                    ",\"checksum\":" + std::to_string(g_checksum.load()));
+    delete g_device;
+    if (g.sync_fd >= 0) ::unlink((g.file + ".sync").c_str());
+    ocrShutdown();
+    return NULL_GUID;
+}
+
+// The data the odirect mode reads must really be on the disk: an unwritten
+// (fallocated) extent reads as zeros without any device I/O.
+void fill_file(int fd, std::uint64_t bytes) {
+    umt::AlignedBuffer chunk(1 << 20);
+    for (std::size_t i = 0; i < chunk.size(); ++i) chunk.data()[i] = static_cast<char>(i * 31 + 7);
+    for (std::uint64_t off = 0; off < bytes; off += chunk.size()) umt::full_pwrite(fd, chunk.data(), chunk.size(), off);
+    ::fsync(fd);
+}
+
+}  // namespace
+
+extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
+    const umt::Args args(depv[0].ptr, {{"tasks", "400"},
+                                       {"compute-iters", "1000000"},
+                                       {"block", "pipe"},
+                                       {"block-us", "1000"},
+                                       {"io-bytes", "1048576"},
+                                       {"file", "/var/tmp/strata-umt-synthetic.dat"},
+                                       {"file-bytes", "268435456"}});
+    g.tasks = args.count("tasks");
+    g.compute_iters = args.count("compute-iters");
+    g.block = args.str("block");
+    g.block_us = args.count("block-us");
+    g.io_bytes = args.count("io-bytes");
+    g.file_bytes = args.count("file-bytes");
+    g.file = args.str("file");
+    if (g.block != "pipe" && g.block != "odirect" && g.block != "fsync" && g.block != "mix" && g.block != "none") {
+        std::fprintf(stderr, "umt: --block=%s: expected pipe, odirect, fsync, mix or none\n", g.block.c_str());
+        std::exit(2);
+    }
+    if (g.block == "odirect" || g.block == "mix") {
+        g.fd = umt::open_data_file(args.str("file"), 0, true);
+        struct stat st {};
+        ::fstat(g.fd, &st);
+        if (static_cast<std::uint64_t>(st.st_size) < g.file_bytes) fill_file(g.fd, g.file_bytes);
+    }
+    if (g.block == "fsync" || g.block == "mix")
+        g.sync_fd = umt::open_data_file(args.str("file") + ".sync", 4096 * 1024, false);
+    g_device = new Device();
+
+    umt::start_measuring();
+    ocrGuid_t root_template, report_template, start, root, done, report;
+    ocrEdtTemplateCreate(&root_template, rootEdt, 0, 1);
+    ocrEdtTemplateCreate(&report_template, reportEdt, 0, 1);
+    ocrEventCreate(&start, OCR_EVENT_ONCE_T, EVT_PROP_NONE);
+    ocrEdtCreate(&root, root_template, 0, nullptr, 1, &start, EDT_PROP_FINISH, NULL_HINT, &done);
+    ocrEdtCreate(&report, report_template, 0, nullptr, 1, &done, EDT_PROP_NONE, NULL_HINT, nullptr);
+    ocrEventSatisfy(start, NULL_GUID);
+    return NULL_GUID;
+}

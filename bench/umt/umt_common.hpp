@@ -1,0 +1,238 @@
+// Shared by the UMT benchmark programs (synthetic.cpp, fwi.cpp, heat.cpp):
+// arguments, the calibrated compute kernel, aligned O_DIRECT buffers, and
+// the one-line JSON result that bench/umt/run collects.
+//
+// The programs are OCR programs (mainEdt, EDTs, events; -lstrata-ocr), in
+// C++ only so that the final EDT can read the runtime's per-core statistics
+// (strata::runtime::Runtime::current()->stats()) for the report.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "ocr.h"
+#include "strata/runtime.hpp"
+
+namespace umt {
+
+// --key=value arguments from the OCR argv data block; unknown keys are fatal
+// so a typo in the harness cannot silently run a different experiment.
+class Args {
+public:
+    Args(void* argv_db, std::initializer_list<std::pair<const char*, const char*>> defaults) {
+        for (const auto& [key, value] : defaults) values_[key] = value;
+        const u64 argc = ocrGetArgc(argv_db);
+        for (u64 i = 1; i < argc; ++i) {
+            const std::string_view arg(ocrGetArgv(argv_db, i));
+            const auto eq = arg.find('=');
+            if (!arg.starts_with("--") || eq == std::string_view::npos) fail(arg, "expected --key=value");
+            const std::string key(arg.substr(2, eq - 2));
+            if (!values_.contains(key)) fail(arg, "unknown key");
+            values_[key] = std::string(arg.substr(eq + 1));
+        }
+    }
+    [[nodiscard]] std::string str(const char* key) const { return values_.at(key); }
+    [[nodiscard]] std::uint64_t count(const char* key) const {
+        const auto& text = values_.at(key);
+        char* end = nullptr;
+        const auto value = std::strtoull(text.c_str(), &end, 10);
+        if (end == text.c_str() || *end != '\0') fail(text, key);
+        return value;
+    }
+    [[nodiscard]] double real(const char* key) const { return std::strtod(values_.at(key).c_str(), nullptr); }
+
+private:
+    [[noreturn]] static void fail(std::string_view arg, std::string_view why) {
+        std::fprintf(stderr, "umt: bad argument '%.*s': %.*s\n", static_cast<int>(arg.size()), arg.data(),
+                     static_cast<int>(why.size()), why.data());
+        std::exit(2);
+    }
+    std::map<std::string, std::string> values_;
+};
+
+inline double now_s() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+inline double thread_cpu_s() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+inline double process_cpu_s() {
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    const auto seconds = [](const timeval& tv) {
+        return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
+    };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// A dependent chain of floating-point operations: its duration per iteration
+// is fixed by the core's latency, not by memory, so `iterations` calibrated
+// once by the harness means the same work in every run.
+inline double spin_compute(std::uint64_t iterations, double seed) {
+    double x = seed;
+    for (std::uint64_t i = 0; i < iterations; ++i) x = x * 0.999999 + 1e-7;
+    return x;
+}
+
+// Time in tasks' own computation, summed over tasks (thread CPU time).
+inline std::atomic<std::uint64_t>& task_cpu_ns() {
+    static std::atomic<std::uint64_t> total{0};
+    return total;
+}
+
+class TaskCpu {
+public:
+    TaskCpu() : start_(thread_cpu_s()) {}
+    ~TaskCpu() {
+        task_cpu_ns().fetch_add(static_cast<std::uint64_t>((thread_cpu_s() - start_) * 1e9), std::memory_order_relaxed);
+    }
+    TaskCpu(const TaskCpu&) = delete;
+    TaskCpu& operator=(const TaskCpu&) = delete;
+
+private:
+    double start_;
+};
+
+// A 4 KiB-aligned buffer, as O_DIRECT needs.
+class AlignedBuffer {
+public:
+    explicit AlignedBuffer(std::size_t bytes) : bytes_(bytes) {
+        if (::posix_memalign(&data_, 4096, bytes) != 0) {
+            std::fprintf(stderr, "umt: posix_memalign(%zu) failed\n", bytes);
+            std::exit(1);
+        }
+        std::memset(data_, 0, bytes);
+    }
+    ~AlignedBuffer() { std::free(data_); }
+    AlignedBuffer(const AlignedBuffer&) = delete;
+    AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+    [[nodiscard]] char* data() const { return static_cast<char*>(data_); }
+    [[nodiscard]] std::size_t size() const { return bytes_; }
+
+private:
+    void* data_ = nullptr;
+    std::size_t bytes_;
+};
+
+// Opens (creating, preallocating) a data file; O_DIRECT when `direct`.
+inline int open_data_file(const std::string& path, std::uint64_t bytes, bool direct) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (direct ? O_DIRECT : 0), 0600);
+    if (fd < 0) {
+        std::fprintf(stderr, "umt: open %s: %s\n", path.c_str(), std::strerror(errno));
+        std::exit(1);
+    }
+    if (bytes > 0 && ::posix_fallocate(fd, 0, static_cast<off_t>(bytes)) != 0) {
+        std::fprintf(stderr, "umt: fallocate %s to %llu bytes failed\n", path.c_str(),
+                     static_cast<unsigned long long>(bytes));
+        std::exit(1);
+    }
+    return fd;
+}
+
+inline void full_pwrite(int fd, const void* data, std::size_t bytes, std::uint64_t offset) {
+    if (::pwrite(fd, data, bytes, static_cast<off_t>(offset)) != static_cast<ssize_t>(bytes)) {
+        std::fprintf(stderr, "umt: pwrite of %zu bytes at %llu: %s\n", bytes, static_cast<unsigned long long>(offset),
+                     std::strerror(errno));
+        std::exit(1);
+    }
+}
+
+inline void full_pread(int fd, void* data, std::size_t bytes, std::uint64_t offset) {
+    if (::pread(fd, data, bytes, static_cast<off_t>(offset)) != static_cast<ssize_t>(bytes)) {
+        std::fprintf(stderr, "umt: pread of %zu bytes at %llu: %s\n", bytes, static_cast<unsigned long long>(offset),
+                     std::strerror(errno));
+        std::exit(1);
+    }
+}
+
+// The paper's advice for a task that computes after I/O: a scheduling point
+// right after the I/O, so a worker woken meanwhile and this one do not both
+// run for the rest of the task (oversubscription).
+inline void scheduling_point_after_io() {
+    if (auto* runtime = strata::runtime::Runtime::current(); runtime != nullptr) runtime->yield();
+}
+
+// Where the measured part of a run begins (after setup: files, BPF loading).
+struct Start {
+    double wall_s = 0;
+    double cpu_s = 0;
+};
+inline Start& start() {
+    static Start at;
+    return at;
+}
+inline void start_measuring() {
+    start().cpu_s = process_cpu_s();
+    start().wall_s = now_s();
+}
+
+// Prints the result line: UMT_RESULT {...}. `fields` is the benchmark's own
+// JSON members (without braces). Wall and process CPU time count from
+// start_measuring().
+inline void report(const char* bench, const std::string& fields) {
+    const double wall = now_s() - start().wall_s;
+    const double cpu = process_cpu_s() - start().cpu_s;
+    auto* runtime = strata::runtime::Runtime::current();
+    std::string monitor = "none";
+    double oversub = 0;
+    double no_ready = 0;
+    std::uint64_t blocks = 0;
+    std::uint64_t wakes = 0;
+    std::uint64_t surrenders = 0;
+    std::uint64_t workers = 0;
+    std::size_t cores = 1;
+    if (runtime != nullptr) {
+        monitor = std::string(runtime->monitor_backend());
+        cores = runtime->cpus().size();
+        for (const auto& core : runtime->stats()) {
+            oversub += static_cast<double>(core.monitor.oversubscribed_time.count()) * 1e-9;
+            no_ready += static_cast<double>(core.monitor.no_ready_time.count()) * 1e-9;
+            blocks += core.monitor.blocks;
+            wakes += core.wakes;
+            surrenders += core.surrenders;
+            workers += core.workers;
+        }
+    }
+    const double capacity = wall * static_cast<double>(cores);
+    const double task_cpu = static_cast<double>(task_cpu_ns().load()) * 1e-9;
+    std::printf(
+        "UMT_RESULT {\"bench\":\"%s\",\"monitor\":\"%s\",\"cores\":%zu,\"wall_s\":%.6f,\"cpu_s\":%.6f,"
+        "\"task_cpu_s\":%.6f,\"utilization\":%.6f,\"task_utilization\":%.6f,\"oversubscribed_s\":%.6f,"
+        "\"oversubscribed_share\":%.6f,\"no_ready_s\":%.6f,\"blocks\":%llu,\"wakes\":%llu,\"surrenders\":%llu,"
+        "\"workers\":%llu,%s}\n",
+        bench, monitor.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity, oversub,
+        oversub / capacity, no_ready, static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
+        static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers), fields.c_str());
+    std::fflush(stdout);
+}
+
+inline ocrGuid_t u64_to_guid(u64 v) {
+    ocrGuid_t g;
+    std::memcpy(&g, &v, sizeof g);
+    return g;
+}
+inline u64 guid_to_u64(ocrGuid_t g) {
+    u64 v;
+    std::memcpy(&v, &g, sizeof v);
+    return v;
+}
+
+}  // namespace umt

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+// The blocking monitor's kernel half (docs/monitor.md): per-core counts of
+// registered worker threads that are ready, kept from sched_switch and
+// sched_wakeup, and one ring-buffer event when a core is left with none.
+//
+// Only threads in `workers` (filled by user space) are tracked, not the whole
+// process: io_uring workers and the runtime's own helper threads share its pid.
+// Counters change with atomic instructions because a wakeup runs on the
+// waker's CPU while the worker's own core may be switching (-mcpu=v3).
+#include "vmlinux.h"
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "monitor_shared.h"
+
+// Sizes are set by user space before load (bpf_map__set_max_entries).
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 4096);
+    __type(key, __u32);
+    __type(value, struct strata_monitor_worker);
+} workers SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(map_flags, BPF_F_MMAPABLE);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct strata_monitor_core);
+} cores SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 64 * 1024);
+} events SEC(".maps");
+
+#define STRATA_TASK_RUNNING 0
+#define STRATA_TASK_DEAD 0x80
+
+// Charges the time since the last change to the state the core was in, then
+// applies `delta`; returns the count before the change. Two CPUs changing one
+// core at the same instant may charge a few nanoseconds to the wrong bucket.
+static __always_inline __s32 change_ready(struct strata_monitor_core* core, __s32 delta, __u64 now) {
+    __u64 last = __sync_lock_test_and_set(&core->last_change_ns, now);
+    __s32 before = __sync_fetch_and_add(&core->ready, delta);
+    if (now > last) {
+        if (before <= 0) __sync_fetch_and_add(&core->no_ready_ns, now - last);
+        if (before > 1) __sync_fetch_and_add(&core->oversub_ns, now - last);
+    }
+    return before;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_struct* next, unsigned int prev_state) {
+    __u32 tid = prev->pid;
+    struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
+    if (!worker) return 0;
+    __u32 index = worker->core;
+    struct strata_monitor_core* core = bpf_map_lookup_elem(&cores, &index);
+    if (!core) return 0;
+    __sync_fetch_and_add(&core->switches, 1);
+    // A preempted thread stays runnable whatever its state word says; a yield
+    // leaves it TASK_RUNNING. Neither is a block.
+    if (preempt || prev_state == STRATA_TASK_RUNNING) return 0;
+    if (__sync_val_compare_and_swap(&worker->blocked, 0, 1) != 0) return 0;
+
+    __u64 now = bpf_ktime_get_ns();
+    __sync_fetch_and_add(&core->blocks, 1);
+    __s32 before = change_ready(core, -1, now);
+    // An exiting worker never wakes up: forget it, so user space finds it
+    // gone and does not count it twice.
+    if (prev_state & STRATA_TASK_DEAD) bpf_map_delete_elem(&workers, &tid);
+    if (before != 1) return 0;
+
+    __sync_fetch_and_add(&core->events, 1);
+    struct strata_monitor_event event = {
+        .core = index,
+        .tid = tid,
+        .time_ns = now,
+        .unblocks = core->unblocks,
+    };
+    // FORCE_WAKEUP: the consumer must learn of an empty core now, not when
+    // the buffer fills.
+    bpf_ringbuf_output(&events, &event, sizeof(event), BPF_RB_FORCE_WAKEUP);
+    return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(stmon_wakeup, struct task_struct* p) {
+    __u32 tid = p->pid;
+    struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
+    if (!worker) return 0;
+    // sched_wakeup also fires for threads that never left the run queue; only
+    // the wakeup that ends a recorded block counts, and only once.
+    if (__sync_val_compare_and_swap(&worker->blocked, 1, 0) != 1) return 0;
+    __u32 index = worker->core;
+    struct strata_monitor_core* core = bpf_map_lookup_elem(&cores, &index);
+    if (!core) return 0;
+    __sync_fetch_and_add(&core->unblocks, 1);
+    change_ready(core, 1, bpf_ktime_get_ns());
+    return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

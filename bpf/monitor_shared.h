@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The memory layout shared by bpf/monitor.bpf.c and the ebpf backend of the
+ * blocking monitor (src/monitor/ebpf_backend.cpp). C, so both sides compile it. */
+#ifndef STRATA_MONITOR_SHARED_H
+#define STRATA_MONITOR_SHARED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* One cache line per core in the BPF_F_MMAPABLE array `cores`. User space
+ * reads `ready` with a plain load; everything else is statistics. */
+struct strata_monitor_core {
+    __s32 ready; /* registered workers of this core that are not blocked */
+    __u32 pad;
+    __u64 blocks;         /* switched out, not preempted, prev_state != TASK_RUNNING */
+    __u64 unblocks;       /* wakeups of a worker recorded as blocked */
+    __u64 switches;       /* every switch away from a registered worker */
+    __u64 last_change_ns; /* bpf_ktime_get_ns() of the last change of `ready` */
+    __u64 no_ready_ns;    /* time spent with ready == 0 */
+    __u64 oversub_ns;     /* time spent with ready > 1 */
+    __u64 events;         /* ring-buffer events sent (ready dropped to 0) */
+};
+
+/* Value of the hash map `workers`, keyed by thread id. */
+struct strata_monitor_worker {
+    __u32 core;
+    __u32 blocked; /* 1 between a block and the wakeup that ends it */
+};
+
+/* The only ring-buffer record: `core` was left with no ready worker. */
+struct strata_monitor_event {
+    __u32 core;
+    __u32 tid;      /* the worker whose block left the core empty */
+    __u64 time_ns;  /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) at the block */
+    __u64 unblocks; /* the core's unblock count right after the block */
+};
+
+#endif

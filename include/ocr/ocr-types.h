@@ -1,0 +1,223 @@
+/* OCR 1.2 types and constants, as strata provides them (docs/runtime.md).
+ *
+ * Written from the Open Community Runtime specification 1.2 so that existing
+ * OCR programs compile unchanged against strata and link with -lstrata-ocr.
+ * ocrGuid_t is opaque: compare GUIDs with the ocrGuidIs* helpers of
+ * ocr-guid.h, never by looking inside. */
+#ifndef STRATA_OCR_TYPES_H
+#define STRATA_OCR_TYPES_H
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A cast that C++ compilers with -Wold-style-cast accept too. */
+#ifdef __cplusplus
+#define STRATA_OCR_CAST(type, value) (static_cast<type>(value))
+#else
+#define STRATA_OCR_CAST(type, value) ((type)(value))
+#endif
+
+typedef uint64_t u64;
+typedef uint32_t u32;
+typedef uint16_t u16;
+typedef uint8_t u8;
+typedef int64_t s64;
+typedef int32_t s32;
+typedef int16_t s16;
+typedef int8_t s8;
+
+#ifndef __cplusplus
+#include <stdbool.h>
+#ifndef TRUE
+#define TRUE 1
+#define FALSE 0
+#endif
+#else
+#ifndef TRUE
+#define TRUE true
+#define FALSE false
+#endif
+#endif
+
+/** A globally unique identifier of an OCR object (template, EDT, event, data block). */
+typedef struct {
+    intptr_t guid;
+} ocrGuid_t;
+
+#define GUID_BIT_COUNT 64
+#ifdef __cplusplus
+#define NULL_GUID (ocrGuid_t{0})
+#define UNINITIALIZED_GUID (ocrGuid_t{-2})
+#define ERROR_GUID (ocrGuid_t{-1})
+#else
+#define NULL_GUID_INITIALIZER \
+    { .guid = 0x0 }
+#define UNINITIALIZED_GUID_INITIALIZER \
+    { .guid = -2 }
+#define ERROR_GUID_INITIALIZER \
+    { .guid = -1 }
+#define NULL_GUID ((ocrGuid_t)NULL_GUID_INITIALIZER)
+#define UNINITIALIZED_GUID ((ocrGuid_t)UNINITIALIZED_GUID_INITIALIZER)
+#define ERROR_GUID ((ocrGuid_t)ERROR_GUID_INITIALIZER)
+#endif
+
+/** printf a GUID: ocrPrintf("edt " GUIDF "\n", GUIDA(edt)); */
+#define GUIDF "0x%" PRIx64
+#define GUIDA(g) STRATA_OCR_CAST(u64, (g).guid)
+#define GUIDSx GUIDF
+#define GUIDFS GUIDF
+
+/* ---- data blocks ---- */
+
+/** Allocators within a data block: none. */
+typedef enum { NO_ALLOC = 0 } ocrInDbAllocator_t;
+
+/** How an EDT accesses a data block on one of its slots.
+ *  RW: no isolation. EW: no other EW or RW holder at the same time.
+ *  RO: may see concurrent writes. CONST: the data does not change while held
+ *  (strata gives a private copy). NULL: a pure control dependence. */
+typedef enum {
+    DB_MODE_NULL = 0x0,
+    DB_MODE_CONST = 0x1,
+    DB_MODE_RW = 0x2,
+    DB_MODE_EW = 0x4,
+    DB_MODE_RO = 0x8
+} ocrDbAccessMode_t;
+
+#define DB_DEFAULT_MODE DB_MODE_RW
+/* Older OCR spellings of the modes. */
+#define DB_MODE_ITW DB_MODE_RW
+#define DB_MODE_NCR DB_MODE_RO
+
+#define DB_PROP_NONE STRATA_OCR_CAST(u16, 0x0)
+#define DB_PROP_NO_ACQUIRE STRATA_OCR_CAST(u16, 0x10)
+#define DB_PROP_SINGLE_ASSIGNMENT STRATA_OCR_CAST(u16, 0x20)
+#define DB_PROP_NO_HINT STRATA_OCR_CAST(u16, 0x40)
+
+/* ---- EDTs ---- */
+
+/** One input of an EDT: the data block GUID (NULL_GUID for a control
+ *  dependence), a pointer to its data, and the mode it was acquired with. */
+typedef struct {
+    ocrGuid_t guid;
+    void* ptr;
+    ocrDbAccessMode_t mode;
+} ocrEdtDep_t;
+
+#define EDT_PROP_NONE STRATA_OCR_CAST(u16, 0x0)
+#define EDT_PROP_FINISH STRATA_OCR_CAST(u16, 0x1)
+#define EDT_PROP_NO_HINT STRATA_OCR_CAST(u16, 0x2)
+#define EDT_PROP_LONG STRATA_OCR_CAST(u16, 0x4)
+/** The output event passed in *outputEvent is the caller's (e.g. a sticky one). */
+#define EDT_PROP_OEVT_VALID STRATA_OCR_CAST(u16, 0x8)
+
+#define EDT_PARAM_UNK STRATA_OCR_CAST(u32, -1)
+#define EDT_PARAM_DEF STRATA_OCR_CAST(u32, -2)
+
+/** The function of an EDT; its return value (a data block or NULL_GUID)
+ *  satisfies the EDT's output event. */
+typedef ocrGuid_t (*ocrEdt_t)(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]);
+
+/* ---- events ---- */
+
+/** ONCE: fires once, then is destroyed. IDEM: later satisfactions are ignored.
+ *  STICKY: stays satisfied; a second satisfaction is an error. LATCH: fires
+ *  when its DECR and INCR counts are equal and non-zero, then is destroyed.
+ *  COUNTED: sticky until it fired and received its declared number of
+ *  dependences, then destroyed. CHANNEL: each satisfaction goes to one
+ *  dependence, first in first out. */
+typedef enum {
+    OCR_EVENT_ONCE_T = 1,
+    OCR_EVENT_IDEM_T = 2,
+    OCR_EVENT_STICKY_T = 3,
+    OCR_EVENT_LATCH_T = 4,
+    OCR_EVENT_COUNTED_T = 5,
+    OCR_EVENT_CHANNEL_T = 6,
+    OCR_EVENT_T_MAX
+} ocrEventTypes_t;
+
+typedef enum { OCR_EVENT_LATCH_DECR_SLOT = 0, OCR_EVENT_LATCH_INCR_SLOT = 1 } ocrLatchEventSlot_t;
+
+#define EVT_PROP_NONE STRATA_OCR_CAST(u16, 0x0)
+#define EVT_PROP_TAKES_ARG STRATA_OCR_CAST(u16, 0x1)
+
+/** Parameters of ocrEventCreateParams. */
+typedef struct {
+    union {
+        struct {
+            u64 nbDeps; /**< dependences a COUNTED event expects */
+        } EVENT_COUNTED;
+        struct {
+            u32 maxGen; /**< accepted for compatibility; strata's channels are unbounded */
+            u32 nbSat;
+            u32 nbDeps;
+        } EVENT_CHANNEL;
+        struct {
+            s64 counter; /**< initial INCR count of a LATCH event */
+        } EVENT_LATCH;
+    };
+} ocrEventParams_t;
+
+/* ---- hints ---- */
+
+typedef enum { OCR_HINT_UNDEF_T, OCR_HINT_EDT_T, OCR_HINT_DB_T, OCR_HINT_EVT_T, OCR_HINT_GROUP_T } ocrHintType_t;
+
+/** Hint properties. strata reads the DB placement ones: NEAR = memory
+ *  (default), INTER = shared memory (a /dev/shm segment), FAR = storage (a
+ *  file under STRATA_OCR_DB_DIR); the others are accepted and ignored. */
+typedef enum {
+    OCR_HINT_EDT_PROP_START,
+    OCR_HINT_EDT_PRIORITY,
+    OCR_HINT_EDT_SLOT_MAX_ACCESS,
+    OCR_HINT_EDT_AFFINITY,
+    OCR_HINT_EDT_DISPERSE,
+    OCR_HINT_EDT_SPACE,
+    OCR_HINT_EDT_TIME,
+    OCR_HINT_EDT_PROP_END,
+    OCR_HINT_DB_PROP_START,
+    OCR_HINT_DB_AFFINITY,
+    OCR_HINT_DB_NEAR,
+    OCR_HINT_DB_INTER,
+    OCR_HINT_DB_FAR,
+    OCR_HINT_DB_HIGHBW,
+    OCR_HINT_DB_PROP_END,
+    OCR_HINT_EVT_PROP_START,
+    OCR_HINT_EVT_PROP_END,
+    OCR_HINT_GROUP_PROP_START,
+    OCR_HINT_GROUP_PROP_END
+} ocrHintProp_t;
+
+typedef u64 ocrHintVal_t;
+
+/** A set of hints; fill with ocrHintInit and ocrSetHintValue (extensions/ocr-hints.h). */
+typedef struct {
+    ocrHintType_t type;
+    u64 propMask;
+    u64 values[OCR_HINT_GROUP_PROP_END];
+} ocrHint_t;
+
+#ifdef __cplusplus
+#define NULL_HINT (static_cast<ocrHint_t*>(nullptr))
+#else
+#define NULL_HINT ((ocrHint_t*)0x0)
+#endif
+
+/* strata: the API headers wrap each call in a macro that records the
+ * caller's file and line first, so a deferred error can name the call that
+ * caused it. The functions stay real functions (their addresses can be
+ * taken); define STRATA_OCR_NO_CALL_SITES to drop the macros. */
+void strataOcrCallSite(const char* file, int line);
+#ifndef STRATA_OCR_NO_CALL_SITES
+#define STRATA_OCR_AT(call) (strataOcrCallSite(__FILE__, __LINE__), call)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRATA_OCR_TYPES_H */

@@ -1,0 +1,191 @@
+// strata's task runtime (docs/runtime.md): one worker thread bound to each
+// core of the allowed CPU set, Chase–Lev work-stealing deques, an unbound
+// leader thread, and a pool of idle workers per core that keeps cores busy
+// when tasks block in the kernel (User-Monitored Threads, seed 002).
+//
+// Scheduling points are task start, task end, task creation (spawn), wait()
+// and yield(). At each one a worker asks the blocking monitor how many workers
+// of its core are ready; with more than one it returns to its core's idle pool
+// (oversubscription ends). When the monitor reports a core without a ready
+// worker while runnable tasks exist, the leader wakes an idle worker bound to
+// that core (a new one if the pool is empty).
+//
+// Example:
+//
+//   auto rt = strata::runtime::Runtime::start({});
+//   if (!rt) { fmt::print(stderr, "{}\n", rt.error().what()); return 1; }
+//   strata::runtime::TaskGroup group;
+//   for (int i = 0; i < 100; ++i) (*rt)->spawn([i] { work(i); }, &group);
+//   (*rt)->wait(group);          // runs other tasks while it waits
+//
+// Thread safety: every member of Runtime may be called from any thread,
+// inside tasks or outside; stop() and destruction from outside tasks only.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "strata/error.hpp"
+
+namespace strata::runtime {
+
+/// A unit of work. The runtime calls execute() once on some worker and never
+/// touches the task afterwards; whoever spawned it owns its memory (a task may
+/// delete itself at the end of execute()).
+class TaskGroup;
+class Task {
+public:
+    Task() = default;
+    Task(const Task&) = delete;
+    Task& operator=(const Task&) = delete;
+    virtual ~Task() = default;
+    virtual void execute() = 0;
+
+private:
+    friend class Runtime;
+    friend struct RuntimeAccess;
+    TaskGroup* group_ = nullptr;  // counted until execute() returned
+    bool owned_ = false;          // allocated by spawn(function): deleted by the runtime
+};
+
+/// Counts spawned tasks not yet finished; wait() returns when it reaches zero.
+class TaskGroup {
+public:
+    [[nodiscard]] std::int64_t pending() const noexcept { return pending_.load(std::memory_order_acquire); }
+
+private:
+    friend class Runtime;
+    friend struct RuntimeAccess;
+    std::atomic<std::int64_t> pending_{0};
+};
+
+/// Per-core counters of the blocking monitor (zeros when it is off).
+struct MonitorCounters {
+    std::uint64_t blocks = 0;                         ///< a worker of the core blocked in the kernel
+    std::uint64_t unblocks = 0;                       ///< a blocked worker of the core was woken
+    std::chrono::nanoseconds no_ready_time{0};        ///< time the core had no ready worker
+    std::chrono::nanoseconds oversubscribed_time{0};  ///< time it had more than one ready worker
+};
+
+/// What the scheduler needs from a blocking monitor (strata::monitor, or a
+/// fake in tests). ready() is called at every scheduling point: it must not
+/// make a system call.
+class CoreMonitor {
+public:
+    virtual ~CoreMonitor() = default;
+    /// Ready (running or runnable) registered workers on `core` right now.
+    [[nodiscard]] virtual int ready(int core) const noexcept = 0;
+    virtual Result<void> register_worker(pid_t tid, int core) = 0;
+    virtual void unregister_worker(pid_t tid) = 0;
+    /// "ebpf", "proc", "off" or a test's name.
+    [[nodiscard]] virtual std::string_view backend() const noexcept = 0;
+    /// Why this backend was chosen (one line).
+    [[nodiscard]] virtual std::string_view reason() const noexcept = 0;
+    [[nodiscard]] virtual MonitorCounters counters(int core) const = 0;
+};
+
+/// Makes the monitor for `cores` CPU numbers [0, cores); it calls
+/// `on_core_without_ready_worker(core)` (from any thread) when a core is left
+/// with no ready worker.
+using MonitorFactory = std::function<Result<std::unique_ptr<CoreMonitor>>(
+    int cores, std::function<void(int core)> on_core_without_ready_worker)>;
+
+/// The default factory: strata::monitor with STRATA_MONITOR (auto when unset).
+MonitorFactory monitor_from_env();
+
+/// A factory for no monitor at all (the `off` baseline).
+MonitorFactory no_monitor();
+
+struct Options {
+    /// CPUs to run on; empty means every CPU of sched_getaffinity().
+    std::vector<int> cpus;
+    /// Most workers bound to one core (the first plus those woken for blocked ones).
+    int max_workers_per_core = 16;
+    /// The blocking monitor; empty means monitor_from_env().
+    MonitorFactory monitor;
+    /// Print per-core statistics on stderr at stop() (STRATA_STATS=1).
+    bool print_stats = false;
+    /// Log the monitor choice and why (STRATA_VERBOSE=1).
+    bool verbose = false;
+    /// Period of the leader's scan for cores without a ready worker, which
+    /// catches notifications lost to the monitor's races (the paper's 1 ms scan).
+    std::chrono::microseconds leader_period{1000};
+
+    /// Defaults overridden by STRATA_CPUS (e.g. "0-3,6"), STRATA_STATS, STRATA_VERBOSE.
+    static Result<Options> from_env();
+};
+
+/// Per-core statistics (Runtime::stats()).
+struct CoreStats {
+    int cpu = 0;
+    std::uint64_t tasks = 0;             ///< tasks executed by workers of this core
+    std::uint64_t steals = 0;            ///< tasks taken from another worker's deque
+    std::uint64_t surrenders = 0;        ///< a worker left for the idle pool because the core had >1 ready
+    std::uint64_t wakes = 0;             ///< the leader woke an idle worker because no worker was ready
+    std::uint64_t workers = 0;           ///< worker threads created for the core
+    std::uint64_t context_switches = 0;  ///< voluntary + involuntary, summed over its workers (at stop)
+    MonitorCounters monitor;
+};
+
+/// The task runtime. Start one per process (several work, but compete for cores).
+class Runtime {
+public:
+    /// Starts the workers (one per CPU, bound), the leader and the monitor.
+    /// Errors: invalid_argument for an empty or foreign CPU list; the monitor's
+    /// error when an explicitly requested backend is not available.
+    static Result<std::unique_ptr<Runtime>> start(Options options);
+
+    Runtime(const Runtime&) = delete;
+    Runtime& operator=(const Runtime&) = delete;
+    /// stop().
+    ~Runtime();
+
+    /// Makes `task` runnable (a scheduling point when called from a task).
+    /// With a group, the group counts it until it finished.
+    void spawn(Task* task, TaskGroup* group = nullptr);
+    /// Runs `function` as a task (allocated and freed by the runtime).
+    void spawn(std::function<void()> function, TaskGroup* group = nullptr);
+    /// Returns when every task of `group` has finished. Inside a task it runs
+    /// other tasks meanwhile (a scheduling point); outside it sleeps.
+    void wait(TaskGroup& group);
+    /// A scheduling point: a worker of an oversubscribed core goes idle here
+    /// until its core needs it again. No-op outside tasks.
+    void yield();
+
+    /// Stops after the tasks already running; queued tasks are dropped.
+    /// Joins every thread and prints the statistics if asked. Idempotent.
+    void stop();
+
+    /// CPU numbers the workers are bound to, in order.
+    [[nodiscard]] const std::vector<int>& cpus() const noexcept;
+    [[nodiscard]] std::string_view monitor_backend() const noexcept;
+    [[nodiscard]] std::string_view monitor_reason() const noexcept;
+    /// A snapshot of the statistics of every core (context switches are summed at stop()).
+    [[nodiscard]] std::vector<CoreStats> stats() const;
+    /// The statistics table printed by STRATA_STATS=1.
+    [[nodiscard]] std::string stats_report() const;
+
+    /// The runtime the calling thread works for; nullptr outside workers.
+    static Runtime* current() noexcept;
+    /// The CPU the calling worker is bound to; -1 outside workers.
+    static int current_cpu() noexcept;
+
+    /// For monitors and tests: the monitor says `cpu` has no ready worker.
+    void core_without_ready_worker(int cpu);
+
+    struct Impl;
+
+private:
+    explicit Runtime(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace strata::runtime

@@ -1,0 +1,60 @@
+// Running an OCR program on strata's runtime from C++ (docs/runtime.md).
+//
+// libstrata-ocr's main() calls run_ocr(mainEdt, argc, argv, options from the
+// environment); tests and tools call it with their own entry EDT. One OCR
+// program runs at a time in a process (the OCR C API has no handle).
+//
+// Example:
+//
+//   ocrGuid_t entry(u32, u64*, u32, ocrEdtDep_t[]) { ...; ocrShutdown(); return NULL_GUID; }
+//   auto code = strata::ocr::run_ocr(entry, argc, argv, {});
+//
+// Thread safety: run_ocr() must not be called again while a run is under way.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "ocr/ocr-types.h"
+#include "strata/error.hpp"
+#include "strata/region.hpp"
+#include "strata/runtime.hpp"
+
+namespace strata::ocr {
+
+/// Where data blocks live unless a hint says otherwise.
+enum class DbPlacement { memory, shared, storage };
+
+std::string_view to_string(DbPlacement placement) noexcept;
+/// Parses "memory", "shared", "storage"; errors name `param` and the value.
+Result<DbPlacement> parse_db_placement(std::string_view text, std::string_view param);
+
+struct OcrOptions {
+    runtime::Options runtime;
+    /// Default placement of data blocks (hints OCR_HINT_DB_NEAR / _INTER / _FAR override it).
+    DbPlacement db_placement = DbPlacement::memory;
+    /// Directory of storage-placed data blocks (one file each, removed when the block goes).
+    std::filesystem::path db_dir = "/var/tmp";
+
+    /// runtime::Options::from_env() plus STRATA_OCR_DB_PLACEMENT and STRATA_OCR_DB_DIR.
+    static Result<OcrOptions> from_env();
+};
+
+/// Runs `main_edt` as OCR's mainEdt with argc/argv packed into its data block,
+/// until ocrShutdown() (0), ocrAbort(code) (code) or a deferred error (1, after
+/// printing file, line, error and GUIDs). Also a deferred error: every EDT
+/// waits and none can run, while no one called ocrShutdown().
+/// Errors: the runtime's, when it cannot start.
+Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& options);
+
+/// Where a data block lives, for tools (and, later, its file view).
+struct DbInfo {
+    std::uint64_t size = 0;
+    RegionKind kind = RegionKind::memory;
+    bool heap = false;           ///< a small memory block from the heap, not a mapping
+    std::filesystem::path path;  ///< storage: its file; shared: /dev/shm/<name>
+};
+/// Information on a live data block; not_found for an unknown GUID.
+Result<DbInfo> db_info(ocrGuid_t db);
+
+}  // namespace strata::ocr

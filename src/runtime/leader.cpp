@@ -1,0 +1,66 @@
+// The leader: an unbound thread that wakes idle workers for cores the
+// monitor reports without a ready worker, and rescans every core each period
+// to catch reports lost to the monitor's races (seed 002, §III-D).
+#include <chrono>
+
+#include "core/log.hpp"
+#include "scheduler.hpp"
+
+namespace strata::runtime {
+
+void Runtime::Impl::notify_leader() {
+    {
+        std::lock_guard lock(leader_mutex);
+        leader_flag = true;
+    }
+    leader_cv.notify_one();
+}
+
+void Runtime::Impl::leader_main() {
+    while (!stopping.load(std::memory_order_acquire)) {
+        {
+            std::unique_lock lock(leader_mutex);
+            if (monitored) {
+                leader_cv.wait_for(lock, options.leader_period, [&] { return leader_flag; });
+            } else {
+                leader_cv.wait(lock, [&] { return leader_flag; });
+            }
+            leader_flag = false;
+        }
+        if (stopping.load(std::memory_order_acquire)) {
+            break;
+        }
+        for (auto& core : cores) {
+            // Without a monitor only explicit reports (tests, fakes) count.
+            const bool reported = core->needs_attention.exchange(false, std::memory_order_acq_rel);
+            if (reported || monitored) {
+                attend(*core);
+            }
+        }
+    }
+}
+
+// The core has no ready worker: if there is work, give it one.
+void Runtime::Impl::attend(detail::Core& core) {
+    const bool work =
+        queued.load(std::memory_order_acquire) > 0 || core.parked_in_task.load(std::memory_order_acquire) > 0;
+    if (!work || (monitored && monitor->ready(core.cpu) > 0)) {
+        return;
+    }
+    // The leader and the monitor's thread may both attend: one wake per core until the woken worker runs.
+    bool idle = false;
+    if (!core.wake_in_flight.compare_exchange_strong(idle, true, std::memory_order_acq_rel)) {
+        return;
+    }
+    if (unpark_one(core)) {
+        core.wakes.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    if (auto worker = add_worker(core); worker) {
+        core.wakes.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    core.wake_in_flight.store(false, std::memory_order_release);
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,398 @@
+// EDT templates, EDTs: creation, satisfaction, data block acquisition, execution.
+#include <algorithm>
+
+#include "core/log.hpp"
+#include "ocr/ocr.h"
+#include "state.hpp"
+
+namespace strata::ocr {
+
+namespace {
+
+void run_edt(const std::shared_ptr<Edt>& edt);
+
+void schedule(const std::shared_ptr<Edt>& edt) {
+    OcrState* s = state();
+    s->runtime->spawn([edt] { run_edt(edt); });
+}
+
+// The scope a new EDT joins: the creator's own scope if it is a finish EDT,
+// else the creator's scope.
+std::shared_ptr<FinishScope> enclosing_scope() {
+    Edt* parent = current_edt();
+    if (parent == nullptr) {
+        return nullptr;
+    }
+    return parent->own_scope ? parent->own_scope : parent->scope;
+}
+
+void scope_done(std::shared_ptr<FinishScope> scope) {
+    while (scope && scope->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (!is_null(scope->output_event)) {
+            if (auto event = state()->table.find_as<Event>(scope->output_event, Kind::event)) {
+                satisfy_event(event, NULL_GUID, 0, {});
+            }
+        }
+        scope = scope->parent;  // the finish EDT itself now counts as done in its parent's scope
+    }
+}
+
+void run_edt(const std::shared_ptr<Edt>& edt) {
+    OcrState* s = state();
+    if (s->finished()) {
+        s->edt_finished();
+        return;
+    }
+    std::vector<ocrEdtDep_t> depv(edt->slots.size());
+    for (std::size_t i = 0; i < edt->slots.size(); ++i) {
+        const Slot& slot = edt->slots[i];
+        depv[i].guid = slot.db;
+        depv[i].mode = slot.mode;
+        depv[i].ptr = nullptr;
+        if (slot.block && slot.mode != DB_MODE_NULL) {
+            auto hold =
+                std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.db == slot.block; });
+            depv[i].ptr = hold != edt->holds.end() ? hold->pointer() : slot.block->data;
+        }
+    }
+    Edt* previous = current_edt();
+    current_edt() = edt.get();
+    const ocrGuid_t result = edt->function(static_cast<u32>(edt->params.size()), edt->params.data(),
+                                           static_cast<u32>(depv.size()), depv.data());
+    current_edt() = previous;
+    release_all(*edt);
+    if (edt->own_scope) {
+        scope_done(edt->own_scope);  // its own part of the scope it opened
+    } else {
+        if (!is_null(edt->output_event)) {
+            if (auto event = s->table.find_as<Event>(edt->output_event, Kind::event)) {
+                satisfy_event(event, result, 0, edt->created_at);
+            } else {
+                s->deferred_error(edt->created_at, "EDT output event", OCR_EINVAL,
+                                  fmt::format("EDT {} ({}) returned, but its output event {} no longer exists",
+                                              show(edt->guid), edt->name, show(edt->output_event)));
+            }
+        }
+        scope_done(edt->scope);
+    }
+    s->edt_finished();
+}
+
+}  // namespace
+
+// Acquires the remaining holds in order; a hold that must wait queues the EDT
+// on that data block, whose release() calls back here.
+void continue_acquire(const std::shared_ptr<Edt>& edt) {
+    while (edt->next_hold < edt->holds.size()) {
+        Hold& hold = edt->holds[edt->next_hold];
+        ++edt->next_hold;
+        if (!hold.db->acquire_or_wait(edt, hold.mode, &hold.copy)) {
+            return;
+        }
+    }
+    schedule(edt);
+}
+
+namespace {
+
+void start_acquire(const std::shared_ptr<Edt>& edt) {
+    OcrState* s = state();
+    s->waiting_edts.fetch_sub(1, std::memory_order_acq_rel);
+    s->edt_became_runnable();
+    // One hold per data block, in the strongest mode any slot asks for.
+    auto strength = [](ocrDbAccessMode_t m) {
+        switch (m) {
+            case DB_MODE_EW: return 4;
+            case DB_MODE_RW: return 3;
+            case DB_MODE_CONST: return 2;
+            case DB_MODE_RO: return 1;
+            default: return 0;
+        }
+    };
+    for (const Slot& slot : edt->slots) {
+        if (!slot.block || slot.mode == DB_MODE_NULL) {
+            continue;
+        }
+        auto it = std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.db == slot.block; });
+        if (it == edt->holds.end()) {
+            edt->holds.push_back(Hold{slot.block, slot.mode, {}, false});
+        } else if (strength(slot.mode) > strength(it->mode)) {
+            it->mode = slot.mode;
+        }
+    }
+    std::sort(edt->holds.begin(), edt->holds.end(),
+              [](const Hold& a, const Hold& b) { return id_of(a.db->guid) < id_of(b.db->guid); });
+    continue_acquire(edt);
+}
+
+}  // namespace
+
+void satisfy_edt(const std::shared_ptr<Edt>& edt, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mode,
+                 const CallSite& site) {
+    OcrState* s = state();
+    std::shared_ptr<Db> block;
+    if (!is_null(db)) {
+        block = s->table.find_as<Db>(db, Kind::db);
+        if (!block) {
+            s->deferred_error(site, "ocrAddDependence/ocrEventSatisfy", OCR_EINVAL,
+                              fmt::format("slot {} of EDT {} ({}) was satisfied with {}, which is not a live data "
+                                          "block",
+                                          slot, show(edt->guid), edt->name, show(db)));
+            return;
+        }
+    }
+    bool runnable = false;
+    {
+        std::lock_guard lock(edt->mutex);
+        if (edt->destroyed) {
+            return;
+        }
+        if (slot >= edt->slots.size()) {
+            s->deferred_error(site, "ocrAddDependence", OCR_EINVAL,
+                              fmt::format("slot {} of EDT {} ({}): it has {} slots", slot, show(edt->guid), edt->name,
+                                          edt->slots.size()));
+            return;
+        }
+        Slot& target = edt->slots[slot];
+        if (target.satisfied) {
+            s->deferred_error(site, "ocrAddDependence/ocrEventSatisfy", OCR_EPERM,
+                              fmt::format("slot {} of EDT {} ({}) satisfied twice (first from {}), data block {}", slot,
+                                          show(edt->guid), edt->name, target.site.str(), show(db)));
+            return;
+        }
+        target.satisfied = true;
+        target.db = db;
+        target.block = std::move(block);
+        target.mode = mode;
+        target.site = site;
+        runnable = --edt->unsatisfied == 0;
+    }
+    if (runnable) {
+        s->table.erase(edt->guid);  // the GUID of a runnable EDT is stale
+        start_acquire(edt);
+    }
+}
+
+void deliver(ocrGuid_t destination, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mode, const CallSite& site) {
+    OcrState* s = state();
+    switch (kind_of(destination)) {
+        case Kind::edt:
+            if (auto edt = s->table.find_as<Edt>(destination, Kind::edt)) {
+                satisfy_edt(edt, slot, db, mode, site);
+                return;
+            }
+            break;
+        case Kind::event:
+            if (auto event = s->table.find_as<Event>(destination, Kind::event)) {
+                satisfy_event(event, db, slot, site);
+                return;
+            }
+            break;
+        default: break;
+    }
+    s->deferred_error(site, "ocrAddDependence", OCR_EINVAL,
+                      fmt::format("the destination {} (slot {}) no longer exists when data block {} arrives",
+                                  show(destination), slot, show(db)));
+}
+
+}  // namespace strata::ocr
+
+using namespace strata::ocr;
+
+extern "C" {
+
+u8 ocrEdtTemplateCreate_internal(ocrGuid_t* guid, ocrEdt_t funcPtr, u32 paramc, u32 depc, const char* funcName) {
+    const CallSite site = take_call_site();
+    OcrState* s = state();
+    if (s == nullptr || guid == nullptr || funcPtr == nullptr) {
+        strata::detail::log().warn("strata-ocr: {}: ocrEdtTemplateCreate: {}", site.str(),
+                                   s == nullptr ? "no OCR program is running" : "guid or function is NULL");
+        return OCR_EINVAL;
+    }
+    auto tpl = std::make_shared<EdtTemplate>();
+    tpl->function = funcPtr;
+    tpl->paramc = paramc;
+    tpl->depc = depc;
+    tpl->name = funcName != nullptr ? funcName : "?";
+    *guid = s->table.insert(std::move(tpl));
+    return 0;
+}
+
+u8(ocrEdtTemplateDestroy)(ocrGuid_t guid) {
+    const CallSite site = take_call_site();
+    OcrState* s = state();
+    if (s == nullptr || kind_of(guid) != Kind::edt_template || !s->table.erase(guid)) {
+        strata::detail::log().warn("strata-ocr: {}: ocrEdtTemplateDestroy({}): not a live EDT template", site.str(),
+                                   show(guid));
+        return OCR_EINVAL;
+    }
+    return 0;
+}
+
+u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* paramv, u32 depc, ocrGuid_t* depv,
+                 u16 properties, ocrHint_t* /*hint*/, ocrGuid_t* outputEvent) {
+    const CallSite site = take_call_site();
+    OcrState* s = state();
+    auto invalid = [&](const std::string& why) -> u8 {
+        strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): {}", site.str(), show(templateGuid),
+                                   why);
+        return OCR_EINVAL;
+    };
+    if (s == nullptr) {
+        return invalid("no OCR program is running");
+    }
+    auto tpl = s->table.find_as<EdtTemplate>(templateGuid, Kind::edt_template);
+    if (!tpl) {
+        return invalid("not a live EDT template");
+    }
+    if (paramc == EDT_PARAM_DEF) paramc = tpl->paramc;
+    if (depc == EDT_PARAM_DEF) depc = tpl->depc;
+    if (paramc == EDT_PARAM_UNK || depc == EDT_PARAM_UNK) {
+        return invalid("paramc or depc is unknown in both the template and the call");
+    }
+    if (tpl->paramc != EDT_PARAM_UNK && paramc != tpl->paramc) {
+        return invalid(fmt::format("paramc={} but the template ({}) says {}", paramc, tpl->name, tpl->paramc));
+    }
+    if (tpl->depc != EDT_PARAM_UNK && depc != tpl->depc) {
+        return invalid(fmt::format("depc={} but the template ({}) says {}", depc, tpl->name, tpl->depc));
+    }
+    if (paramc > 0 && paramv == nullptr) {
+        return invalid(fmt::format("paramc={} with paramv=NULL", paramc));
+    }
+    if ((properties & EDT_PROP_OEVT_VALID) != 0 &&
+        (outputEvent == nullptr || !s->table.find_as<Event>(*outputEvent, Kind::event))) {
+        return invalid("EDT_PROP_OEVT_VALID without a live event in *outputEvent");
+    }
+
+    auto edt = std::make_shared<Edt>();
+    edt->function = tpl->function;
+    edt->name = tpl->name;
+    edt->params.assign(paramv, paramv + paramc);
+    edt->properties = properties;
+    edt->created_at = site;
+    edt->slots.resize(depc);
+    edt->unsatisfied = depc;
+    if (outputEvent != nullptr) {
+        if ((properties & EDT_PROP_OEVT_VALID) != 0) {
+            edt->output_event = *outputEvent;
+        } else {
+            auto event = std::make_shared<Event>();
+            event->type = OCR_EVENT_ONCE_T;
+            event->takes_arg = true;
+            edt->output_event = s->table.insert(std::move(event));
+            *outputEvent = edt->output_event;
+        }
+    }
+    edt->scope = enclosing_scope();
+    if (edt->scope) {
+        edt->scope->pending.fetch_add(1, std::memory_order_acq_rel);
+    }
+    if ((properties & EDT_PROP_FINISH) != 0) {
+        edt->own_scope = std::make_shared<FinishScope>();
+        edt->own_scope->output_event = edt->output_event;
+        edt->own_scope->parent = edt->scope;
+    }
+    s->waiting_edts.fetch_add(1, std::memory_order_acq_rel);
+    const ocrGuid_t id = s->table.insert(edt);
+    if (guid != nullptr) {
+        *guid = id;
+    }
+    if (depc == 0) {
+        s->table.erase(id);
+        start_acquire(edt);
+        return 0;
+    }
+    if (depv != nullptr) {
+        for (u32 i = 0; i < depc; ++i) {
+            if (!ocrGuidIsUninitialized(depv[i])) {
+                strataOcrCallSite(site.file, site.line);
+                if (u8 rc = (ocrAddDependence)(depv[i], id, i, DB_DEFAULT_MODE); rc != 0) {
+                    return rc;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+u8(ocrEdtDestroy)(ocrGuid_t guid) {
+    const CallSite site = take_call_site();
+    OcrState* s = state();
+    auto edt = s != nullptr ? s->table.find_as<Edt>(guid, Kind::edt) : nullptr;
+    if (!edt) {
+        strata::detail::log().warn("strata-ocr: {}: ocrEdtDestroy({}): not an EDT that waits for dependences",
+                                   site.str(), show(guid));
+        return OCR_EINVAL;
+    }
+    {
+        std::lock_guard lock(edt->mutex);
+        if (edt->unsatisfied == 0 || edt->destroyed) {
+            return OCR_EPERM;
+        }
+        edt->destroyed = true;
+    }
+    s->table.erase(guid);
+    s->waiting_edts.fetch_sub(1, std::memory_order_acq_rel);
+    if (!is_null(edt->output_event) && (edt->properties & EDT_PROP_OEVT_VALID) == 0) {
+        s->table.erase(edt->output_event);
+    }
+    auto scope = edt->scope;
+    while (scope && scope->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (auto event = s->table.find_as<Event>(scope->output_event, Kind::event)) {
+            satisfy_event(event, NULL_GUID, 0, site);
+        }
+        scope = scope->parent;
+    }
+    return 0;
+}
+
+u8(ocrAddDependence)(ocrGuid_t source, ocrGuid_t destination, u32 slot, ocrDbAccessMode_t mode) {
+    const CallSite site = take_call_site();
+    OcrState* s = state();
+    if (s == nullptr) {
+        return OCR_EINVAL;
+    }
+    const Kind dst_kind = kind_of(destination);
+    if ((dst_kind != Kind::edt && dst_kind != Kind::event) || !s->table.find(destination)) {
+        strata::detail::log().warn(
+            "strata-ocr: {}: ocrAddDependence({} -> {}, slot {}): the destination is not a "
+            "live EDT or event",
+            site.str(), show(source), show(destination), slot);
+        return OCR_EINVAL;
+    }
+    switch (kind_of(source)) {
+        case Kind::none:
+            if (!is_null(source)) {
+                break;
+            }
+            [[fallthrough]];
+        case Kind::db:
+            if (!is_null(source) && !s->table.find(source)) {
+                break;
+            }
+            deliver(destination, slot, source, mode, site);
+            return 0;
+        case Kind::event:
+            if (auto event = s->table.find_as<Event>(source, Kind::event)) {
+                return add_event_dependence(event, Event::Waiter{destination, slot, mode, site});
+            }
+            break;
+        default: break;
+    }
+    strata::detail::log().warn(
+        "strata-ocr: {}: ocrAddDependence({} -> {}, slot {}): the source is not NULL_GUID, a "
+        "live event or a live data block",
+        site.str(), show(source), show(destination), slot);
+    return OCR_EINVAL;
+}
+
+u8 ocrCurrentEdtGet(ocrGuid_t* edt) {
+    if (edt == nullptr) {
+        return OCR_EINVAL;
+    }
+    Edt* current = current_edt();
+    *edt = current != nullptr ? current->guid : NULL_GUID;
+    return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,199 @@
+// Events: ONCE, IDEM, STICKY, LATCH, COUNTED, CHANNEL.
+#include "core/log.hpp"
+#include "ocr/ocr.h"
+#include "state.hpp"
+
+namespace strata::ocr {
+
+namespace {
+
+void fire(std::vector<Event::Waiter> waiters, ocrGuid_t payload) {
+    for (const Event::Waiter& w : waiters) {
+        deliver(w.destination, w.slot, payload, w.mode, w.site);
+    }
+}
+
+}  // namespace
+
+u8 satisfy_event(const std::shared_ptr<Event>& event, ocrGuid_t db, u32 slot, const CallSite& site) {
+    OcrState* s = state();
+    std::vector<Event::Waiter> waiters;
+    std::vector<std::pair<Event::Waiter, ocrGuid_t>> matched;  // CHANNEL
+    bool destroy = false;
+    {
+        std::lock_guard lock(event->mutex);
+        switch (event->type) {
+            case OCR_EVENT_ONCE_T:
+                if (event->satisfied) return OCR_EPERM;
+                event->satisfied = true;
+                destroy = true;
+                break;
+            case OCR_EVENT_IDEM_T:
+                if (event->satisfied) return 0;  // later satisfactions are ignored
+                event->satisfied = true;
+                break;
+            case OCR_EVENT_STICKY_T:
+            case OCR_EVENT_COUNTED_T:
+                if (event->satisfied) {
+                    strata::detail::log().warn("strata-ocr: {}: ocrEventSatisfy({}): a {} event was satisfied twice",
+                                               site.str(), show(event->guid),
+                                               event->type == OCR_EVENT_STICKY_T ? "STICKY" : "COUNTED");
+                    return OCR_EPERM;
+                }
+                event->satisfied = true;
+                destroy = event->type == OCR_EVENT_COUNTED_T && event->added_dependences >= event->expected_dependences;
+                break;
+            case OCR_EVENT_LATCH_T:
+                if (slot == OCR_EVENT_LATCH_INCR_SLOT) {
+                    ++event->increments;
+                } else if (slot == OCR_EVENT_LATCH_DECR_SLOT) {
+                    ++event->decrements;
+                } else {
+                    return OCR_EINVAL;
+                }
+                if (event->satisfied || event->increments != event->decrements || event->increments == 0) {
+                    return 0;
+                }
+                event->satisfied = true;
+                destroy = true;
+                db = NULL_GUID;  // a latch carries no data block
+                break;
+            case OCR_EVENT_CHANNEL_T:
+                event->channel_values.push_back(db);
+                while (!event->channel_values.empty() && !event->channel_waiters.empty()) {
+                    matched.emplace_back(event->channel_waiters.front(), event->channel_values.front());
+                    event->channel_waiters.pop_front();
+                    event->channel_values.pop_front();
+                }
+                break;
+            default: return OCR_EINVAL;
+        }
+        if (event->type != OCR_EVENT_CHANNEL_T) {
+            event->payload = db;
+            waiters.swap(event->waiters);
+        }
+    }
+    for (auto& [w, value] : matched) {
+        deliver(w.destination, w.slot, value, w.mode, w.site);
+    }
+    if (destroy) {
+        s->table.erase(event->guid);
+    }
+    fire(std::move(waiters), db);
+    return 0;
+}
+
+u8 add_event_dependence(const std::shared_ptr<Event>& event, Event::Waiter waiter) {
+    OcrState* s = state();
+    bool now = false;
+    bool destroy = false;
+    ocrGuid_t payload{0};
+    {
+        std::lock_guard lock(event->mutex);
+        switch (event->type) {
+            case OCR_EVENT_CHANNEL_T: {
+                event->channel_waiters.push_back(waiter);
+                if (event->channel_values.empty()) {
+                    return 0;
+                }
+                payload = event->channel_values.front();
+                waiter = event->channel_waiters.front();
+                event->channel_values.pop_front();
+                event->channel_waiters.pop_front();
+                now = true;
+                break;
+            }
+            case OCR_EVENT_COUNTED_T:
+                ++event->added_dependences;
+                now = event->satisfied;
+                destroy = now && event->added_dependences >= event->expected_dependences;
+                payload = event->payload;
+                if (!now) event->waiters.push_back(waiter);
+                break;
+            default:
+                // ONCE and LATCH are gone once satisfied, so only IDEM and STICKY can be here satisfied.
+                now = event->satisfied;
+                payload = event->payload;
+                if (!now) event->waiters.push_back(waiter);
+                break;
+        }
+    }
+    if (destroy) {
+        s->table.erase(event->guid);
+    }
+    if (now) {
+        deliver(waiter.destination, waiter.slot, payload, waiter.mode, waiter.site);
+    }
+    return 0;
+}
+
+}  // namespace strata::ocr
+
+using namespace strata::ocr;
+
+extern "C" {
+
+u8(ocrEventCreateParams)(ocrGuid_t* guid, ocrEventTypes_t eventType, u16 properties, ocrEventParams_t* params) {
+    const CallSite site = take_call_site();
+    OcrState* s = state();
+    if (s == nullptr || guid == nullptr || eventType < OCR_EVENT_ONCE_T || eventType >= OCR_EVENT_T_MAX) {
+        strata::detail::log().warn("strata-ocr: {}: ocrEventCreate(type {}): {}", site.str(),
+                                   static_cast<int>(eventType),
+                                   s == nullptr ? "no OCR program is running" : "invalid type or guid pointer");
+        return OCR_EINVAL;
+    }
+    auto event = std::make_shared<Event>();
+    event->type = eventType;
+    event->takes_arg = (properties & EVT_PROP_TAKES_ARG) != 0;
+    if (params != nullptr) {
+        if (eventType == OCR_EVENT_COUNTED_T) {
+            event->expected_dependences = params->EVENT_COUNTED.nbDeps;
+        } else if (eventType == OCR_EVENT_LATCH_T) {
+            event->increments = params->EVENT_LATCH.counter;
+        }
+    } else if (eventType == OCR_EVENT_COUNTED_T) {
+        strata::detail::log().warn(
+            "strata-ocr: {}: ocrEventCreate: a COUNTED event needs ocrEventCreateParams "
+            "with EVENT_COUNTED.nbDeps",
+            site.str());
+        return OCR_EINVAL;
+    }
+    *guid = s->table.insert(std::move(event));
+    return 0;
+}
+
+u8(ocrEventCreate)(ocrGuid_t* guid, ocrEventTypes_t eventType, u16 properties) {
+    return (ocrEventCreateParams)(guid, eventType, properties, nullptr);
+}
+
+u8(ocrEventDestroy)(ocrGuid_t guid) {
+    const CallSite site = take_call_site();
+    OcrState* s = state();
+    if (s == nullptr || kind_of(guid) != Kind::event || !s->table.erase(guid)) {
+        strata::detail::log().warn("strata-ocr: {}: ocrEventDestroy({}): not a live event", site.str(), show(guid));
+        return OCR_EINVAL;
+    }
+    return 0;
+}
+
+u8(ocrEventSatisfySlot)(ocrGuid_t guid, ocrGuid_t dataGuid, u32 slot) {
+    const CallSite site = take_call_site();
+    OcrState* s = state();
+    auto event = s != nullptr ? s->table.find_as<Event>(guid, Kind::event) : nullptr;
+    if (!event) {
+        strata::detail::log().warn("strata-ocr: {}: ocrEventSatisfy({}): not a live event", site.str(), show(guid));
+        return OCR_EINVAL;
+    }
+    if (!is_null(dataGuid) && kind_of(dataGuid) != Kind::db) {
+        return OCR_EINVAL;
+    }
+    return satisfy_event(event, dataGuid, slot, site);
+}
+
+u8(ocrEventSatisfy)(ocrGuid_t guid, ocrGuid_t dataGuid) {
+    const CallSite site = take_call_site();
+    strataOcrCallSite(site.file, site.line);
+    return (ocrEventSatisfySlot)(guid, dataGuid, 0);
+}
+
+}  // extern "C"

@@ -1,0 +1,149 @@
+// The GUID table and the program-wide state of an OCR run.
+#include "state.hpp"
+
+#include <cstdio>
+
+namespace strata::ocr {
+
+namespace {
+std::atomic<OcrState*> g_state{nullptr};
+thread_local CallSite tls_site;
+thread_local Edt* tls_edt = nullptr;
+}  // namespace
+
+OcrState* state() noexcept {
+    return g_state.load(std::memory_order_acquire);
+}
+void set_state(OcrState* s) noexcept {
+    g_state.store(s, std::memory_order_release);
+}
+Edt*& current_edt() noexcept {
+    return tls_edt;
+}
+
+CallSite take_call_site() noexcept {
+    CallSite site = tls_site;
+    tls_site = {};
+    return site;
+}
+
+std::string_view to_string(Kind kind) noexcept {
+    switch (kind) {
+        case Kind::edt_template: return "EDT template";
+        case Kind::edt: return "EDT";
+        case Kind::event: return "event";
+        case Kind::db: return "data block";
+        case Kind::none: break;
+    }
+    return "no object";
+}
+
+std::string_view error_name(int code) noexcept {
+    switch (code) {
+        case 0: return "OK";
+        case OCR_EPERM: return "OCR_EPERM";
+        case OCR_ENOENT: return "OCR_ENOENT";
+        case OCR_ENOMEM: return "OCR_ENOMEM";
+        case OCR_EACCES: return "OCR_EACCES";
+        case OCR_EBUSY: return "OCR_EBUSY";
+        case OCR_EINVAL: return "OCR_EINVAL";
+        case OCR_ENOSPC: return "OCR_ENOSPC";
+        case OCR_ENOSYS: return "OCR_ENOSYS";
+        case OCR_EACQ: return "OCR_EACQ";
+        case OCR_EIO: return "OCR_EIO";
+        default: return "OCR error";
+    }
+}
+
+ocrGuid_t GuidTable::insert(std::shared_ptr<Object> object) {
+    const std::uint64_t id =
+        (next_.fetch_add(1, std::memory_order_relaxed) << 3) | static_cast<std::uint64_t>(object->kind);
+    object->guid = guid_of(id);
+    Shard& shard = shards_[(id >> 3) % shard_count];
+    std::lock_guard lock(shard.mutex);
+    shard.objects.emplace(id, std::move(object));
+    return guid_of(id);
+}
+
+std::shared_ptr<Object> GuidTable::find(ocrGuid_t guid) const {
+    if (guid.guid <= 0) {
+        return nullptr;
+    }
+    const std::uint64_t id = id_of(guid);
+    const Shard& shard = shards_[(id >> 3) % shard_count];
+    std::lock_guard lock(shard.mutex);
+    auto it = shard.objects.find(id);
+    return it == shard.objects.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Object> GuidTable::erase(ocrGuid_t guid) {
+    if (guid.guid <= 0) {
+        return nullptr;
+    }
+    const std::uint64_t id = id_of(guid);
+    Shard& shard = shards_[(id >> 3) % shard_count];
+    std::lock_guard lock(shard.mutex);
+    auto it = shard.objects.find(id);
+    if (it == shard.objects.end()) {
+        return nullptr;
+    }
+    auto object = std::move(it->second);
+    shard.objects.erase(it);
+    return object;
+}
+
+std::vector<std::shared_ptr<Object>> GuidTable::drain() {
+    std::vector<std::shared_ptr<Object>> out;
+    for (Shard& shard : shards_) {
+        std::lock_guard lock(shard.mutex);
+        for (auto& [id, object] : shard.objects) {
+            out.push_back(std::move(object));
+        }
+        shard.objects.clear();
+    }
+    return out;
+}
+
+void OcrState::finish(int exit_code) {
+    {
+        std::lock_guard lock(mutex_);
+        if (finished_.load(std::memory_order_relaxed)) {
+            return;
+        }
+        exit_code_ = exit_code;
+        finished_.store(true, std::memory_order_release);
+    }
+    cv_.notify_all();
+}
+
+int OcrState::wait_finished() {
+    std::unique_lock lock(mutex_);
+    cv_.wait(lock, [&] { return finished_.load(std::memory_order_relaxed); });
+    return exit_code_;
+}
+
+void OcrState::deferred_error(const CallSite& site, std::string_view call, int code, const std::string& details) {
+    {
+        std::lock_guard lock(print_mutex);
+        std::fflush(stdout);
+        fmt::print(stderr, "strata-ocr: {}: {}: {}: {}\n", site.str(), call, error_name(code), details);
+    }
+    finish(1);
+}
+
+void OcrState::edt_finished() {
+    if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1 && !finished()) {
+        // Only EDTs call the API, so with none runnable nothing can change.
+        const auto waiting = waiting_edts.load(std::memory_order_acquire);
+        deferred_error({}, "the program", OCR_EPERM,
+                       fmt::format("no EDT can run and ocrShutdown() was not called ({} EDT{} wait for "
+                                   "dependences that nothing will satisfy)",
+                                   waiting, waiting == 1 ? "" : "s"));
+    }
+}
+
+}  // namespace strata::ocr
+
+extern "C" void strataOcrCallSite(const char* file, int line) {
+    strata::ocr::tls_site = {file, line};
+}

@@ -1,0 +1,253 @@
+// OCR objects (templates, EDTs, events, data blocks), the GUID table and the
+// program-wide state of one OCR run (docs/runtime.md).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ocr/ocr-errors.h"
+#include "ocr/ocr-types.h"
+#include "strata/region.hpp"
+#include "strata/runtime.hpp"
+#include "strata/runtime/ocr.hpp"
+
+namespace strata::ocr {
+
+/// The file and line of the API call (recorded by the header macros).
+struct CallSite {
+    const char* file = nullptr;
+    int line = 0;
+    [[nodiscard]] std::string str() const { return file != nullptr ? fmt::format("{}:{}", file, line) : "?:?"; }
+};
+/// Takes the call site recorded for this thread's current API call.
+CallSite take_call_site() noexcept;
+
+enum class Kind : std::uint8_t { none = 0, edt_template = 1, edt = 2, event = 3, db = 4 };
+std::string_view to_string(Kind kind) noexcept;
+
+inline std::uint64_t id_of(ocrGuid_t guid) noexcept {
+    return static_cast<std::uint64_t>(guid.guid);
+}
+inline ocrGuid_t guid_of(std::uint64_t id) noexcept {
+    return ocrGuid_t{static_cast<intptr_t>(id)};
+}
+/// The kind encoded in a GUID (its low 3 bits); none for NULL and the special GUIDs.
+inline Kind kind_of(ocrGuid_t guid) noexcept {
+    return guid.guid <= 0 ? Kind::none : static_cast<Kind>(id_of(guid) & 7U);
+}
+inline bool is_null(ocrGuid_t guid) noexcept {
+    return guid.guid == 0;
+}
+inline std::string show(ocrGuid_t guid) {
+    return fmt::format("{:#x}", id_of(guid));
+}
+
+struct Object {
+    explicit Object(Kind k) : kind(k) {}
+    Object(const Object&) = delete;
+    Object& operator=(const Object&) = delete;
+    virtual ~Object() = default;
+    Kind kind;
+    ocrGuid_t guid{0};
+};
+
+/// GUID → object, sharded by id so concurrent EDTs rarely share a lock.
+class GuidTable {
+public:
+    ocrGuid_t insert(std::shared_ptr<Object> object);
+    [[nodiscard]] std::shared_ptr<Object> find(ocrGuid_t guid) const;
+    template <class T>
+    [[nodiscard]] std::shared_ptr<T> find_as(ocrGuid_t guid, Kind kind) const {
+        if (kind_of(guid) != kind) {
+            return nullptr;
+        }
+        return std::static_pointer_cast<T>(find(guid));
+    }
+    std::shared_ptr<Object> erase(ocrGuid_t guid);
+    /// Removes and returns every object (end of a run).
+    std::vector<std::shared_ptr<Object>> drain();
+
+private:
+    struct Shard {
+        mutable std::mutex mutex;
+        std::unordered_map<std::uint64_t, std::shared_ptr<Object>> objects;
+    };
+    static constexpr std::size_t shard_count = 16;
+    std::array<Shard, shard_count> shards_;
+    std::atomic<std::uint64_t> next_{1};
+};
+
+struct EdtTemplate : Object {
+    EdtTemplate() : Object(Kind::edt_template) {}
+    ocrEdt_t function = nullptr;
+    u32 paramc = 0;
+    u32 depc = 0;
+    std::string name;
+};
+
+/// A finish scope: the finish EDT and every EDT created inside it, transitively.
+struct FinishScope {
+    std::atomic<std::int64_t> pending{1};
+    ocrGuid_t output_event{0};
+    std::shared_ptr<FinishScope> parent;
+};
+
+struct Db;
+struct Edt;
+
+/// One data block: its bytes (heap, or a Region of any kind) and who holds it.
+struct Db : Object {
+    Db() : Object(Kind::db) {}
+    ~Db() override;
+    std::uint64_t size = 0;
+    void* data = nullptr;
+    std::byte* heap = nullptr;     // small memory blocks
+    std::optional<Region> region;  // large memory blocks, shared and storage ones
+    DbPlacement placement = DbPlacement::memory;
+
+    std::mutex mutex;
+    bool ew_held = false;  // guarded by mutex
+    int rw_holders = 0;    // guarded by mutex
+    struct Waiter {
+        std::shared_ptr<Edt> edt;
+        ocrDbAccessMode_t mode;
+    };
+    std::deque<Waiter> waiters;  // guarded by mutex; granted in order
+    bool destroyed = false;      // guarded by mutex
+
+    /// Takes a hold in `mode` if compatible, else queues `edt`; true when taken.
+    bool acquire_or_wait(const std::shared_ptr<Edt>& edt, ocrDbAccessMode_t mode, std::vector<std::byte>* copy);
+    /// Drops a hold taken in `mode` and grants queued EDTs that now fit.
+    void release(ocrDbAccessMode_t mode);
+};
+
+/// One input slot of an EDT.
+struct Slot {
+    bool satisfied = false;
+    ocrGuid_t db{0};
+    std::shared_ptr<Db> block;
+    ocrDbAccessMode_t mode = DB_DEFAULT_MODE;
+    CallSite site;  // where the dependence was added
+};
+
+/// A hold of the running EDT on a data block.
+struct Hold {
+    std::shared_ptr<Db> db;
+    ocrDbAccessMode_t mode = DB_MODE_RW;  // the mode the hold was taken in
+    std::vector<std::byte> copy;          // CONST: the EDT's private copy
+    bool released = false;
+    [[nodiscard]] void* pointer() { return mode == DB_MODE_CONST ? static_cast<void*>(copy.data()) : db->data; }
+};
+
+struct Edt : Object {
+    Edt() : Object(Kind::edt) {}
+    ocrEdt_t function = nullptr;
+    std::string name;
+    std::vector<u64> params;
+    u16 properties = 0;
+    CallSite created_at;
+    ocrGuid_t output_event{0};
+    std::shared_ptr<FinishScope> scope;      // the scope it belongs to (may be null)
+    std::shared_ptr<FinishScope> own_scope;  // EDT_PROP_FINISH: the scope it opens
+
+    std::mutex mutex;
+    std::vector<Slot> slots;  // guarded by mutex until the EDT is runnable
+    u32 unsatisfied = 0;      // guarded by mutex
+    bool destroyed = false;   // guarded by mutex
+
+    // Acquisition, in GUID order so two EDTs never wait on each other in a cycle.
+    std::vector<Hold> holds;
+    std::size_t next_hold = 0;
+};
+
+struct Event : Object {
+    Event() : Object(Kind::event) {}
+    ocrEventTypes_t type = OCR_EVENT_ONCE_T;
+    bool takes_arg = false;
+    struct Waiter {
+        ocrGuid_t destination{0};
+        u32 slot = 0;
+        ocrDbAccessMode_t mode = DB_DEFAULT_MODE;
+        CallSite site;
+    };
+    std::mutex mutex;
+    bool satisfied = false;  // guarded by mutex (ONCE, IDEM, STICKY, LATCH, COUNTED)
+    ocrGuid_t payload{0};
+    std::vector<Waiter> waiters;
+    s64 increments = 0, decrements = 0;                   // LATCH
+    u64 expected_dependences = 0, added_dependences = 0;  // COUNTED
+    std::deque<ocrGuid_t> channel_values;                 // CHANNEL
+    std::deque<Waiter> channel_waiters;
+};
+
+/// The state of one OCR run.
+class OcrState {
+public:
+    explicit OcrState(const OcrOptions& options) : options_(options) {}
+
+    GuidTable table;
+    std::unique_ptr<runtime::Runtime> runtime;
+
+    [[nodiscard]] const OcrOptions& options() const noexcept { return options_; }
+
+    /// ocrShutdown / ocrAbort / a deferred error: the first one sets the exit code.
+    void finish(int exit_code);
+    [[nodiscard]] bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
+    /// Blocks until finish(); returns the exit code.
+    int wait_finished();
+
+    /// Prints "strata-ocr: <site>: <call>: <error>: <details>" and ends the run with exit code 1.
+    void deferred_error(const CallSite& site, std::string_view call, int code, const std::string& details);
+
+    /// EDTs that are runnable, acquiring or running; when it falls to zero
+    /// without a shutdown, nothing can ever run again.
+    void edt_became_runnable() noexcept { live_.fetch_add(1, std::memory_order_acq_rel); }
+    void edt_finished();
+    std::atomic<std::int64_t> waiting_edts{0};  // created, not yet runnable
+
+    std::mutex print_mutex;
+
+private:
+    OcrOptions options_;
+    std::atomic<std::int64_t> live_{0};
+    std::atomic<bool> finished_{false};
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    int exit_code_ = 0;
+};
+
+/// The run under way; nullptr outside run_ocr().
+OcrState* state() noexcept;
+void set_state(OcrState* s) noexcept;
+
+/// The EDT running on this thread (nullptr outside EDTs).
+Edt*& current_edt() noexcept;
+
+/// "EINVAL" for OCR_EINVAL etc.
+std::string_view error_name(int code) noexcept;
+
+// Satisfaction and dependences (edt.cpp, event.cpp).
+void satisfy_edt(const std::shared_ptr<Edt>& edt, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mode, const CallSite& site);
+u8 satisfy_event(const std::shared_ptr<Event>& event, ocrGuid_t db, u32 slot, const CallSite& site);
+/// Delivers `db` to a destination (EDT or event), reporting a deferred error if it is gone.
+void deliver(ocrGuid_t destination, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mode, const CallSite& site);
+u8 add_event_dependence(const std::shared_ptr<Event>& event, Event::Waiter waiter);
+/// Continues acquiring the EDT's data blocks after hold `granted` was granted; schedules it when done.
+void continue_acquire(const std::shared_ptr<Edt>& edt);
+/// Creates a data block (db.cpp).
+Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement);
+/// Releases every hold of the EDT that ends (db.cpp).
+void release_all(Edt& edt);
+
+}  // namespace strata::ocr

@@ -1,0 +1,308 @@
+// Runtime: start, spawn, wait, yield, stop (include/strata/runtime.hpp).
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "core/log.hpp"
+#include "cpuset.hpp"
+#include "scheduler.hpp"
+
+namespace strata::runtime {
+
+namespace {
+
+thread_local detail::Worker* tls_worker = nullptr;
+
+class FunctionTask final : public Task {
+public:
+    explicit FunctionTask(std::function<void()> function) : function_(std::move(function)) {}
+    void execute() override {
+        function_();
+        delete this;
+    }
+
+private:
+    std::function<void()> function_;
+};
+
+}  // namespace
+
+namespace detail {
+detail::Worker*& current_worker() noexcept {
+    return tls_worker;
+}
+}  // namespace detail
+
+Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
+    auto impl = std::make_unique<Impl>();
+    auto cpus = options.cpus.empty() ? allowed_cpus() : validate_cpus(options.cpus);
+    if (!cpus) {
+        return std::unexpected(cpus.error());
+    }
+    if (options.max_workers_per_core < 1) {
+        return make_error(Errc::invalid_argument,
+                          "Runtime::start: max_workers_per_core={}: at least one worker per core is needed",
+                          options.max_workers_per_core);
+    }
+    impl->cpus = std::move(*cpus);
+    impl->max_cpu = *std::max_element(impl->cpus.begin(), impl->cpus.end()) + 1;
+    for (std::size_t i = 0; i < impl->cpus.size(); ++i) {
+        auto core = std::make_unique<detail::Core>();
+        core->index = static_cast<int>(i);
+        core->cpu = impl->cpus[i];
+        impl->cores.push_back(std::move(core));
+    }
+    impl->slots = std::vector<std::atomic<detail::Worker*>>(impl->cpus.size() *
+                                                            static_cast<std::size_t>(options.max_workers_per_core));
+    impl->options = std::move(options);
+
+    std::unique_ptr<Runtime> runtime(new Runtime(std::move(impl)));
+    Impl& rt = *runtime->impl_;
+    rt.owner = runtime.get();
+
+    MonitorFactory factory = rt.options.monitor ? rt.options.monitor : monitor_from_env();
+    // The monitor's thread is not a worker: it attends to the core at once
+    // instead of waking the leader, one thread hop less.
+    auto monitor = factory(rt.max_cpu, [&rt](int cpu) {
+        for (auto& core : rt.cores) {
+            if (core->cpu == cpu && rt.monitor_ready.load(std::memory_order_acquire)) {
+                rt.attend(*core);
+                return;
+            }
+        }
+    });
+    if (!monitor) {
+        return std::unexpected(monitor.error());
+    }
+    rt.monitor = std::move(*monitor);
+    rt.monitored = rt.monitor && rt.monitor->backend() != "off";
+    rt.monitor_ready.store(true, std::memory_order_release);
+    if (rt.options.verbose) {
+        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}\n", rt.cpus.size(),
+                   describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason());
+    }
+
+    for (auto& core : rt.cores) {
+        if (auto worker = rt.add_worker(*core); !worker) {
+            rt.stop();
+            return std::unexpected(worker.error());
+        }
+    }
+    rt.leader = std::thread([&rt] { rt.leader_main(); });
+    return runtime;
+}
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Runtime::~Runtime() {
+    stop();
+}
+
+void Runtime::spawn(Task* task, TaskGroup* group) {
+    RuntimeAccess::group(*task) = group;
+    if (group != nullptr) {
+        group->pending_.fetch_add(1, std::memory_order_relaxed);
+    }
+    impl_->push(task);
+    if (detail::Worker* self = tls_worker; self != nullptr && self->rt == impl_.get()) {
+        impl_->scheduling_point(*self);
+    }
+}
+
+void Runtime::spawn(std::function<void()> function, TaskGroup* group) {
+    auto* task = new FunctionTask(std::move(function));
+    RuntimeAccess::owned(*task) = true;
+    spawn(task, group);
+}
+
+void Runtime::Impl::push(Task* task) {
+    queued.fetch_add(1, std::memory_order_seq_cst);
+    if (detail::Worker* self = tls_worker; self != nullptr && self->rt == this) {
+        self->deque.push(task);
+    } else {
+        std::lock_guard lock(inject_mutex);
+        inject.push_back(task);
+        inject_size.fetch_add(1, std::memory_order_release);
+    }
+    wake_for_spawn();
+}
+
+// A parked worker is woken for new work only where no worker of the core is
+// active (an active one finds the task itself), or, with a monitor, where no
+// worker is ready: the monitor reported that core when it emptied, maybe
+// before this task existed, so nobody else would act before the next scan.
+void Runtime::Impl::wake_for_spawn() {
+    if (monitored) {
+        for (auto& core : cores) {
+            if (monitor->ready(core->cpu) == 0) {
+                attend(*core);
+            }
+        }
+    }
+    if (sleepers.load(std::memory_order_seq_cst) == 0) {
+        return;
+    }
+    for (auto& core : cores) {
+        if (core->active.load(std::memory_order_acquire) == 0 && unpark_one(*core)) {
+            return;
+        }
+    }
+}
+
+Task* Runtime::Impl::find_task(detail::Worker& self) {
+    Task* task = self.deque.pop();
+    if (task == nullptr && inject_size.load(std::memory_order_acquire) > 0) {
+        std::lock_guard lock(inject_mutex);
+        if (!inject.empty()) {
+            task = inject.front();
+            inject.pop_front();
+            inject_size.fetch_sub(1, std::memory_order_release);
+        }
+    }
+    if (task == nullptr) {
+        const int count = slot_count.load(std::memory_order_acquire);
+        thread_local std::minstd_rand random(
+            static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id())));
+        const int start = count > 0 ? static_cast<int>(random() % static_cast<unsigned>(count)) : 0;
+        for (int i = 0; i < count && task == nullptr; ++i) {
+            detail::Worker* victim =
+                slots[static_cast<std::size_t>((start + i) % count)].load(std::memory_order_acquire);
+            if (victim != nullptr && victim != &self) {
+                task = victim->deque.steal();
+            }
+        }
+        if (task != nullptr) {
+            self.core->steals.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    if (task != nullptr) {
+        queued.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    return task;
+}
+
+void Runtime::Impl::execute(detail::Worker& self, Task* task) {
+    TaskGroup* group = RuntimeAccess::group(*task);
+    // The task is in hand from here on: a surrender at its start point parks
+    // as "in a task", so the core hands back to this worker later.
+    ++self.task_depth;
+    scheduling_point(self);  // task start
+    task->execute();
+    --self.task_depth;
+    self.core->tasks.fetch_add(1, std::memory_order_relaxed);
+    if (group != nullptr) {
+        group->pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    scheduling_point(self);  // task end
+}
+
+void Runtime::wait(TaskGroup& group) {
+    detail::Worker* self = tls_worker;
+    if (self == nullptr || self->rt != impl_.get()) {
+        auto pause = std::chrono::microseconds(5);
+        while (group.pending() > 0) {
+            std::this_thread::sleep_for(pause);
+            pause = std::min(pause * 2, std::chrono::microseconds(500));
+        }
+        return;
+    }
+    while (group.pending() > 0 && !impl_->stopping.load(std::memory_order_acquire)) {
+        impl_->scheduling_point(*self);
+        if (Task* task = impl_->find_task(*self); task != nullptr) {
+            impl_->execute(*self, task);
+        } else {
+            std::this_thread::yield();
+        }
+    }
+}
+
+void Runtime::yield() {
+    if (detail::Worker* self = tls_worker; self != nullptr && self->rt == impl_.get()) {
+        impl_->scheduling_point(*self);
+    }
+}
+
+void Runtime::stop() {
+    impl_->stop();
+}
+
+void Runtime::Impl::stop() {
+    if (stopped.exchange(true)) {
+        return;
+    }
+    stopping.store(true, std::memory_order_seq_cst);
+    notify_leader();
+    if (leader.joinable()) {
+        leader.join();
+    }
+    std::vector<detail::Worker*> all;
+    {
+        std::lock_guard lock(workers_mutex);
+        for (auto& worker : workers) {
+            all.push_back(worker.get());
+        }
+    }
+    for (detail::Worker* worker : all) {
+        wake(*worker);
+    }
+    for (detail::Worker* worker : all) {
+        if (worker->thread.joinable()) {
+            worker->thread.join();
+        }
+    }
+    drop_queued();
+    if (options.print_stats) {
+        fmt::print(stderr, "{}", owner->stats_report());
+    }
+    monitor.reset();
+}
+
+void Runtime::Impl::drop_queued() {
+    auto drop = [](Task* task) {
+        if (RuntimeAccess::owned(*task)) {
+            delete task;
+        }
+    };
+    for (auto& worker : workers) {
+        while (Task* task = worker->deque.pop()) {
+            drop(task);
+        }
+    }
+    std::lock_guard lock(inject_mutex);
+    for (Task* task : inject) {
+        drop(task);
+    }
+    inject.clear();
+}
+
+const std::vector<int>& Runtime::cpus() const noexcept {
+    return impl_->cpus;
+}
+
+std::string_view Runtime::monitor_backend() const noexcept {
+    return impl_->monitor ? impl_->monitor->backend() : std::string_view("off");
+}
+
+std::string_view Runtime::monitor_reason() const noexcept {
+    return impl_->monitor ? impl_->monitor->reason() : std::string_view("no monitor");
+}
+
+Runtime* Runtime::current() noexcept {
+    return tls_worker != nullptr ? tls_worker->rt->owner : nullptr;
+}
+
+int Runtime::current_cpu() noexcept {
+    return tls_worker != nullptr ? tls_worker->core->cpu : -1;
+}
+
+void Runtime::core_without_ready_worker(int cpu) {
+    for (auto& core : impl_->cores) {
+        if (core->cpu == cpu) {
+            core->needs_attention.store(true, std::memory_order_release);
+            impl_->notify_leader();
+        }
+    }
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,122 @@
+// The scheduler's insides (include/strata/runtime.hpp): workers, cores with
+// their idle pools, the injection queue and the leader.
+#pragma once
+
+#include <sys/types.h>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "deque.hpp"
+#include "strata/runtime.hpp"
+
+namespace strata::runtime {
+
+struct RuntimeAccess {
+    static TaskGroup*& group(Task& task) { return task.group_; }
+    static bool& owned(Task& task) { return task.owned_; }
+    static std::atomic<std::int64_t>& pending(TaskGroup& group) { return group.pending_; }
+};
+
+namespace detail {
+
+struct Core;
+
+/// One thread bound to one CPU. It is either active (looking for or running
+/// tasks, or blocked in the kernel inside a task) or parked in its core's
+/// idle pool.
+struct Worker {
+    Runtime::Impl* rt = nullptr;
+    Core* core = nullptr;
+    int slot = 0;  // index in Impl::slots_
+    WorkDeque<Task> deque;
+    std::thread thread;
+    std::atomic<pid_t> tid{0};
+
+    // Parking: guarded by core->mutex (parked) and wake_mutex (wake_flag).
+    bool parked = false;
+    bool parked_in_task = false;  // surrendered in the middle of a task
+    std::mutex wake_mutex;
+    std::condition_variable wake_cv;
+    bool wake_flag = false;
+
+    int task_depth = 0;  // nested wait() inside tasks; >0 means inside a task
+};
+
+/// One CPU: its workers and idle pool.
+struct Core {
+    int index = 0;
+    int cpu = 0;
+    std::mutex mutex;
+    std::vector<Worker*> idle;                 // parked workers, guarded by mutex
+    int workers = 0;                           // created for this core, guarded by mutex
+    std::atomic<int> active{0};                // workers not parked
+    std::atomic<int> parked_in_task{0};        // parked workers holding an unfinished task
+    std::atomic<bool> wake_in_flight{false};   // the leader woke a worker that has not run yet
+    std::atomic<bool> needs_attention{false};  // the monitor said: no ready worker
+
+    std::atomic<std::uint64_t> tasks{0}, steals{0}, surrenders{0}, wakes{0}, context_switches{0};
+};
+
+}  // namespace detail
+
+struct Runtime::Impl {
+    Runtime* owner = nullptr;
+    Options options;
+    std::vector<int> cpus;
+    std::vector<std::unique_ptr<detail::Core>> cores;
+    std::unique_ptr<CoreMonitor> monitor;
+    bool monitored = false;                  // a real monitor: ready() is meaningful
+    std::atomic<bool> monitor_ready{false};  // monitor and monitored are set: callbacks may act
+    int max_cpu = 0;                         // CPU numbers are < max_cpu
+
+    // Every worker ever created; slots_ is read by thieves without a lock.
+    std::mutex workers_mutex;
+    std::vector<std::unique_ptr<detail::Worker>> workers;
+    std::vector<std::atomic<detail::Worker*>> slots;
+    std::atomic<int> slot_count{0};
+
+    // Tasks spawned from threads that are not workers.
+    std::mutex inject_mutex;
+    std::deque<Task*> inject;
+    std::atomic<std::int64_t> inject_size{0};
+
+    std::atomic<std::int64_t> queued{0};  // tasks spawned and not yet taken
+    std::atomic<int> sleepers{0};         // parked workers
+    std::atomic<bool> stopping{false};
+    std::atomic<bool> stopped{false};
+
+    std::thread leader;
+    std::mutex leader_mutex;
+    std::condition_variable leader_cv;
+    bool leader_flag = false;  // guarded by leader_mutex
+
+    // scheduler.cpp
+    void push(Task* task);
+    Task* find_task(detail::Worker& self);
+    void execute(detail::Worker& self, Task* task);
+    void wake_for_spawn();
+    void stop();
+    void drop_queued();
+
+    // worker.cpp
+    Result<detail::Worker*> add_worker(detail::Core& core);
+    void worker_main(detail::Worker& self);
+    void scheduling_point(detail::Worker& self);
+    bool park(detail::Worker& self, bool surrender);
+    bool unpark_one(detail::Core& core);
+    void wake(detail::Worker& worker);
+
+    // leader.cpp
+    void leader_main();
+    void attend(detail::Core& core);
+    void notify_leader();
+};
+
+}  // namespace strata::runtime

@@ -1,0 +1,47 @@
+// Runtime statistics and the STRATA_STATS=1 table.
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "scheduler.hpp"
+
+namespace strata::runtime {
+
+std::vector<CoreStats> Runtime::stats() const {
+    std::vector<CoreStats> out;
+    for (const auto& core : impl_->cores) {
+        CoreStats s;
+        s.cpu = core->cpu;
+        s.tasks = core->tasks.load(std::memory_order_relaxed);
+        s.steals = core->steals.load(std::memory_order_relaxed);
+        s.surrenders = core->surrenders.load(std::memory_order_relaxed);
+        s.wakes = core->wakes.load(std::memory_order_relaxed);
+        s.context_switches = core->context_switches.load(std::memory_order_relaxed);
+        {
+            std::lock_guard lock(core->mutex);
+            s.workers = static_cast<std::uint64_t>(core->workers);
+        }
+        if (impl_->monitored) {
+            s.monitor = impl_->monitor->counters(core->cpu);
+        }
+        out.push_back(s);
+    }
+    return out;
+}
+
+std::string Runtime::stats_report() const {
+    auto ms = [](std::chrono::nanoseconds t) { return std::chrono::duration<double, std::milli>(t).count(); };
+    std::string out = fmt::format("strata runtime statistics (monitor {}: {})\n", monitor_backend(), monitor_reason());
+    out += fmt::format("{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14} {:>16} {:>10} {:>6} {:>6}\n", "cpu", "tasks",
+                       "steals", "blocks", "unblocks", "ctx-sw", "no-ready ms", "oversubscr. ms", "surrenders", "wakes",
+                       "wrk");
+    for (const CoreStats& s : stats()) {
+        out += fmt::format("{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14.3f} {:>16.3f} {:>10} {:>6} {:>6}\n", s.cpu,
+                           s.tasks, s.steals, s.monitor.blocks, s.monitor.unblocks, s.context_switches,
+                           ms(s.monitor.no_ready_time), ms(s.monitor.oversubscribed_time), s.surrenders, s.wakes,
+                           s.workers);
+    }
+    return out;
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,197 @@
+// Worker threads: binding, the main loop, scheduling points, the idle pool.
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <algorithm>
+
+#include "core/log.hpp"
+#include "scheduler.hpp"
+
+namespace strata::runtime {
+
+namespace detail {
+Worker*& current_worker() noexcept;
+}
+
+using detail::Core;
+using detail::Worker;
+
+Result<Worker*> Runtime::Impl::add_worker(Core& core) {
+    std::unique_lock core_lock(core.mutex);
+    if (core.workers >= options.max_workers_per_core) {
+        return make_error(Errc::busy, "Runtime: cpu={}: already {} workers (max_workers_per_core)", core.cpu,
+                          core.workers);
+    }
+    std::lock_guard lock(workers_mutex);
+    if (stopping.load(std::memory_order_acquire)) {
+        // stop() collects the workers to join under workers_mutex after setting stopping.
+        return make_error(Errc::busy, "Runtime: cpu={}: the runtime is stopping", core.cpu);
+    }
+    auto worker = std::make_unique<Worker>();
+    worker->rt = this;
+    worker->core = &core;
+    worker->slot = slot_count.load(std::memory_order_relaxed);
+    Worker* raw = worker.get();
+    core.active.fetch_add(1, std::memory_order_acq_rel);
+    ++core.workers;
+    try {
+        raw->thread = std::thread([this, raw] { worker_main(*raw); });
+    } catch (const std::system_error& e) {
+        core.active.fetch_sub(1, std::memory_order_acq_rel);
+        --core.workers;
+        return make_error(Errc::out_of_memory, "Runtime: cpu={}: cannot create a worker thread: {}", core.cpu,
+                          e.what());
+    }
+    slots[static_cast<std::size_t>(raw->slot)].store(raw, std::memory_order_release);
+    slot_count.store(raw->slot + 1, std::memory_order_release);
+    workers.push_back(std::move(worker));
+    return raw;
+}
+
+void Runtime::Impl::worker_main(Worker& self) {
+    detail::current_worker() = &self;
+    self.tid.store(static_cast<pid_t>(::gettid()), std::memory_order_release);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(static_cast<std::size_t>(self.core->cpu), &set);
+    if (int err = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set); err != 0) {
+        strata::detail::log().warn("strata runtime: cannot bind a worker to cpu {}: {}", self.core->cpu,
+                                   describe_errno(err));
+    }
+    if (monitored) {
+        if (auto registered = monitor->register_worker(self.tid.load(), self.core->cpu); !registered) {
+            strata::detail::log().warn("strata runtime: {}", registered.error().what());
+        }
+    }
+    self.core->wake_in_flight.store(false, std::memory_order_release);
+
+    int idle_rounds = 0;
+    while (!stopping.load(std::memory_order_acquire)) {
+        scheduling_point(self);
+        if (Task* task = find_task(self); task != nullptr) {
+            idle_rounds = 0;
+            execute(self, task);
+            continue;
+        }
+        // Spin a little before parking: a task spawned a moment later is
+        // taken without a futex wake-up.
+        if (++idle_rounds < 64) {
+            std::this_thread::yield();
+            continue;
+        }
+        idle_rounds = 0;
+        park(self, false);
+    }
+
+    if (monitored) {
+        monitor->unregister_worker(self.tid.load());
+    }
+    rusage usage{};
+    if (::getrusage(RUSAGE_THREAD, &usage) == 0) {
+        self.core->context_switches.fetch_add(static_cast<std::uint64_t>(usage.ru_nvcsw + usage.ru_nivcsw),
+                                              std::memory_order_relaxed);
+    }
+    detail::current_worker() = nullptr;
+}
+
+// At a scheduling point a worker of a core with more than one ready worker
+// surrenders the core: it parks until the core needs it again. The runtime's
+// own active count must agree, so a stale monitor reading never leaves a core
+// without an active worker.
+void Runtime::Impl::scheduling_point(Worker& self) {
+    if (!monitored || stopping.load(std::memory_order_relaxed)) {
+        return;
+    }
+    Core& core = *self.core;
+    if (monitor->ready(core.cpu) > 1 && core.active.load(std::memory_order_acquire) > 1) {
+        park(self, true);
+    }
+}
+
+// Parks `self` in its core's idle pool until unpark_one() or stop() wakes it;
+// false when it did not park after all.
+bool Runtime::Impl::park(Worker& self, bool surrender) {
+    Core& core = *self.core;
+    const bool in_task = self.task_depth > 0;
+    {
+        std::lock_guard lock(core.mutex);
+        // Two workers surrendering at once must not leave the core without an active one.
+        if (surrender && core.active.load(std::memory_order_acquire) <= 1) {
+            return false;
+        }
+        core.idle.push_back(&self);
+        self.parked = true;
+        self.parked_in_task = in_task;
+        core.active.fetch_sub(1, std::memory_order_acq_rel);
+        if (in_task) {
+            core.parked_in_task.fetch_add(1, std::memory_order_acq_rel);
+        }
+        sleepers.fetch_add(1, std::memory_order_seq_cst);
+        // Checked after announcing the sleep: a spawner that pushed before
+        // sees sleepers > 0 and wakes someone, or we see its task here.
+        const bool work_left = !surrender && queued.load(std::memory_order_seq_cst) > 0;
+        if (work_left || stopping.load(std::memory_order_seq_cst)) {
+            core.idle.erase(std::find(core.idle.begin(), core.idle.end(), &self));
+            self.parked = false;
+            self.parked_in_task = false;
+            core.active.fetch_add(1, std::memory_order_acq_rel);
+            if (in_task) {
+                core.parked_in_task.fetch_sub(1, std::memory_order_acq_rel);
+            }
+            sleepers.fetch_sub(1, std::memory_order_seq_cst);
+            return false;
+        }
+        if (surrender) {
+            core.surrenders.fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+    // A worker that leaves its core idle hands the core to one that holds an
+    // unfinished task, so surrendered tasks always make progress.
+    if (!surrender && core.active.load(std::memory_order_acquire) == 0 &&
+        core.parked_in_task.load(std::memory_order_acquire) > 0) {
+        unpark_one(core);
+    }
+    std::unique_lock lock(self.wake_mutex);
+    self.wake_cv.wait(lock, [&] { return self.wake_flag; });
+    self.wake_flag = false;
+    core.wake_in_flight.store(false, std::memory_order_release);
+    return true;
+}
+
+// Wakes one parked worker of `core`, preferring one that holds an unfinished
+// task; false when the pool is empty.
+bool Runtime::Impl::unpark_one(Core& core) {
+    Worker* chosen = nullptr;
+    {
+        std::lock_guard lock(core.mutex);
+        if (core.idle.empty()) {
+            return false;
+        }
+        auto it = std::find_if(core.idle.begin(), core.idle.end(), [](Worker* w) { return w->parked_in_task; });
+        if (it == core.idle.end()) {
+            it = core.idle.end() - 1;
+        }
+        chosen = *it;
+        core.idle.erase(it);
+        chosen->parked = false;
+        if (chosen->parked_in_task) {
+            chosen->parked_in_task = false;
+            core.parked_in_task.fetch_sub(1, std::memory_order_acq_rel);
+        }
+        core.active.fetch_add(1, std::memory_order_acq_rel);
+        sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    wake(*chosen);
+    return true;
+}
+
+void Runtime::Impl::wake(Worker& worker) {
+    {
+        std::lock_guard lock(worker.wake_mutex);
+        worker.wake_flag = true;
+    }
+    worker.wake_cv.notify_one();
+}
+
+}  // namespace strata::runtime

@@ -1,0 +1,238 @@
+// The ebpf backend: callback latency, nothing left loaded afterwards (also
+// when the process is killed), the error without privilege, exiting workers.
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <bpf/bpf.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "monitor_threads.hpp"
+#include "strata/monitor.hpp"
+#include "support/capability.hpp"
+#include "support/result.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using strata::monitor::Backend;
+using strata::monitor::Monitor;
+using strata::monitor::Options;
+using strata::test::now_ns;
+using strata::test::PinnedWorker;
+using strata::test::Pipe;
+using strata::test::spin_until;
+using strata::test::wait_until;
+
+Options ebpf_options() {
+    Options options;
+    options.backend = Backend::ebpf;
+    return options;
+}
+
+// The ids of the BPF programs and maps this process holds descriptors for,
+// read from /proc/self/fdinfo ("prog_id:" / "map_id:" lines).
+struct BpfObjects {
+    std::vector<std::uint32_t> programs;
+    std::vector<std::uint32_t> maps;
+};
+
+BpfObjects bpf_objects_of(pid_t pid) {
+    BpfObjects objects;
+    const auto dir = std::filesystem::path(fmt::format("/proc/{}/fdinfo", pid));
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+        std::ifstream in(entry.path());
+        std::string key;
+        std::uint32_t value = 0;
+        while (in >> key) {
+            if (key == "prog_id:" && in >> value) objects.programs.push_back(value);
+            if (key == "map_id:" && in >> value) objects.maps.push_back(value);
+        }
+    }
+    std::ranges::sort(objects.programs);
+    std::ranges::sort(objects.maps);
+    objects.programs.erase(std::ranges::unique(objects.programs).begin(), objects.programs.end());
+    objects.maps.erase(std::ranges::unique(objects.maps).begin(), objects.maps.end());
+    return objects;
+}
+
+// Whether the kernel still has a program or map with that id (freeing is
+// deferred by RCU, so the caller polls).
+bool program_exists(std::uint32_t id) {
+    const int fd = bpf_prog_get_fd_by_id(id);
+    if (fd >= 0) ::close(fd);
+    return fd >= 0 || errno != ENOENT;
+}
+bool map_exists(std::uint32_t id) {
+    const int fd = bpf_map_get_fd_by_id(id);
+    if (fd >= 0) ::close(fd);
+    return fd >= 0 || errno != ENOENT;
+}
+
+bool all_gone(const BpfObjects& objects) {
+    return std::ranges::none_of(objects.programs, program_exists) && std::ranges::none_of(objects.maps, map_exists);
+}
+
+BpfObjects minus(BpfObjects after, const BpfObjects& before) {
+    const auto remove = [](std::vector<std::uint32_t>& ids, const std::vector<std::uint32_t>& known) {
+        std::erase_if(ids, [&](std::uint32_t id) { return std::ranges::binary_search(known, id); });
+    };
+    remove(after.programs, before.programs);
+    remove(after.maps, before.maps);
+    return after;
+}
+
+class MonitorEbpf : public ::testing::Test {
+protected:
+    void SetUp() override { STRATA_REQUIRE(strata::test::is_root(), "root, for the BPF monitor"); }
+};
+
+TEST_F(MonitorEbpf, the_callback_for_a_worker_blocked_in_read_runs_within_one_millisecond) {
+    std::atomic<std::uint64_t> called_at{0};
+    STRATA_ASSERT_ASSIGN(sut, Monitor::start(ebpf_options(), 1, [&](int) { called_at = now_ns(); }));
+    // Repeated, because the two cores are shared with other work: the median
+    // is the claim, every sample is printed.
+    std::vector<double> latencies_us;
+    for (int round = 0; round < 21; ++round) {
+        Pipe pipe;
+        called_at = 0;
+        std::atomic<bool> go{false};
+        std::atomic<std::uint64_t> blocked_at{0};
+        PinnedWorker worker(sut.get(), 0, 0, [&] {
+            spin_until([&] { return go.load(); });
+            blocked_at = now_ns();
+            pipe.read_byte();
+        });
+        go = true;
+        ASSERT_TRUE(wait_until([&] { return called_at.load() != 0; }));
+        latencies_us.push_back(static_cast<double>(called_at.load() - blocked_at.load()) / 1e3);
+        pipe.write_byte();
+        worker.join();
+    }
+    std::ranges::sort(latencies_us);
+    const double median = latencies_us[latencies_us.size() / 2];
+    std::cout << fmt::format("callback latency: median {:.1f} us, min {:.1f} us, max {:.1f} us\n", median,
+                             latencies_us.front(), latencies_us.back());
+    EXPECT_LT(median, 1000.0);
+    EXPECT_EQ(sut->stats(0).callbacks, 21U);
+}
+
+TEST_F(MonitorEbpf, ready_is_read_from_memory_shared_with_the_kernel_without_a_system_call) {
+    STRATA_ASSERT_ASSIGN(sut, Monitor::start(ebpf_options(), 1, {}));
+    Pipe pipe;
+    std::atomic<bool> go{false};
+    // ready() is a load from the BPF array mmapped into the process, which
+    // /proc/self/maps shows; the count it reads follows the kernel's view.
+    PinnedWorker worker(sut.get(), 0, 0, [&] {
+        spin_until([&] { return go.load(); });
+        pipe.read_byte();
+    });
+    go = true;
+    ASSERT_TRUE(wait_until([&] { return sut->ready(0) == 0; }));
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    bool mapped = false;
+    while (std::getline(maps, line)) mapped = mapped || line.find("anon_inode:bpf-map") != std::string::npos;
+    EXPECT_TRUE(mapped) << "no BPF map is mmapped into the process";
+    pipe.write_byte();
+    worker.join();
+}
+
+TEST_F(MonitorEbpf, nothing_stays_loaded_after_the_monitor_is_destroyed) {
+    const auto before = bpf_objects_of(::getpid());
+    BpfObjects ours;
+    {
+        STRATA_ASSERT_ASSIGN(sut, Monitor::start(ebpf_options(), 2, {}));
+        ours = minus(bpf_objects_of(::getpid()), before);
+        // Two programs (switch, wakeup) and at least the three maps.
+        EXPECT_EQ(ours.programs.size(), 2U);
+        EXPECT_GE(ours.maps.size(), 3U);
+        EXPECT_FALSE(all_gone(ours));
+    }
+    EXPECT_TRUE(wait_until([&] { return all_gone(ours); }, 5000ms));
+    EXPECT_TRUE(minus(bpf_objects_of(::getpid()), before).programs.empty());
+}
+
+TEST_F(MonitorEbpf, nothing_stays_loaded_after_the_process_is_killed) {
+    int report[2];
+    ASSERT_EQ(::pipe(report), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        auto monitor = Monitor::start(ebpf_options(), 1, {});
+        const char ok = monitor ? 'y' : 'n';
+        (void)::write(report[1], &ok, 1);
+        ::pause();
+        ::_exit(0);
+    }
+    ::close(report[1]);
+    char ok = 0;
+    ASSERT_EQ(::read(report[0], &ok, 1), 1);
+    ::close(report[0]);
+    ASSERT_EQ(ok, 'y');
+    const auto theirs = bpf_objects_of(child);
+    EXPECT_EQ(theirs.programs.size(), 2U);
+    EXPECT_FALSE(all_gone(theirs));
+
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(wait_until([&] { return all_gone(theirs); }, 5000ms));
+}
+
+TEST_F(MonitorEbpf, without_privilege_start_fails_with_permission_denied_and_says_how_to_get_it) {
+    int report[2];
+    ASSERT_EQ(::pipe(report), 0);
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // nobody, with no capabilities left.
+        if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+            ::setresuid(65534, 65534, 65534) != 0)
+            ::_exit(3);
+        auto monitor = Monitor::start(ebpf_options(), 1, {});
+        std::string text = monitor ? std::string("started") : monitor.error().what();
+        (void)::write(report[1], text.data(), text.size());
+        ::_exit(0);
+    }
+    ::close(report[1]);
+    std::string text;
+    char buf[512];
+    ssize_t n = 0;
+    while ((n = ::read(report[0], buf, sizeof(buf))) > 0) text.append(buf, static_cast<std::size_t>(n));
+    ::close(report[0]);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+    EXPECT_TRUE(text.starts_with("permission_denied")) << text;
+    EXPECT_NE(text.find("backend=ebpf"), std::string::npos) << text;
+    EXPECT_NE(text.find("CAP_BPF"), std::string::npos) << text;
+}
+
+TEST_F(MonitorEbpf, a_worker_that_exits_without_unregistering_no_longer_counts_as_ready) {
+    STRATA_ASSERT_ASSIGN(sut, Monitor::start(ebpf_options(), 1, {}));
+    std::atomic<pid_t> tid{0};
+    std::thread worker([&] {
+        strata::test::pin_to_cpu(0);
+        tid = ::gettid();
+        (void)sut->register_worker(tid, 0);
+    });
+    worker.join();
+    EXPECT_TRUE(wait_until([&] { return sut->ready(0) == 0; }));
+    // The kernel forgot it, so unregistering later changes nothing.
+    sut->unregister_worker(tid.load());
+    EXPECT_EQ(sut->ready(0), 0);
+}
+
+}  // namespace

@@ -1,0 +1,49 @@
+# The runtime layer's tests (docs/runtime.md): scheduler and OCR semantics
+# (unit, run under TSan in scripts/test), and small OCR programs in C run
+# directly and through `strata ocr` (integration).
+strata_add_test_binary(strata_runtime_unit_tests LABEL unit TIMEOUT 60 PREFIX "runtime." SOURCES
+  unit/runtime_scheduler_test.cpp
+  unit/runtime_ocr_event_test.cpp
+  unit/runtime_ocr_edt_test.cpp
+  unit/runtime_ocr_db_test.cpp
+  unit/runtime_ocr_program_test.cpp)
+target_link_libraries(strata_runtime_unit_tests PRIVATE strata::runtime)
+
+# OCR programs: built against include/ocr, linked with -lstrata-ocr only.
+function(strata_add_ocr_program name)
+  cmake_parse_arguments(ARG "" "" "RUNS" ${ARGN})
+  add_executable(ocr_${name} ocr/${name}.c)
+  target_link_libraries(ocr_${name} PRIVATE strata::ocr)
+  target_compile_options(ocr_${name} PRIVATE -Wall -Wextra -Werror)
+endfunction()
+
+strata_add_ocr_program(fibonacci)
+add_test(NAME runtime.ocr.fibonacci_of_20_is_6765 COMMAND ocr_fibonacci 20)
+set_tests_properties(runtime.ocr.fibonacci_of_20_is_6765 PROPERTIES
+  LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION "fib\\(20\\) = 6765 \\(expected 6765\\)")
+
+strata_add_ocr_program(stencil)
+add_test(NAME runtime.ocr.stencil_matches_the_serial_result COMMAND ocr_stencil 8 64 40)
+set_tests_properties(runtime.ocr.stencil_matches_the_serial_result PROPERTIES
+  LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION ", 0 points differ from the serial result")
+
+# The same programs through `strata ocr`, with each monitor backend named explicitly.
+add_test(NAME runtime.ocr.fibonacci_through_strata_ocr COMMAND strata_cli ocr --stats ./bin/ocr_fibonacci 18
+         WORKING_DIRECTORY ${CMAKE_BINARY_DIR})
+set_tests_properties(runtime.ocr.fibonacci_through_strata_ocr PROPERTIES
+  LABELS integration TIMEOUT 60 PASS_REGULAR_EXPRESSION "fib\\(18\\) = 2584 \\(expected 2584\\)")
+foreach(backend off proc ebpf)
+  add_test(NAME runtime.ocr.stencil_through_strata_ocr_with_monitor_${backend}
+           COMMAND strata_cli ocr --monitor ${backend} --stats $<TARGET_FILE:ocr_stencil> 8 256 60)
+  set_tests_properties(runtime.ocr.stencil_through_strata_ocr_with_monitor_${backend} PROPERTIES
+    LABELS integration TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "0 points differ from the serial result(.|\n)*strata runtime statistics \\(monitor ${backend}")
+endforeach()
+add_test(NAME runtime.ocr.strata_ocr_names_a_missing_program COMMAND strata_cli ocr ./no-such-ocr-program)
+set_tests_properties(runtime.ocr.strata_ocr_names_a_missing_program PROPERTIES
+  LABELS integration TIMEOUT 30 WILL_FAIL TRUE)
+
+# The runtime with the real blocking monitor (BPF needs privilege: a failure under CI=true).
+strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOUT 120 PREFIX "runtime." SOURCES
+  integration/runtime_monitor_test.cpp)
+target_link_libraries(strata_runtime_integration_tests PRIVATE strata::runtime)

@@ -1,0 +1,45 @@
+// A blocking monitor whose ready counts the test sets, for scheduler tests
+// that must not depend on BPF or /proc timing.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+
+#include "strata/runtime.hpp"
+
+namespace strata::test {
+
+class FakeMonitor final : public runtime::CoreMonitor {
+public:
+    FakeMonitor() {
+        for (auto& r : ready_) r.store(1);
+    }
+    void set_ready(int cpu, int value) { ready_[static_cast<std::size_t>(cpu)].store(value); }
+    [[nodiscard]] int ready(int cpu) const noexcept override { return ready_[static_cast<std::size_t>(cpu)].load(); }
+    Result<void> register_worker(pid_t /*tid*/, int /*cpu*/) override {
+        registered.fetch_add(1);
+        return {};
+    }
+    void unregister_worker(pid_t /*tid*/) override { unregistered.fetch_add(1); }
+    [[nodiscard]] std::string_view backend() const noexcept override { return "fake"; }
+    [[nodiscard]] std::string_view reason() const noexcept override { return "set by the test"; }
+    [[nodiscard]] runtime::MonitorCounters counters(int /*cpu*/) const override { return {}; }
+
+    std::atomic<int> registered{0};
+    std::atomic<int> unregistered{0};
+
+private:
+    std::array<std::atomic<int>, 1024> ready_;
+};
+
+/// A factory that hands the runtime `*out` (owned by the runtime; valid until it stops).
+inline runtime::MonitorFactory fake_monitor(FakeMonitor** out) {
+    return [out](int, std::function<void(int)>) -> Result<std::unique_ptr<runtime::CoreMonitor>> {
+        auto monitor = std::make_unique<FakeMonitor>();
+        *out = monitor.get();
+        return monitor;
+    };
+}
+
+}  // namespace strata::test

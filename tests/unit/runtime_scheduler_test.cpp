@@ -1,0 +1,278 @@
+// The scheduler: every task runs once, stealing spreads work, wait() helps,
+// idle workers park and wake, and a core without a ready worker gets one.
+#include <unistd.h>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "runtime_fake_monitor.hpp"
+#include "strata/runtime.hpp"
+#include "support/result.hpp"
+
+namespace strata::runtime {
+namespace {
+
+using namespace std::chrono_literals;
+
+Options quiet_options() {
+    Options options;
+    options.monitor = no_monitor();
+    return options;
+}
+
+std::uint64_t total(const std::vector<CoreStats>& stats, std::uint64_t CoreStats::*field) {
+    std::uint64_t sum = 0;
+    for (const auto& s : stats) sum += s.*field;
+    return sum;
+}
+
+void wait_for_a_wake(Runtime& rt) {
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (total(rt.stats(), &CoreStats::wakes) == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(100us);
+    }
+}
+
+TEST(RuntimeScheduler, every_spawned_task_runs_exactly_once) {
+    for (int tasks : {1, 10, 1000, 20000}) {
+        STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
+        std::vector<std::atomic<int>> runs(static_cast<std::size_t>(tasks));
+        TaskGroup group;
+        for (int i = 0; i < tasks; ++i) {
+            sut->spawn([&runs, i] { runs[static_cast<std::size_t>(i)].fetch_add(1); }, &group);
+        }
+        sut->wait(group);
+        for (int i = 0; i < tasks; ++i) {
+            ASSERT_EQ(runs[static_cast<std::size_t>(i)].load(), 1) << "task " << i << " of " << tasks;
+        }
+        EXPECT_EQ(total(sut->stats(), &CoreStats::tasks), static_cast<std::uint64_t>(tasks));
+    }
+}
+
+std::uint64_t fib(Runtime& rt, int n) {
+    if (n < 2) return static_cast<std::uint64_t>(n);
+    std::uint64_t a = 0;
+    TaskGroup group;
+    rt.spawn([&] { a = fib(rt, n - 1); }, &group);
+    const std::uint64_t b = fib(rt, n - 2);
+    rt.wait(group);
+    return a + b;
+}
+
+TEST(RuntimeScheduler, nested_spawn_and_wait_compute_fibonacci) {
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
+    std::uint64_t result = 0;
+    TaskGroup group;
+    sut->spawn([&] { result = fib(*sut, 22); }, &group);
+    sut->wait(group);
+    EXPECT_EQ(result, 17711U);
+}
+
+TEST(RuntimeScheduler, tasks_spawned_by_one_worker_are_stolen_by_the_others) {
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
+    if (sut->cpus().size() < 2) GTEST_SKIP() << "one CPU: nothing to steal";
+    std::mutex mutex;
+    std::set<int> cpus;
+    TaskGroup group;
+    sut->spawn(
+        [&] {
+            for (int i = 0; i < 64; ++i) {
+                sut->spawn(
+                    [&] {
+                        std::this_thread::sleep_for(1ms);
+                        std::lock_guard lock(mutex);
+                        cpus.insert(Runtime::current_cpu());
+                    },
+                    &group);
+            }
+        },
+        &group);
+    sut->wait(group);
+    EXPECT_GE(cpus.size(), 2U);
+    EXPECT_GT(total(sut->stats(), &CoreStats::steals), 0U);
+}
+
+TEST(RuntimeScheduler, workers_are_bound_to_the_allowed_cpus) {
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
+    std::mutex mutex;
+    std::set<int> seen;
+    TaskGroup group;
+    for (int i = 0; i < 200; ++i) {
+        sut->spawn(
+            [&] {
+                const int bound = Runtime::current_cpu();
+                const int running = sched_getcpu();
+                std::lock_guard lock(mutex);
+                seen.insert(bound == running ? bound : -1000 - running);
+            },
+            &group);
+    }
+    sut->wait(group);
+    for (int cpu : seen) {
+        EXPECT_GE(cpu, 0) << "a worker bound to one CPU ran on cpu " << (-1000 - cpu);
+    }
+}
+
+TEST(RuntimeScheduler, parked_workers_wake_for_a_task_spawned_from_outside) {
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
+    std::this_thread::sleep_for(50ms);  // every worker runs out of work and parks
+    std::atomic<bool> ran{false};
+    TaskGroup group;
+    const auto start = std::chrono::steady_clock::now();
+    sut->spawn([&] { ran = true; }, &group);
+    sut->wait(group);
+    EXPECT_TRUE(ran.load());
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+TEST(RuntimeScheduler, a_core_without_a_ready_worker_gets_an_idle_worker_while_tasks_wait) {
+    test::FakeMonitor* monitor = nullptr;
+    Options options;
+    options.cpus = {sched_getcpu()};
+    options.monitor = test::fake_monitor(&monitor);
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(options));
+    const int cpu = sut->cpus().front();
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    TaskGroup group;
+    std::atomic<bool> blocked{false};
+    sut->spawn(
+        [&] {
+            blocked = true;
+            char byte = 0;
+            // Blocks the only worker of the core until the second task writes.
+            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
+        },
+        &group);
+    while (!blocked.load()) std::this_thread::sleep_for(1ms);
+    sut->spawn([&] { EXPECT_EQ(::write(fds[1], "x", 1), 1); }, &group);
+    monitor->set_ready(cpu, 0);  // what the BPF monitor would report now
+    sut->core_without_ready_worker(cpu);
+    wait_for_a_wake(*sut);
+    monitor->set_ready(cpu, 1);  // the woken worker runs
+    sut->wait(group);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    const auto stats = sut->stats();
+    EXPECT_GE(total(stats, &CoreStats::wakes), 1U);
+    EXPECT_GE(total(stats, &CoreStats::workers), 2U);
+}
+
+TEST(RuntimeScheduler, without_a_monitor_a_blocked_worker_is_not_replaced) {
+    Options options = quiet_options();
+    options.cpus = {sched_getcpu()};
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(options));
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    TaskGroup group;
+    std::atomic<bool> second_ran{false};
+    sut->spawn(
+        [&] {
+            char byte = 0;
+            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
+        },
+        &group);
+    sut->spawn([&] { second_ran = true; }, &group);
+    std::this_thread::sleep_for(50ms);
+    // The only worker blocks in read() with the second task behind it (FIFO from outside).
+    EXPECT_FALSE(second_ran.load());
+    EXPECT_EQ(::write(fds[1], "x", 1), 1);
+    sut->wait(group);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    EXPECT_EQ(total(sut->stats(), &CoreStats::wakes), 0U);
+    EXPECT_EQ(total(sut->stats(), &CoreStats::workers), 1U);
+}
+
+TEST(RuntimeScheduler, a_worker_of_an_oversubscribed_core_returns_to_the_idle_pool) {
+    test::FakeMonitor* monitor = nullptr;
+    Options options;
+    options.cpus = {sched_getcpu()};
+    options.monitor = test::fake_monitor(&monitor);
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(options));
+    const int cpu = sut->cpus().front();
+    // Two active workers on the core: block the first, let the leader add a second.
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    TaskGroup group;
+    std::atomic<bool> blocked{false};
+    sut->spawn(
+        [&] {
+            blocked = true;
+            char byte = 0;
+            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
+        },
+        &group);
+    while (!blocked.load()) std::this_thread::sleep_for(1ms);
+    std::atomic<int> done{0};
+    for (int i = 0; i < 50; ++i) {
+        sut->spawn(
+            [&] {
+                std::this_thread::sleep_for(200us);
+                done.fetch_add(1);
+            },
+            &group);
+    }
+    monitor->set_ready(cpu, 0);
+    sut->core_without_ready_worker(cpu);
+    wait_for_a_wake(*sut);
+    monitor->set_ready(cpu, 1);
+    while (done.load() < 5) std::this_thread::sleep_for(1ms);
+    // The blocked worker "unblocks": two ready workers, one must surrender.
+    monitor->set_ready(cpu, 2);
+    EXPECT_EQ(::write(fds[1], "x", 1), 1);
+    sut->wait(group);
+    monitor->set_ready(cpu, 1);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    EXPECT_EQ(done.load(), 50);
+    EXPECT_GE(total(sut->stats(), &CoreStats::surrenders), 1U);
+}
+
+TEST(RuntimeScheduler, stop_drops_queued_tasks_and_joins_every_thread) {
+    Options options = quiet_options();
+    options.cpus = {sched_getcpu()};
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(options));
+    std::atomic<bool> release{false};
+    std::atomic<int> ran{0};
+    sut->spawn([&] {
+        while (!release.load()) std::this_thread::sleep_for(1ms);
+        ran.fetch_add(1);
+    });
+    for (int i = 0; i < 100; ++i) sut->spawn([&] { ran.fetch_add(1); });
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(20ms);
+        release = true;
+    });
+    std::this_thread::sleep_for(5ms);
+    sut->stop();
+    releaser.join();
+    EXPECT_GE(ran.load(), 1);
+    EXPECT_LE(ran.load(), 101);
+}
+
+TEST(RuntimeOptions, a_cpu_outside_the_allowed_set_is_rejected_by_number) {
+    Options options = quiet_options();
+    options.cpus = {4095};
+    auto sut = Runtime::start(options);
+    ASSERT_FALSE(sut.has_value());
+    EXPECT_TRUE(test::fails_with(sut, Errc::invalid_argument, {"cpu 4095", "allowed"}));
+}
+
+TEST(RuntimeOptions, strata_cpus_accepts_lists_and_ranges_and_names_bad_values) {
+    ::setenv("STRATA_CPUS", "0", 1);
+    auto good = Options::from_env();
+    STRATA_EXPECT_OK(good);
+    ::setenv("STRATA_CPUS", "3-1", 1);
+    EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument, {"STRATA_CPUS", "3-1"}));
+    ::setenv("STRATA_CPUS", "x", 1);
+    EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument, {"STRATA_CPUS", "x"}));
+    ::unsetenv("STRATA_CPUS");
+}
+
+}  // namespace
+}  // namespace strata::runtime
