@@ -51,7 +51,7 @@ def strata_run(
 
 def iterations_for(size: int, tasks: int, quick: bool) -> int:
     """Enough iterations for about a second of work, fewer for big data and many tasks."""
-    budget = (2_000 if quick else 6_000) * MB
+    budget = (1_500 if quick else 3_000) * MB
     n = int(budget / (size * max(1, tasks - 1)))
     return max(4 if quick else 8, min(n, 60 if quick else 200))
 
@@ -110,7 +110,7 @@ def main() -> int:
     for shape in ["pipeline", "scatter-gather"]:
         for n in widths:
             for method in ["shm", "mpi", "threads"]:
-                measure(args.bin_dir, rows, "scaling", shape, n, method, 10 * MB, max(1, repeats - 1), quick)
+                measure(args.bin_dir, rows, "scaling", shape, n, method, 10 * MB, max(1, repeats - 2), quick)
 
     print("data size 1 MB..1 GB, pipeline and scatter-gather of 9 tasks (Fig. 6)", flush=True)
     sizes = [1 * MB, 10 * MB, 100 * MB] if quick else [1 * MB, 10 * MB, 100 * MB, 1000 * MB]
@@ -119,7 +119,7 @@ def main() -> int:
             if size >= 1000 * MB and shape != "simple":
                 continue  # 9 tasks x 2 slots x 1 GB does not fit next to the other builds on this machine
             for method in ["shm", "mpi", "threads"]:
-                measure(args.bin_dir, rows, "sizes", shape, n, method, size, max(1, repeats - 1), quick)
+                measure(args.bin_dir, rows, "sizes", shape, n, method, size, max(1, repeats - 2), quick)
 
     print("handoff latency and 100 MB touched throughput (microbenchmark)", flush=True)
     handoff_runs = []
