@@ -35,6 +35,12 @@ struct {
     __uint(max_entries, 64 * 1024);
 } events SEC(".maps");
 
+// The monitored process, set by user space before load (.rodata: the
+// verifier sees a constant). The programs run on every switch and wakeup of
+// the machine; comparing the tgid first keeps other processes' switches to a
+// load and a compare instead of a hash lookup.
+const volatile __u32 target_tgid = 0;
+
 #define STRATA_TASK_RUNNING 0
 #define STRATA_TASK_DEAD 0x80
 
@@ -53,6 +59,7 @@ static __always_inline __s32 change_ready(struct strata_monitor_core* core, __s3
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_struct* next, unsigned int prev_state) {
+    if (prev->tgid != (int)target_tgid) return 0;
     __u32 tid = prev->pid;
     struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
     if (!worker) return 0;
@@ -88,6 +95,7 @@ int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_s
 
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(stmon_wakeup, struct task_struct* p) {
+    if (p->tgid != (int)target_tgid) return 0;
     __u32 tid = p->pid;
     struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
     if (!worker) return 0;

@@ -4,8 +4,19 @@ strata_add_test_binary(strata_monitor_unit_tests LABEL unit TIMEOUT 60 PREFIX "m
   unit/monitor_off_test.cpp)
 
 # Real BPF (root) and real threads blocked on pipes.
-strata_add_test_binary(strata_monitor_integration_tests LABEL integration TIMEOUT 120 PREFIX "monitor." SOURCES
+# The callback-latency test runs alone: it measures time on the cores.
+strata_add_test_binary(strata_monitor_integration_tests LABEL integration TIMEOUT 120 PREFIX "monitor."
+  SERIAL "*within_one_millisecond*" SOURCES
   integration/monitor_backends_test.cpp
   integration/monitor_ebpf_test.cpp
   integration/monitor_auto_test.cpp)
 target_link_libraries(strata_monitor_integration_tests PRIVATE PkgConfig::LIBBPF)
+
+# The UMT benchmark programs (bench/umt) on tiny inputs, with and without the monitor.
+if(STRATA_BUILD_BENCH)
+  add_test(NAME monitor.bench_umt.programs_compute_the_same_results_with_and_without_the_monitor
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/monitor_bench_umt_smoke.sh
+                   $<TARGET_FILE_DIR:strata-umt-fwi> /var/tmp)
+  set_tests_properties(monitor.bench_umt.programs_compute_the_same_results_with_and_without_the_monitor
+                       PROPERTIES LABELS integration TIMEOUT 240)
+endif()

@@ -7,3 +7,20 @@ target_sources(strata_shm_unit_tests PRIVATE unit/shm_port_test.cpp)
 
 strata_add_test_binary(strata_shm_integration_tests LABEL integration TIMEOUT 120 PREFIX "shm." SOURCES
   integration/shm_port_process_test.cpp)
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_crash_test.cpp)
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_namespace_test.cpp)
+
+# Handles over MPI (STRATA_MPI_HANDLE from libstrata-mpi), with mpiexec.
+if(TARGET strata_mpi)
+  add_executable(strata_shm_mpi_handle_test integration/shm_mpi_handle_test.cpp)
+  target_link_libraries(strata_shm_mpi_handle_test PRIVATE strata_mpi strata::strata MPI::MPI_C fmt::fmt)
+  add_test(NAME shm.mpi.handles_travel_between_ranks_as_strata_mpi_handle
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${MPIEXEC_PREFLAGS}
+            $<TARGET_FILE:strata_shm_mpi_handle_test> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(shm.mpi.handles_travel_between_ranks_as_strata_mpi_handle PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+endif()
+
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_admin_test.cpp)
+target_link_libraries(strata_shm_integration_tests PRIVATE nlohmann_json::nlohmann_json)
+target_compile_definitions(strata_shm_integration_tests PRIVATE STRATA_CLI="$<TARGET_FILE:strata_cli>")
+add_dependencies(strata_shm_integration_tests strata_cli)

@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
     SW_CHECK(state, "cannot allocate %zu bytes", size);
     if (resume > 0) {
         const int slot = mine[0] == resume ? 0 : 1;
-        SW_CHECK(mine[slot] == resume, "rank %d holds steps %" PRIu64 " and %" PRIu64 ", not %" PRIu64, rank,
-                 mine[0], mine[1], resume);
+        SW_CHECK(mine[slot] == resume, "rank %d holds steps %" PRIu64 " and %" PRIu64 ", not %" PRIu64, rank, mine[0],
+                 mine[1], resume);
         memcpy(state, slot_data(&s, slot), size);
         for (uint64_t i = 0; i < s.words; ++i) {
             SW_CHECK(state[i] == value(rank, resume, i), "resumed state of step %" PRIu64 " differs at word %" PRIu64,

@@ -180,8 +180,7 @@ int main(int argc, char** argv) {
     shared.iters = sw_opt_long(argc, argv, "--iters", 10);
     SW_CHECK(shared.segment > 0 && shared.segment <= (1u << 30) && shared.size % shared.segment == 0 &&
                  shared.size / shared.segment >= 2,
-             "--size=%zu --segment=%zu: the window must hold at least two whole segments", shared.size,
-             shared.segment);
+             "--size=%zu --segment=%zu: the window must hold at least two whole segments", shared.size, shared.segment);
     shared.nseg = shared.size / shared.segment;
     shared.put_buf = aligned_alloc(4096, shared.segment);
     shared.get_buf = aligned_alloc(4096, shared.segment);

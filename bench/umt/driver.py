@@ -16,20 +16,24 @@ import sys
 import time
 from pathlib import Path
 
-MODES = ["off", "ebpf", "proc"]
+MODES = ["off", "ebpf", "ebpf+slice", "proc"]
 MIB = 1 << 20
 # SATA-like and a faster rate (which this VM's disk, ~1 GB/s, cannot reach:
 # at 2 GiB/s the throttle does not bind, so it measures the raw disk).
 THROTTLES = {"none": 0, "2GiB/s": 2048 * MIB, "250MiB/s": 250 * MIB}
 RESULT_PREFIX = "UMT_RESULT "
-RUN_TIMEOUT_S = 600
+RUN_TIMEOUT_S = 180
+
+
+class RunFailed(Exception):
+    """A benchmark process failed or hung; recorded in the report, the suite goes on."""
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bin-dir", required=True)
     parser.add_argument("--json", required=True)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dir", default="/var/tmp", help="where the data files go")
     parser.add_argument("--quick", action="store_true", help="small sizes, one repeat (a smoke run)")
     parser.add_argument("--only", default="synthetic,fwi,heat")
@@ -71,28 +75,42 @@ def machine_busy_s():
     return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+# Variants of a backend: "<backend>+slice" also gives every worker a 200 us
+# EEVDF slice (UMT_SLICE_US, see umt_common.hpp), so that a worker woken from
+# I/O preempts the worker that replaced it instead of waiting for its slice.
+VARIANT_ENV = {"slice": {"UMT_SLICE_US": "200"}}
+
+
 def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
-    env = dict(os.environ, STRATA_MONITOR=mode)
+    backend, _, variant = mode.partition("+")
+    env = dict(os.environ, STRATA_MONITOR=backend)
+    env.pop("UMT_SLICE_US", None)
+    env.update(VARIANT_ENV.get(variant, {}))
     env.pop("STRATA_STATS", None)
     if extra_env:
         env.update(extra_env)
     command = [program, *args]
     busy_before = machine_busy_s()
     started = time.monotonic()
-    done = subprocess.run(
-        command,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT_S,
-        check=False,
-        preexec_fn=(lambda: os.nice(nice)) if nice else None,
-    )
+    try:
+        done = subprocess.run(
+            command,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_S,
+            check=False,
+            preexec_fn=(lambda: os.nice(nice)) if nice else None,
+        )
+    except subprocess.TimeoutExpired as expired:
+        raise RunFailed(
+            f"{' '.join(map(str, command))} (STRATA_MONITOR={mode}) did not finish in {RUN_TIMEOUT_S} s"
+        ) from expired
     elapsed = time.monotonic() - started
     busy = machine_busy_s() - busy_before
     lines = [line for line in done.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
     if done.returncode != 0 or not lines:
-        raise RuntimeError(
+        raise RunFailed(
             f"{' '.join(map(str, command))} (STRATA_MONITOR={mode}) failed with {done.returncode}:\n"
             f"{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         )
@@ -101,6 +119,16 @@ def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
     # What other processes used of the machine meanwhile: the noise of a shared machine.
     result["other_cpu_share"] = max(0.0, (busy - result["cpu_s"]) / (elapsed * os.cpu_count()))
     return result
+
+
+def measure_bpf_cost(bin_dir, seconds=2):
+    """ns per run of the monitor's BPF programs under a pipe ping-pong (strata-umt-bpf-cost)."""
+    command = [str(bin_dir / "strata-umt-bpf-cost"), str(seconds)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("UMT_BPF_COST ")), None)
+    if done.returncode != 0 or line is None:
+        return {"error": (done.stderr or done.stdout)[-500:], "command": " ".join(command)}
+    return dict(json.loads(line.split(" ", 1)[1]), command=" ".join(command))
 
 
 def calibrate(bin_dir, directory, nice):
@@ -163,7 +191,8 @@ def experiments(cal, directory, quick, only):
             compute_us = 2000 if share == 0 else block_us * (1 - share) / share
             iters = int(compute_us * cal["iters_per_us"])
             block = ["--block=none"] if share == 0 else ["--block=pipe", f"--block-us={block_us}"]
-            args = [f"--tasks={n(300)}", f"--compute-iters={iters}", *block]
+            # Compute only (share 0) is the overhead case: more tasks for a steadier median.
+            args = [f"--tasks={n(600 if share == 0 else 300)}", f"--compute-iters={iters}", *block]
             out.append(("synthetic-pipe", f"share {share:.2f}", "strata-umt-synthetic", args, "none", share))
         # The mix: task i blocks in a pipe read (4 ms device latency), a 1 MiB
         # O_DIRECT read, or a 4 KiB write + fdatasync, by i % 3; 6 ms compute.
@@ -311,6 +340,7 @@ def main():
     cal = calibrate(bin_dir, args.dir, args.nice)
     print(f"calibration: {cal}", flush=True)
     runs = []
+    failures = []
     started = time.time()
     for experiment, label, program, prog_args, throttle, share in experiments(
         cal, args.dir, args.quick, only
@@ -320,7 +350,21 @@ def main():
             # Rotate the order so no mode always runs first after a throttle change.
             order = modes[repeat % len(modes) :] + modes[: repeat % len(modes)]
             for mode in order:
-                result = run_program(bin_dir / program, prog_args, mode, args.nice)
+                try:
+                    result = run_program(bin_dir / program, prog_args, mode, args.nice)
+                except RunFailed as failure:
+                    print(f"FAILED: {failure}", flush=True)
+                    failures.append(
+                        {
+                            "experiment": experiment,
+                            "label": label,
+                            "throttle": throttle,
+                            "mode": mode,
+                            "repeat": repeat,
+                            "error": str(failure)[:2000],
+                        }
+                    )
+                    continue
                 result.update(
                     experiment=experiment,
                     label=label,
@@ -337,6 +381,7 @@ def main():
                     flush=True,
                 )
     set_throttle(cgroup, device, 0)
+    bpf_cost = measure_bpf_cost(bin_dir) if "ebpf" in {m.partition("+")[0] for m in modes} else None
     for name in (
         "strata-umt-synthetic.dat",
         "strata-umt-fwi.dat",
@@ -369,12 +414,15 @@ def main():
         "settings": {
             "repeats": repeats,
             "nice": args.nice,
+            "cpu_shares": int(os.environ.get("STRATA_UMT_CPU_SHARES", "1024")),
             "quick": args.quick,
             "modes": modes,
             "throttles": THROTTLES,
         },
         "calibration": cal,
         "runs": runs,
+        "failures": failures,
+        "bpf_cost": bpf_cost,
         "summary": summarize(runs),
     }
     Path(args.json).write_text(json.dumps(document, indent=1) + "\n")

@@ -132,14 +132,13 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
     std::uint64_t sum = 0;
     for (std::uint64_t s = 0; s < g.slices; ++s) sum ^= checksum(g_volume[final_parity][s], g.slice_doubles) + s;
     const std::uint64_t snapshots = snapshot_count();
-    umt::report("fwi",
-                "\"slices\":" + std::to_string(g.slices) +
-                    ",\"slice_bytes\":" + std::to_string(g.slice_doubles * sizeof(double)) +
-                    ",\"steps\":" + std::to_string(g.steps) + ",\"sweeps\":" + std::to_string(g.sweeps) +
-                    ",\"io_freq\":" + std::to_string(g.io_freq) + ",\"direct\":" + (g.direct ? "true" : "false") +
-                    ",\"io_bytes\":" + std::to_string(2 * snapshots * g.slice_doubles * sizeof(double)) +
-                    ",\"snapshot_mismatches\":" + std::to_string(g_mismatches.load()) +
-                    ",\"checksum\":" + std::to_string(sum));
+    umt::report("fwi", "\"slices\":" + std::to_string(g.slices) + ",\"slice_bytes\":" +
+                           std::to_string(g.slice_doubles * sizeof(double)) + ",\"steps\":" + std::to_string(g.steps) +
+                           ",\"sweeps\":" + std::to_string(g.sweeps) + ",\"io_freq\":" + std::to_string(g.io_freq) +
+                           ",\"direct\":" + (g.direct ? "true" : "false") +
+                           ",\"io_bytes\":" + std::to_string(2 * snapshots * g.slice_doubles * sizeof(double)) +
+                           ",\"snapshot_mismatches\":" + std::to_string(g_mismatches.load()) +
+                           ",\"checksum\":" + std::to_string(sum));
     for (const auto event : g_done) ocrEventDestroy(event);
     if (g_mismatches.load() != 0) {
         ocrAbort(3);

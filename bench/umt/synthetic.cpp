@@ -131,11 +131,10 @@ ocrGuid_t rootEdt(u32, u64*, u32, ocrEdtDep_t*) {
 }
 
 ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
-    umt::report("synthetic",
-                "\"block\":\"" + g.block + "\",\"block_us\":" + std::to_string(g.block_us) +
-                    ",\"io_bytes\":" + std::to_string(g.io_bytes) + ",\"tasks\":" + std::to_string(g.tasks) +
-                    ",\"compute_iters\":" + std::to_string(g.compute_iters) +
-                    ",\"checksum\":" + std::to_string(g_checksum.load()));
+    umt::report("synthetic", "\"block\":\"" + g.block + "\",\"block_us\":" + std::to_string(g.block_us) +
+                                 ",\"io_bytes\":" + std::to_string(g.io_bytes) + ",\"tasks\":" +
+                                 std::to_string(g.tasks) + ",\"compute_iters\":" + std::to_string(g.compute_iters) +
+                                 ",\"checksum\":" + std::to_string(g_checksum.load()));
     delete g_device;
     if (g.sync_fd >= 0) ::unlink((g.file + ".sync").c_str());
     ocrShutdown();

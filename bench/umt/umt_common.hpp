@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -98,9 +99,32 @@ inline std::atomic<std::uint64_t>& task_cpu_ns() {
     return total;
 }
 
+// UMT_SLICE_US (experiment): the EEVDF slice of each worker thread, set on
+// its first task, so that a worker woken from I/O preempts the one that
+// replaced it sooner (kernel 6.12+ honours sched_attr.sched_runtime for
+// SCHED_OTHER).
+inline void apply_slice_once() {
+    thread_local bool done = false;
+    if (done) return;
+    done = true;
+    const char* text = std::getenv("UMT_SLICE_US");
+    if (text == nullptr) return;
+    struct {
+        std::uint32_t size;
+        std::uint32_t sched_policy;
+        std::uint64_t sched_flags;
+        std::int32_t sched_nice;
+        std::uint32_t sched_priority;
+        std::uint64_t sched_runtime, sched_deadline, sched_period;
+    } attr{};
+    attr.size = sizeof(attr);
+    attr.sched_runtime = std::strtoull(text, nullptr, 10) * 1000;
+    if (::syscall(SYS_sched_setattr, 0, &attr, 0) != 0) std::perror("umt: sched_setattr");
+}
+
 class TaskCpu {
 public:
-    TaskCpu() : start_(thread_cpu_s()) {}
+    TaskCpu() : start_(thread_cpu_s()) { apply_slice_once(); }
     ~TaskCpu() {
         task_cpu_ns().fetch_add(static_cast<std::uint64_t>((thread_cpu_s() - start_) * 1e9), std::memory_order_relaxed);
     }

@@ -48,7 +48,9 @@
 // a thread registered by another thread is assumed ready unless
 // /proc says it sleeps at that moment. The callback runs on the monitor's own
 // thread (never a registered worker); it must be quick and must not destroy
-// the Monitor. Destruction joins that thread and must not race with other
+// the Monitor (for ebpf that thread runs SCHED_FIFO priority 1 where the
+// process may, so a loaded machine does not delay the callback; keep the
+// callback short). Destruction joins that thread and must not race with other
 // calls.
 #pragma once
 

@@ -121,4 +121,30 @@
 /* The job id %j expands to, ahead of the batch systems' variables. */
 #define STRATA_MPI_JOB_ID_ENV "STRATA_JOB_ID"
 
+/* --- Shared-object handles (docs/shm.md) ---------------------------------- */
+
+/* A strata::Handle as C sees it: 32 bytes, the same layout. */
+#include <mpi.h>
+#include <stdint.h>
+
+typedef struct strata_handle {
+    uint64_t segment;    /* id of the segment that holds the object */
+    uint64_t generation; /* the object's generation */
+    uint64_t offset;     /* byte offset from the segment's start */
+    uint64_t type;       /* strata::type_id<T>() */
+} strata_handle;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* The MPI datatype of one handle (four MPI_UINT64_T), committed on first use
+ * after MPI_Init and valid until MPI_Finalize; do not free it. Thread-safe. */
+MPI_Datatype strata_mpi_handle_type(void);
+#ifdef __cplusplus
+}
+#endif
+
+/* Send handles, not data: MPI_Send(&h, 1, STRATA_MPI_HANDLE, dest, tag, comm). */
+#define STRATA_MPI_HANDLE (strata_mpi_handle_type())
+
 #endif /* STRATA_MPI_H */

@@ -6,6 +6,7 @@
 //   auto v = seg->container<strata::vector<double>>("temperature", n);
 #pragma once
 
+#include "strata/shm/admin.hpp"       // IWYU pragma: export
 #include "strata/shm/allocator.hpp"   // IWYU pragma: export
 #include "strata/shm/containers.hpp"  // IWYU pragma: export
 #include "strata/shm/handle.hpp"      // IWYU pragma: export

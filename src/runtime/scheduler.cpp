@@ -228,6 +228,11 @@ void Runtime::stop() {
 }
 
 void Runtime::Impl::stop() {
+    if (detail::Worker* self = tls_worker; self != nullptr && self->rt == this) {
+        // A worker cannot join itself: stop() belongs outside tasks.
+        strata::detail::log().error("strata runtime: stop() called from a task; ignored");
+        return;
+    }
     if (stopped.exchange(true)) {
         return;
     }

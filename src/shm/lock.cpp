@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "shm/layout.hpp"
+#include "shm/port_layout.hpp"
 
 namespace strata::shm_detail {
 namespace {
@@ -174,6 +175,7 @@ void SegmentMutex::lock() {
         self.mark_broken(reason);
         throw segment_broken(self.broken_reason());
     }
+    crash_point(2);  // strata::shm_testing::CrashPoint::allocator_lock_held
 }
 
 bool SegmentMutex::try_lock() {

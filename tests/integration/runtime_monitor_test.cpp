@@ -67,11 +67,12 @@ TEST_P(RuntimeWithMonitor, the_next_task_starts_soon_after_a_task_blocks_and_the
     const auto stats = sut->stats();
     ASSERT_EQ(stats.size(), 1U);
     RecordProperty("median_latency_us", std::to_string(median));
-    std::printf("%s: block -> next task start: median %.1f us, max %.1f us; blocks %llu, unblocks %llu, "
-                "surrenders %llu, wakes %llu\n",
-                GetParam(), median, latencies_us.back(), static_cast<unsigned long long>(stats[0].monitor.blocks),
-                static_cast<unsigned long long>(stats[0].monitor.unblocks),
-                static_cast<unsigned long long>(stats[0].surrenders), static_cast<unsigned long long>(stats[0].wakes));
+    std::printf(
+        "%s: block -> next task start: median %.1f us, max %.1f us; blocks %llu, unblocks %llu, "
+        "surrenders %llu, wakes %llu\n",
+        GetParam(), median, latencies_us.back(), static_cast<unsigned long long>(stats[0].monitor.blocks),
+        static_cast<unsigned long long>(stats[0].monitor.unblocks),
+        static_cast<unsigned long long>(stats[0].surrenders), static_cast<unsigned long long>(stats[0].wakes));
     // ebpf reports the block as it happens; proc only at its next sample (1 ms period).
     EXPECT_LT(median, std::string_view(GetParam()) == "ebpf" ? 1000.0 : 5000.0);
     // proc samples, so it may miss a block shorter than its period; ebpf sees every one.

@@ -76,7 +76,9 @@ TEST(RuntimeOcrProgram, a_program_where_no_edt_can_run_and_no_one_shuts_down_sto
     });
     const std::string err = testing::internal::GetCapturedStderr();
     EXPECT_EQ(code, 1);
-    EXPECT_NE(err.find("ocrShutdown() was not called (1 EDT wait"), std::string::npos) << err;
+    EXPECT_NE(err.find("ocrShutdown() was not called (1 EDT waits"), std::string::npos) << err;
+    EXPECT_NE(err.find("created at " __FILE__ ":"), std::string::npos) << err;
+    EXPECT_NE(err.find("waits on slot 0"), std::string::npos) << err;
 }
 
 TEST(RuntimeOcrProgram, the_api_outside_a_running_program_returns_einval) {

@@ -30,6 +30,8 @@ struct OcrOptions {
 /// `strata ocr [options] ./program args...`: runs the OCR program in place of
 /// this process (exec); returns only when it cannot be run (127 or 126).
 int run_ocr_program(const OcrOptions& options, const std::vector<std::string>& command);
+
+/// Options of `strata run`: a workflow file, or a generated shape.
 struct RunOptions {
     std::string file;   ///< workflow file; or a generated shape:
     std::string shape;  ///< simple | pipeline | scatter-gather
@@ -44,5 +46,15 @@ struct RunOptions {
 };
 /// `strata run WORKFLOW.toml`: runs a synthetic workflow and reports throughput and latency; exit code.
 int run_workflow(const RunOptions& options);
+
+/// Options of `strata shm ls|gc`.
+struct ShmOptions {
+    std::string dir;  ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
+    bool json = false;
+};
+/// `strata shm ls`: segments with size, users alive and age; exit code.
+int run_shm_ls(const ShmOptions& options);
+/// `strata shm gc`: removes segments whose users all died; exit code.
+int run_shm_gc(const ShmOptions& options);
 
 }  // namespace strata::cli

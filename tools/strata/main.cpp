@@ -57,6 +57,16 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--mpiexec", run.mpiexec, "mpiexec to start the tasks with")->capture_default_str();
     run_cmd->add_flag("--json", run.json, "Print the report as JSON");
 
+    strata::cli::ShmOptions shm;
+    auto* shm_cmd = app.add_subcommand("shm", "Shared-object segments: list them, remove those whose users died");
+    shm_cmd->require_subcommand(1);
+    auto* shm_ls_cmd = shm_cmd->add_subcommand("ls", "List segments: size, users alive, age");
+    auto* shm_gc_cmd = shm_cmd->add_subcommand("gc", "Remove segments whose users are all dead (never one in use)");
+    for (auto* cmd : {shm_ls_cmd, shm_gc_cmd}) {
+        cmd->add_option("--dir", shm.dir, "Segment directory (default: $STRATA_SHM_DIR or /dev/shm)");
+        cmd->add_flag("--json", shm.json, "Print JSON");
+    }
+
     CLI11_PARSE(app, argc, argv);
 
     if (*doctor_cmd) {
@@ -74,6 +84,12 @@ int main(int argc, char** argv) {
             command.push_back(arg);
         }
         return strata::cli::run_ocr_program(ocr, command);
+    }
+    if (*shm_ls_cmd) {
+        return strata::cli::run_shm_ls(shm);
+    }
+    if (*shm_gc_cmd) {
+        return strata::cli::run_shm_gc(shm);
     }
     if (*run_cmd) {
         return strata::cli::run_workflow(run);

@@ -36,7 +36,7 @@
 // returns not_found ("end of stream"); when every producer died, peer_dead.
 //
 // Thread safety: a Port, Loan or Sample is used by one thread at a time;
-// Loans and Samples must not outlive their Port.
+// Loans and Samples must not outlive their Port, nor a Port its Segment.
 #pragma once
 
 #include <chrono>

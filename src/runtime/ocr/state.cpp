@@ -1,6 +1,7 @@
 // The GUID table and the program-wide state of an OCR run.
 #include "state.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace strata::ocr {
@@ -104,6 +105,23 @@ std::vector<std::shared_ptr<Object>> GuidTable::drain() {
     return out;
 }
 
+std::vector<std::shared_ptr<Object>> GuidTable::sample(Kind kind, std::size_t limit) const {
+    std::vector<std::shared_ptr<Object>> out;
+    for (const Shard& shard : shards_) {
+        std::lock_guard lock(shard.mutex);
+        for (const auto& [id, object] : shard.objects) {
+            if (object->kind == kind) {
+                out.push_back(object);
+            }
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return id_of(a->guid) < id_of(b->guid); });
+    if (out.size() > limit) {
+        out.resize(limit);
+    }
+    return out;
+}
+
 void OcrState::finish(int exit_code) {
     {
         std::lock_guard lock(mutex_);
@@ -135,10 +153,23 @@ void OcrState::edt_finished() {
     if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1 && !finished()) {
         // Only EDTs call the API, so with none runnable nothing can change.
         const auto waiting = waiting_edts.load(std::memory_order_acquire);
-        deferred_error({}, "the program", OCR_EPERM,
-                       fmt::format("no EDT can run and ocrShutdown() was not called ({} EDT{} wait for "
-                                   "dependences that nothing will satisfy)",
-                                   waiting, waiting == 1 ? "" : "s"));
+        std::string details = fmt::format(
+            "no EDT can run and ocrShutdown() was not called ({} {} for dependences that nothing will satisfy)",
+            waiting, waiting == 1 ? "EDT waits" : "EDTs wait");
+        CallSite first;
+        for (const auto& object : table.sample(Kind::edt, 5)) {
+            auto& edt = static_cast<Edt&>(*object);
+            std::lock_guard lock(edt.mutex);
+            std::string open_slots;
+            for (std::size_t i = 0; i < edt.slots.size(); ++i) {
+                if (!edt.slots[i].satisfied) open_slots += fmt::format("{}{}", open_slots.empty() ? "" : ",", i);
+            }
+            details +=
+                fmt::format("\n  EDT {} ({}) created at {} waits on slot{} {}", show(edt.guid), edt.name,
+                            edt.created_at.str(), open_slots.find(',') == std::string::npos ? "" : "s", open_slots);
+            if (first.file == nullptr) first = edt.created_at;
+        }
+        deferred_error(first, "the program", OCR_EPERM, details);
     }
 }
 

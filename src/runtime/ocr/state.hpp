@@ -77,6 +77,8 @@ public:
     std::shared_ptr<Object> erase(ocrGuid_t guid);
     /// Removes and returns every object (end of a run).
     std::vector<std::shared_ptr<Object>> drain();
+    /// Up to `limit` live objects of `kind`, lowest GUIDs first.
+    std::vector<std::shared_ptr<Object>> sample(Kind kind, std::size_t limit) const;
 
 private:
     struct Shard {

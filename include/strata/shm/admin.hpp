@@ -1,0 +1,38 @@
+// Listing and garbage-collecting segments of a segment directory: what
+// `strata shm ls` and `strata shm gc` print and do (docs/shm.md).
+//
+// A user is alive while it holds its byte of the segment's lock file, so a
+// segment whose users all died (SIGKILL, OOM kill, node-local crash) is found
+// without trusting pids, and in any pid namespace.
+//
+// Thread safety: both functions may run concurrently with any segment use.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "strata/error.hpp"
+
+namespace strata {
+
+/// One segment found in a segment directory.
+struct SegmentInfo {
+    std::string name;
+    std::filesystem::path path;  ///< the .seg file
+    std::uint64_t size = 0;      ///< bytes
+    unsigned users_alive = 0;    ///< users holding their lock byte now
+    double age_seconds = 0;      ///< since creation
+    bool complete = true;        ///< false: its creator died while creating it
+    std::string broken_reason;   ///< empty unless a user died holding a segment lock
+};
+
+/// The segments of `dir` (empty: default_segment_dir()), sorted by name.
+Result<std::vector<SegmentInfo>> list_segments(const std::filesystem::path& dir = {});
+
+/// Removes the segments of `dir` whose users are all dead (or that have no
+/// user), never one in use; returns the names removed.
+Result<std::vector<std::string>> collect_segments(const std::filesystem::path& dir = {});
+
+}  // namespace strata

@@ -1,0 +1,157 @@
+// Listing and removing segments whose users are all dead.
+#include "strata/shm/admin.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "shm/layout.hpp"
+#include "strata/shm/segment.hpp"
+
+namespace strata {
+namespace {
+
+namespace fs = std::filesystem;
+using shm_detail::kMaxUsers;
+
+/// Users holding a byte of the lock file, counted through F_OFD_GETLK.
+unsigned users_alive(int lock_fd) {
+    unsigned alive = 0;
+    off_t start = 1;
+    while (start <= static_cast<off_t>(kMaxUsers)) {
+        struct flock fl {};
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        fl.l_start = start;
+        fl.l_len = static_cast<off_t>(kMaxUsers) + 1 - start;
+        if (::fcntl(lock_fd, F_OFD_GETLK, &fl) != 0 || fl.l_type == F_UNLCK) {
+            break;
+        }
+        ++alive;
+        start = fl.l_start + std::max<off_t>(fl.l_len, 1);
+    }
+    return alive;
+}
+
+std::string segment_name_of(const fs::path& p) {
+    const std::string file = p.filename().string();
+    if (!file.starts_with("strata.") || !file.ends_with(".seg") || file.size() <= 11) {
+        return {};
+    }
+    return file.substr(7, file.size() - 11);
+}
+
+SegmentInfo inspect(const fs::path& seg_path, const std::string& name, int lock_fd) {
+    SegmentInfo info;
+    info.name = name;
+    info.path = seg_path;
+    info.users_alive = lock_fd >= 0 ? users_alive(lock_fd) : 0;
+    const int fd = ::open(seg_path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0) {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        info.complete = false;
+        return info;
+    }
+    info.size = static_cast<std::uint64_t>(st.st_size);
+    const auto now_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    info.age_seconds = static_cast<double>(now_ns - st.st_mtim.tv_sec * 1'000'000'000LL - st.st_mtim.tv_nsec) / 1e9;
+    if (info.size >= shm_detail::kHeaderBytes) {
+        void* p = ::mmap(nullptr, shm_detail::kHeaderBytes, PROT_READ, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) {
+            const auto* h = static_cast<const shm_detail::SegmentHeader*>(p);
+            info.complete = h->magic.load() == shm_detail::kSegmentMagic;
+            if (info.complete) {
+                info.age_seconds = static_cast<double>(now_ns - static_cast<long long>(h->created_unix_ns)) / 1e9;
+                if (h->broken.load() != 0) {
+                    info.broken_reason =
+                        std::string(h->broken_reason, ::strnlen(h->broken_reason, sizeof h->broken_reason));
+                }
+            }
+            ::munmap(p, shm_detail::kHeaderBytes);
+        }
+    } else {
+        info.complete = false;
+    }
+    ::close(fd);
+    return info;
+}
+
+fs::path resolve(const fs::path& dir) {
+    return dir.empty() ? default_segment_dir() : dir;
+}
+
+}  // namespace
+
+Result<std::vector<SegmentInfo>> list_segments(const fs::path& dir_in) {
+    const fs::path dir = resolve(dir_in);
+    std::error_code error;
+    fs::directory_iterator it(dir, error);
+    if (error) {
+        return make_sys_error(error.value(), "list_segments: dir={}: cannot read the directory", dir.string());
+    }
+    std::vector<SegmentInfo> out;
+    for (const auto& entry : it) {
+        const std::string name = segment_name_of(entry.path());
+        if (name.empty()) {
+            continue;
+        }
+        const fs::path lock_path = dir / fmt::format("strata.{}.lock", name);
+        const int lock_fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+        out.push_back(inspect(entry.path(), name, lock_fd));
+        if (lock_fd >= 0) {
+            ::close(lock_fd);
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+    return out;
+}
+
+Result<std::vector<std::string>> collect_segments(const fs::path& dir_in) {
+    const fs::path dir = resolve(dir_in);
+    auto listed = list_segments(dir);
+    if (!listed) {
+        return std::unexpected(listed.error());
+    }
+    std::vector<std::string> removed;
+    for (const auto& info : *listed) {
+        const fs::path lock_path = dir / fmt::format("strata.{}.lock", info.name);
+        const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+        if (lock_fd < 0) {
+            // No lock file: nobody can be attached (attach holds it first).
+            if (errno == ENOENT && ::unlink(info.path.c_str()) == 0) {
+                removed.push_back(info.name);
+            }
+            continue;
+        }
+        // The guard byte and every user byte at once: only when nobody holds any.
+        struct flock fl {};
+        fl.l_type = F_WRLCK;
+        fl.l_whence = SEEK_SET;
+        fl.l_start = 0;
+        fl.l_len = static_cast<off_t>(kMaxUsers) + 1;
+        if (::fcntl(lock_fd, F_OFD_SETLK, &fl) == 0) {
+            struct stat by_fd {};
+            struct stat by_path {};
+            if (::fstat(lock_fd, &by_fd) == 0 && ::stat(lock_path.c_str(), &by_path) == 0 &&
+                by_fd.st_ino == by_path.st_ino) {
+                ::unlink(info.path.c_str());
+                ::unlink(lock_path.c_str());
+                removed.push_back(info.name);
+            }
+        }
+        ::close(lock_fd);
+    }
+    return removed;
+}
+
+}  // namespace strata

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The UMT benchmark programs on tiny inputs: each finishes, prints its result
+# line, and FWI and heat compute the same checksum with the monitor as without
+# it (the dependences held while blocked workers were replaced).
+# Usage: monitor_bench_umt_smoke.sh <bin dir> <scratch dir>
+set -euo pipefail
+bin=$1
+dir=$(mktemp -d "$2/strata-umt-smoke-XXXXXX")
+trap 'rm -rf "$dir"' EXIT
+monitor=proc
+[[ "$(id -u)" == 0 ]] && monitor=ebpf
+
+checksum() {
+  local line
+  line=$(STRATA_MONITOR=$1 timeout 60 "${@:2}" | grep '^UMT_RESULT ')
+  [[ -n "$line" ]] || { echo "no result line from ${*:2} (STRATA_MONITOR=$1)" >&2; exit 1; }
+  sed -E 's/.*"checksum":"?([^",}]*).*/\1/' <<< "$line"
+}
+
+fwi=("$bin/strata-umt-fwi" --slices=6 --slice-kib=64 --steps=4 --sweeps=2 --io-freq=1 --direct=1 "--file=$dir/fwi.dat")
+heat=("$bin/strata-umt-heat" --blocks=4 --block-size=64 --iters=4 --sweeps=2 --ckpt-every=2 --direct=1 "--file=$dir/heat.dat")
+synthetic=("$bin/strata-umt-synthetic" --tasks=30 --compute-iters=100000 --block=mix --block-us=500
+           --io-bytes=65536 --file-bytes=4194304 "--file=$dir/synthetic.dat")
+for program in fwi heat; do
+  declare -n command=$program
+  off=$(checksum off "${command[@]}")
+  on=$(checksum "$monitor" "${command[@]}")
+  if [[ "$off" != "$on" ]]; then
+    echo "$program: checksum $on with STRATA_MONITOR=$monitor, $off without" >&2
+    exit 1
+  fi
+  echo "$program: checksum $off with and without the $monitor monitor"
+done
+checksum "$monitor" "${synthetic[@]}" > /dev/null
+echo "synthetic: mix of pipe, O_DIRECT and fsync blocks finished with the $monitor monitor"
