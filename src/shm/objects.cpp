@@ -26,12 +26,6 @@ std::size_t array_bytes(const ObjectSpec& spec) {
     return kPrefix + sizeof(ObjectHeader) + spec.size + alignment_of(spec);
 }
 
-ObjectHeader* header_in_array(void* array) {
-    std::uint64_t offset = 0;
-    std::memcpy(&offset, array, sizeof offset);
-    return reinterpret_cast<ObjectHeader*>(static_cast<std::byte*>(array) + offset);
-}
-
 void* object_of(ObjectHeader* h) {
     return reinterpret_cast<std::byte*>(h) + sizeof(ObjectHeader);
 }
@@ -40,16 +34,29 @@ std::string_view stored_type(const ObjectHeader* h) {
     return {h->type_name, ::strnlen(h->type_name, sizeof h->type_name)};
 }
 
-/// Waits (up to 1 s) for a header another user is still filling.
-bool wait_until_live(const Attachment& a, const ObjectHeader* h) {
+// Where the header of the object in `array` lies, as its creator published it
+// (release) once the array was allocated: 0 until then. A user that finds the
+// name before that moment must wait for it, not read a zero and a wrong header.
+std::uint64_t published_offset(void* array) {
+    return std::atomic_ref(*static_cast<std::uint64_t*>(array)).load(std::memory_order_acquire);
+}
+
+/// Waits (up to 1 s) for the object another user is still placing and
+/// constructing in `array`; its header, or null when it never became live.
+ObjectHeader* wait_until_live(const Attachment& a, void* array) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    while (std::atomic_ref(const_cast<ObjectHeader*>(h)->magic).load(std::memory_order_acquire) != live_magic(a, h)) {
+    for (;;) {
+        if (const std::uint64_t offset = published_offset(array); offset != 0) {
+            auto* h = reinterpret_cast<ObjectHeader*>(static_cast<std::byte*>(array) + offset);
+            if (std::atomic_ref(h->magic).load(std::memory_order_acquire) == live_magic(a, h)) {
+                return h;
+            }
+        }
         if (std::chrono::steady_clock::now() > deadline) {
-            return false;
+            return nullptr;
         }
         std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    return true;
 }
 
 Result<void> check_type(std::string_view op, std::string_view what, const ObjectHeader* h, const ObjectSpec& spec) {
@@ -62,8 +69,8 @@ Result<void> check_type(std::string_view op, std::string_view what, const Object
 
 Result<void*> existing(const Attachment& a, std::string_view op, std::string_view name, void* array,
                        const ObjectSpec& spec) {
-    ObjectHeader* h = header_in_array(array);
-    if (!wait_until_live(a, h)) {
+    ObjectHeader* h = wait_until_live(a, array);
+    if (h == nullptr) {
         return make_error(Errc::busy,
                           "{}: name='{}': the object is still being constructed by another user of segment '{}' "
                           "(or its constructor died)",
@@ -165,7 +172,6 @@ Result<void*> place_object(Attachment& a, std::string_view op, std::string_view 
     auto* object = reinterpret_cast<std::byte*>(object_address);
     auto* h = reinterpret_cast<ObjectHeader*>(object - sizeof(ObjectHeader));
     const std::uint64_t prefix = static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(h) - begin);
-    std::memcpy(begin, &prefix, sizeof prefix);
     h->generation = a.header->next_generation.fetch_add(1);
     h->type = spec.type;
     h->size = spec.size;
@@ -173,6 +179,7 @@ Result<void*> place_object(Attachment& a, std::string_view op, std::string_view 
     const std::size_t n = std::min(sizeof h->type_name - 1, spec.type_name.size());
     std::memcpy(h->type_name, spec.type_name.data(), n);
     h->type_name[n] = '\0';
+    std::atomic_ref(*reinterpret_cast<std::uint64_t*>(begin)).store(prefix, std::memory_order_release);
 
     auto free_array = [&] {
         try {
@@ -243,8 +250,8 @@ Result<void> erase_object(Attachment& a, std::string_view op, std::string_view n
                 return make_error(Errc::not_found, "{}: name='{}': no object of that name in segment '{}'", op, name,
                                   a.name);
             }
-            h = header_in_array(array);
-            if (!wait_until_live(a, h)) {
+            h = wait_until_live(a, array);
+            if (h == nullptr) {
                 return make_error(Errc::busy, "{}: name='{}': the object is still being constructed", op, name);
             }
             if (auto ok = check_type(op, fmt::format("object '{}' of segment '{}'", name, a.name), h, spec); !ok) {
