@@ -61,6 +61,9 @@ int tag_ub() noexcept {
 }
 
 void notify(int rank, int tag) noexcept {
+    if (g_comm == MPI_COMM_NULL) {
+        return;  // after MPI_Finalize (a port closed late): peers find out by their liveness tick
+    }
     // Zero bytes go eagerly; the request is freed at once, nothing waits for the peer.
     MPI_Request request = MPI_REQUEST_NULL;
     if (PMPI_Isend(nullptr, 0, MPI_BYTE, rank, tag, g_comm, &request) == MPI_SUCCESS) {
@@ -69,6 +72,12 @@ void notify(int rank, int tag) noexcept {
 }
 
 bool wait(int tag, long timeout_ns) noexcept {
+    if (g_comm == MPI_COMM_NULL) {
+        // After MPI_Finalize nothing can wake us: sleep out the (tick-bounded) wait.
+        const timespec pause{timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+        nanosleep(&pause, nullptr);
+        return false;
+    }
     timespec start{};
     clock_gettime(CLOCK_MONOTONIC, &start);
     const long long deadline = start.tv_sec * 1000000000LL + start.tv_nsec + timeout_ns;
