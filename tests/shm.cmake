@@ -18,6 +18,15 @@ if(TARGET strata_mpi)
     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${MPIEXEC_PREFLAGS}
             $<TARGET_FILE:strata_shm_mpi_handle_test> ${MPIEXEC_POSTFLAGS})
   set_tests_properties(shm.mpi.handles_travel_between_ranks_as_strata_mpi_handle PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+
+  # Ports with sync=mpi: 1->1 and 1->2 through slots, waking by MPI messages.
+  add_executable(strata_shm_mpi_port_test integration/shm_mpi_port_test.cpp)
+  target_link_libraries(strata_shm_mpi_port_test PRIVATE strata_mpi strata::strata MPI::MPI_C fmt::fmt)
+  add_test(NAME shm.mpi.ports_with_sync_mpi_deliver_every_message_one_to_one_and_fanned_out
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${MPIEXEC_PREFLAGS}
+            $<TARGET_FILE:strata_shm_mpi_port_test> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(shm.mpi.ports_with_sync_mpi_deliver_every_message_one_to_one_and_fanned_out
+    PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
 endif()
 
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_admin_test.cpp)

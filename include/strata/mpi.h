@@ -140,6 +140,9 @@ extern "C" {
 /* The MPI datatype of one handle (four MPI_UINT64_T), committed on first use
  * after MPI_Init and valid until MPI_Finalize; do not free it. Thread-safe. */
 MPI_Datatype strata_mpi_handle_type(void);
+/* 1 when ports may be opened with sync=mpi in this process (libstrata-mpi is
+ * loaded and MPI initialized through its MPI_Init), else 0. */
+int strata_mpi_port_sync_ready(void);
 #ifdef __cplusplus
 }
 #endif

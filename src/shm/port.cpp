@@ -2,6 +2,8 @@
 #include "strata/shm/port.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <thread>
@@ -9,6 +11,7 @@
 #include <sched.h>
 
 #include "core/log.hpp"
+#include "shm/mpi_waiter.hpp"
 #include "shm/objects.hpp"
 #include "shm/port_layout.hpp"
 #include "strata/shm/testing.hpp"
@@ -61,6 +64,29 @@ Result<void> check_shape(std::string_view name, const PortShared& p, const PortO
     return {};
 }
 
+std::string_view family_name(std::uint32_t family) {
+    return family == shm_detail::sync_mpi ? "mpi" : "blocking|busy_poll (through the segment)";
+}
+
+Result<void> check_sync(std::string_view name, const PortShared& p, PortSync sync) {
+    const std::uint32_t want = sync == PortSync::mpi ? shm_detail::sync_mpi : shm_detail::sync_segment;
+    if (p.sync_family != want) {
+        return make_error(Errc::invalid_argument,
+                          "Segment::port: sync={}: port '{}' exists with sync={}; every user of a port must wait "
+                          "the same way (all through MPI or all through the segment)",
+                          to_string(sync), name, family_name(p.sync_family));
+    }
+    return {};
+}
+
+// Wake-ups of different ports share one communicator: each port gets its own
+// pair of tags (a collision would only cost a spurious wake-up or one tick).
+int mpi_tag_of(std::uint64_t segment_id, std::uint64_t offset, int tag_ub) {
+    const std::uint64_t pairs = static_cast<std::uint64_t>(std::max(tag_ub, 3) - 1) / 2;
+    const std::uint64_t h = (segment_id * 0x9E3779B97F4A7C15ULL) ^ (offset * 0xC2B2AE3D27D4EB4FULL);
+    return static_cast<int>(((h >> 17U) % pairs) * 2);
+}
+
 shm_detail::ObjectSpec port_spec(std::size_t bytes) {
     return {bytes, 64, type_id<PortShared>(), type_name<PortShared>()};
 }
@@ -98,14 +124,23 @@ Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptio
     if (role != PortRole::producer && role != PortRole::consumer) {
         return make_error(Errc::invalid_argument, "{}: role={}: not a PortRole", op, static_cast<int>(role));
     }
-    if (options.sync == PortSync::mpi) {
-        return make_error(Errc::unsupported,
-                          "{}: sync=mpi: this library's ports synchronise through the segment (blocking or "
-                          "busy_poll); send Handles over MPI with STRATA_MPI_HANDLE instead",
-                          op);
-    }
-    if (options.sync != PortSync::blocking && options.sync != PortSync::busy_poll) {
+    if (options.sync != PortSync::blocking && options.sync != PortSync::busy_poll && options.sync != PortSync::mpi) {
         return make_error(Errc::invalid_argument, "{}: sync={}: not a PortSync", op, static_cast<int>(options.sync));
+    }
+    int mpi_rank = -1;
+    if (options.sync == PortSync::mpi) {
+        const shm_detail::MpiWaiterOps* mpi = shm_detail::mpi_waiter();
+        if (mpi == nullptr) {
+            return make_error(Errc::unsupported,
+                              "{}: sync=mpi: no MPI waiter is registered: link the program with libstrata-mpi "
+                              "(CMake target strata::mpi) or use sync=blocking|busy_poll",
+                              op);
+        }
+        char why[256] = {};
+        mpi_rank = mpi->rank(why, sizeof why);
+        if (mpi_rank < 0) {
+            return make_error(Errc::invalid_argument, "{}: sync=mpi: {}", op, text_of(why, sizeof why));
+        }
     }
     const unsigned slots = options.slots.value_or(4);
     const std::size_t slot_bytes = options.slot_bytes.value_or(0);
@@ -131,6 +166,7 @@ Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptio
         p->slots = slots;
         p->consumers = consumers;
         p->slot_bytes = slot_bytes;
+        p->sync_family = options.sync == PortSync::mpi ? shm_detail::sync_mpi : shm_detail::sync_segment;
         auto* payload = reinterpret_cast<std::byte*>(p->slot_array() + slots);
         payload += (64 - reinterpret_cast<std::uintptr_t>(payload) % 64) % 64;
         const std::size_t stride = (slot_bytes + 63) / 64 * 64;
@@ -148,6 +184,9 @@ Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptio
     if (auto ok = check_shape(name, *shared, options); !ok) {
         return std::unexpected(ok.error());
     }
+    if (auto ok = check_sync(name, *shared, options.sync); !ok) {
+        return std::unexpected(ok.error());
+    }
 
     Port port;
     port.attachment_ = &a;
@@ -156,6 +195,11 @@ Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptio
     port.role_ = role;
     port.sync_ = options.sync;
     port.token_ = a.token;
+    if (options.sync == PortSync::mpi) {
+        port.mpi_tag_ =
+            mpi_tag_of(a.header->segment_id, static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(shared) - a.base),
+                       shm_detail::mpi_waiter()->tag_ub());
+    }
     if (auto locked = port.lock(op); !locked) {
         return std::unexpected(locked.error());
     }
@@ -185,6 +229,7 @@ Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptio
         chosen->next_seq = shared->write_seq;
     }
     chosen->token = a.token;
+    chosen->mpi_rank = mpi_rank >= 0 ? static_cast<std::uint32_t>(mpi_rank) + 1 : 0;
     chosen->state = shm_detail::peer_active;
     if (role == PortRole::producer) {
         ++shared->producers_active;
@@ -229,7 +274,8 @@ Port::Port(Port&& other) noexcept
       index_(other.index_),
       token_(other.token_),
       seen_deaths_(other.seen_deaths_),
-      messages_(other.messages_) {}
+      messages_(other.messages_),
+      mpi_tag_(other.mpi_tag_) {}
 
 Port& Port::operator=(Port&& other) noexcept {
     if (this != &other) {
@@ -243,6 +289,7 @@ Port& Port::operator=(Port&& other) noexcept {
         token_ = other.token_;
         seen_deaths_ = other.seen_deaths_;
         messages_ = other.messages_;
+        mpi_tag_ = other.mpi_tag_;
     }
     return *this;
 }
@@ -402,10 +449,37 @@ void Port::recover_dead_peers() {
     }
     unlock();
     if (freed_any) {
-        bump_and_wake(shared_->freed, shared_->free_waiters);
+        signal(true);
     }
     if (published_any) {
+        signal(false);
+    }
+}
+
+void Port::signal(bool for_slot) noexcept {
+    if (for_slot) {
+        bump_and_wake(shared_->freed, shared_->free_waiters);
+    } else {
         bump_and_wake(shared_->published, shared_->publish_waiters);
+    }
+    const shm_detail::MpiWaiterOps* mpi = sync_ == PortSync::mpi ? shm_detail::mpi_waiter() : nullptr;
+    if (mpi == nullptr) {
+        return;
+    }
+    // Freed slots wake the producers, published messages the consumers; each rank once.
+    PortPeer* table = for_slot ? shared_->producers : shared_->consumer_peers;
+    const unsigned count = for_slot ? shm_detail::kMaxPortPeers : shared_->consumers;
+    std::array<std::uint32_t, shm_detail::kMaxPortPeers> ranks{};
+    unsigned n = 0;
+    for (unsigned i = 0; i < count; ++i) {
+        const std::uint32_t state = std::atomic_ref<std::uint32_t>(table[i].state).load(std::memory_order_acquire);
+        const std::uint32_t rank = std::atomic_ref<std::uint32_t>(table[i].mpi_rank).load(std::memory_order_relaxed);
+        if (state != shm_detail::peer_active || rank == 0 ||
+            std::find(ranks.begin(), ranks.begin() + n, rank) != ranks.begin() + n) {
+            continue;
+        }
+        ranks[n++] = rank;
+        mpi->notify(static_cast<int>(rank - 1), mpi_tag_ + (for_slot ? 1 : 0));
     }
 }
 
@@ -418,7 +492,19 @@ Result<void> Port::wait(std::string_view op, std::uint32_t seen, bool for_slot,
     std::atomic<std::uint32_t>& waiters = for_slot ? shared_->free_waiters : shared_->publish_waiters;
     const auto tick = std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
     for (;;) {
-        if (sync_ == PortSync::busy_poll) {
+        if (sync_ == PortSync::mpi) {
+            // Waits for a peer's zero-byte message; a message sent before we got
+            // here is still queued, so no wake-up is lost.
+            const auto now = std::chrono::steady_clock::now();
+            const auto until = std::min(deadline, *next_check);
+            const long ns =
+                until > now
+                    ? static_cast<long>(std::chrono::duration_cast<std::chrono::nanoseconds>(until - now).count())
+                    : 0;
+            if (word.load(std::memory_order_acquire) == seen && ns > 0) {
+                shm_detail::mpi_waiter()->wait(mpi_tag_ + (for_slot ? 1 : 0), ns);
+            }
+        } else if (sync_ == PortSync::busy_poll) {
             for (int spin = 0; spin < 4096; ++spin) {
                 if (word.load(std::memory_order_acquire) != seen) {
                     return {};

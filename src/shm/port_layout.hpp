@@ -21,6 +21,7 @@ inline constexpr std::uint64_t kMaxSlotBytes = 1ULL << 30U;
 
 enum SlotState : std::uint32_t { slot_free = 0, slot_loaned = 1, slot_committed = 2, slot_abandoned = 3 };
 enum PeerState : std::uint32_t { peer_never = 0, peer_active = 1, peer_departed = 2, peer_closed = 3 };
+enum SyncFamily : std::uint32_t { sync_segment = 1, sync_mpi = 2 };
 
 struct PortSlot {
     std::uint64_t sequence = 0;
@@ -36,7 +37,7 @@ struct PortSlot {
 struct PortPeer {
     std::uint64_t token = 0;
     std::uint32_t state = peer_never;
-    std::uint32_t reserved = 0;
+    std::uint32_t mpi_rank = 0;  ///< sync=mpi: rank in MPI_COMM_WORLD + 1 (0: none), whom to wake
     std::uint64_t join_seq = 0;  ///< consumers: first message meant for this consumer
     std::uint64_t next_seq = 0;  ///< consumers: next message to receive
 };
@@ -50,7 +51,7 @@ struct PortShared {
     std::uint32_t producers_active = 0;
     std::uint32_t producers_joined = 0;
     std::uint32_t producers_died = 0;
-    std::uint32_t reserved = 0;
+    std::uint32_t sync_family = 0;  ///< sync_segment or sync_mpi: every user must wait the same way
     alignas(64) std::atomic<std::uint32_t> published{0};
     std::atomic<std::uint32_t> publish_waiters{0};
     alignas(64) std::atomic<std::uint32_t> freed{0};

@@ -8,7 +8,6 @@
 
 namespace strata {
 
-using shm_detail::bump_and_wake;
 using shm_detail::drop_holder;
 using shm_detail::holders_for;
 using shm_detail::PortPeer;
@@ -97,7 +96,7 @@ Result<void> Port::commit(Loan&& loan, std::size_t used) {
     slot->holders = holders_for(*shared_, slot->sequence);
     slot->state = slot->holders == 0 ? shm_detail::slot_free : shm_detail::slot_committed;
     unlock();
-    bump_and_wake(shared_->published, shared_->publish_waiters);
+    signal(false);
     ++messages_;
     return {};
 }
@@ -136,7 +135,7 @@ Result<Sample> Port::recv(Timeout timeout) {
                 me.next_seq = s + 1;
                 unlock();
                 if (freed) {
-                    bump_and_wake(shared_->freed, shared_->free_waiters);
+                    signal(true);
                 }
                 ++messages_;
                 return Sample(this, s, &slot);
@@ -154,7 +153,7 @@ Result<Sample> Port::recv(Timeout timeout) {
         const std::uint32_t died = shared_->producers_died;
         unlock();
         if (freed) {
-            bump_and_wake(shared_->freed, shared_->free_waiters);
+            signal(true);
         }
         if (drained && no_producer) {
             if (auto ok = check_events(op); !ok) {
@@ -194,7 +193,7 @@ void Port::release_slot(std::uint64_t sequence, PortSlot* slot) noexcept {
     }
     unlock();
     if (freed) {
-        bump_and_wake(shared_->freed, shared_->free_waiters);
+        signal(true);
     }
 }
 
@@ -209,9 +208,9 @@ void Port::cancel(std::uint64_t sequence, PortSlot* slot) noexcept {
         freed = slot->holders == 0;
     }
     unlock();
-    bump_and_wake(shared_->published, shared_->publish_waiters);
+    signal(false);
     if (freed) {
-        bump_and_wake(shared_->freed, shared_->free_waiters);
+        signal(true);
     }
 }
 
@@ -254,9 +253,9 @@ Result<void> Port::close() {
         }
     }
     unlock();
-    bump_and_wake(shared_->published, shared_->publish_waiters);
+    signal(false);
     if (freed) {
-        bump_and_wake(shared_->freed, shared_->free_waiters);
+        signal(true);
     }
     shared_ = nullptr;
     attachment_ = nullptr;

@@ -117,9 +117,14 @@ TEST_F(ShmPort, bad_options_are_invalid_arguments_naming_the_field) {
                            Errc::invalid_argument, {"sync=9"}));
 }
 
-TEST_F(ShmPort, sync_mpi_is_unsupported_with_a_pointer_to_mpi_handles) {
+TEST_F(ShmPort, sync_mpi_without_libstrata_mpi_is_unsupported_and_names_the_library) {
     EXPECT_TRUE(fails_with(seg->port("p", PortRole::producer, {.sync = PortSync::mpi}), Errc::unsupported,
-                           {"sync=mpi", "STRATA_MPI_HANDLE"}));
+                           {"sync=mpi", "libstrata-mpi"}));
+    EXPECT_TRUE(fails_with(seg->port("p", PortRole::consumer, {.sync = PortSync::mpi}), Errc::unsupported,
+                           {"sync=mpi", "libstrata-mpi"}));
+    // Nothing was left behind: the name is free for a port that waits through the segment.
+    STRATA_ASSERT_ASSIGN(out, seg->port("p", PortRole::producer, {.sync = PortSync::busy_poll}));
+    EXPECT_EQ(out.sync(), PortSync::busy_poll);
 }
 
 TEST_F(ShmPort, a_shape_that_differs_from_the_existing_port_is_an_invalid_argument) {

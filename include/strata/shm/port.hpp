@@ -23,8 +23,12 @@
 //
 // Waiting: PortSync::blocking sleeps on a futex; busy_poll spins (lowest
 // latency, burns a core). Every wait checks the other users' liveness at
-// least every 20 ms. PortSync::mpi is not offered by this library (send
-// handles with STRATA_MPI_HANDLE instead) and is `unsupported`.
+// least every 20 ms. PortSync::mpi keeps the data in the segment's slots but
+// waits for, and wakes peers with, zero-byte MPI messages (every user an MPI
+// rank of one job); it needs the program linked with libstrata-mpi and MPI
+// initialized, else Segment::port fails naming sync=mpi and the cause. All
+// users of a port wait through the segment (blocking, busy_poll) or all
+// through MPI: mixing the two is refused.
 //
 // Crash safety: when a user of the port dies, the next call of every other
 // user returns peer_dead once, naming the dead user and what was recovered:
@@ -219,6 +223,8 @@ private:
                       std::chrono::steady_clock::time_point deadline,
                       std::chrono::steady_clock::time_point* next_check);
     void recover_dead_peers();
+    /// Moves a futex word on and wakes its waiters (futex, or MPI messages for sync=mpi).
+    void signal(bool for_slot) noexcept;
     void cancel(std::uint64_t sequence, shm_detail::PortSlot* slot) noexcept;
     void release_slot(std::uint64_t sequence, shm_detail::PortSlot* slot) noexcept;
     [[nodiscard]] std::span<std::byte> payload(const shm_detail::PortSlot* slot) const noexcept;
@@ -232,6 +238,7 @@ private:
     std::uint64_t token_ = 0;
     std::uint64_t seen_deaths_ = 0;
     std::uint64_t messages_ = 0;
+    int mpi_tag_ = 0;  ///< sync=mpi: tag of "published" wake-ups; +1 for "freed"
 };
 
 template <class T>
