@@ -156,9 +156,11 @@ std::uint64_t lock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uin
 }
 
 void unlock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>& waiters) {
-    const std::uint64_t previous = owner.exchange(0, std::memory_order_release);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (waiters.load(std::memory_order_relaxed) != 0) {
+    // seq_cst on both sides (here and the waiter's fetch_add) orders the
+    // release before the waiter count is read, so a waiter that went to sleep
+    // is always woken; no fence, which ThreadSanitizer cannot follow.
+    const std::uint64_t previous = owner.exchange(0, std::memory_order_seq_cst);
+    if (waiters.load(std::memory_order_seq_cst) != 0) {
         futex_wake_all(low_half(owner));
     }
     (void)previous;
