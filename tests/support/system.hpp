@@ -24,6 +24,7 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -231,6 +232,7 @@ class MemoryCgroup {
 public:
     MemoryCgroup(const std::string& name, std::uint64_t limit_bytes)
         : path_(std::filesystem::path(memory_cgroup_root) / name), origin_(own_memory_cgroup()) {
+        remove_groups_of_dead_tests();
         if (::mkdir(path_.c_str(), 0755) != 0) {
             error_ = fmt::format("mkdir {}: {}", path_.string(), std::strerror(errno));
             return;
@@ -257,6 +259,25 @@ public:
             ::usleep(10'000);
         }
         std::fprintf(stderr, "warning: could not remove %s: %s\n", path_.c_str(), std::strerror(errno));
+    }
+
+    /// Removes the empty "strata-test-<pid>-..." groups whose test process is
+    /// gone: a test killed by its ctest timeout never runs its destructor, and
+    /// its group would otherwise outlive it on the machine.
+    static void remove_groups_of_dead_tests() {
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(memory_cgroup_root, ec)) {
+            const std::string leaf = entry.path().filename().string();
+            constexpr std::string_view prefix = "strata-test-";
+            if (!entry.is_directory(ec) || !leaf.starts_with(prefix)) {
+                continue;
+            }
+            const long pid = std::strtol(leaf.c_str() + prefix.size(), nullptr, 10);
+            const bool owner_gone = pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+            if (owner_gone && read_text(entry.path() / "cgroup.procs").empty()) {
+                ::rmdir(entry.path().c_str());
+            }
+        }
     }
 
     [[nodiscard]] bool ok() const { return created_ && error_.empty(); }
