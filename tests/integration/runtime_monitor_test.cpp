@@ -75,10 +75,16 @@ TEST_P(RuntimeWithMonitor, the_next_task_starts_soon_after_a_task_blocks_and_the
         static_cast<unsigned long long>(stats[0].surrenders), static_cast<unsigned long long>(stats[0].wakes));
     // ebpf reports the block as it happens; proc only at its next sample (1 ms period).
     EXPECT_LT(median, std::string_view(GetParam()) == "ebpf" ? 1000.0 : 5000.0);
-    // proc samples, so it may miss a block shorter than its period; ebpf sees every one.
-    const std::uint64_t seen = std::string_view(GetParam()) == "ebpf" ? rounds : 1;
-    EXPECT_GE(stats[0].monitor.blocks, seen);
-    EXPECT_GE(stats[0].monitor.unblocks, seen);
+    // ebpf sees every block and every unblock. proc samples every 1 ms: it sees
+    // the blocks (each lasts until the next task runs), but a woken worker that
+    // runs for less than a period and then sleeps in the idle pool may never be
+    // sampled runnable, so proc's unblock count is not a promise.
+    if (std::string_view(GetParam()) == "ebpf") {
+        EXPECT_GE(stats[0].monitor.blocks, static_cast<std::uint64_t>(rounds));
+        EXPECT_GE(stats[0].monitor.unblocks, static_cast<std::uint64_t>(rounds));
+    } else {
+        EXPECT_GE(stats[0].monitor.blocks, 1U);
+    }
     EXPECT_GE(stats[0].wakes, 1U);
 }
 
