@@ -33,7 +33,10 @@ enum class Errc {
     io_error,           ///< the device or file system reported an error (EIO and others)
     unsupported,        ///< the machine or the object does not offer the feature
     busy,               ///< the object is in use
-    peer_dead,          ///< a process this one depends on has died
+    peer_dead,          ///< a process this one depends on has died; the object recovered and stays usable
+    broken,             ///< an object is unusable (a user died holding its lock): remove or recreate it
+    corrupted,          ///< shared state is not what strata wrote (bad magic, impossible values): recreate it
+    resource_exhausted, ///< a fixed limit of strata or the system was reached (the message names it)
     timeout,            ///< a bounded wait ran out
     internal,           ///< an invariant of strata itself did not hold
 };

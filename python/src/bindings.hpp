@@ -15,20 +15,27 @@ namespace strata::python {
 
 namespace nb = nanobind;
 
-/// A strata::Error as a Python exception (strata.Error, a RuntimeError with `.code`).
+/// A strata::Error as a Python exception: strata.Error (a RuntimeError with
+/// `.code`), or ValueError for invalid_argument. The message is kept whole -
+/// NUL characters included - and decoded as UTF-8 with backslash escapes for
+/// bytes that are not (std::runtime_error::what() would stop at a NUL).
 struct PyError : std::runtime_error {
-    PyError(std::string code_name, const std::string& what) : std::runtime_error(what), code(std::move(code_name)) {}
+    PyError(std::string code_name, std::string text, bool as_value_error = false)
+        : std::runtime_error(code_name),
+          code(std::move(code_name)),
+          message(std::move(text)),
+          value_error(as_value_error) {}
     std::string code;
+    std::string message;
+    bool value_error;
 };
 
 /// The value of `r`, or raises strata.Error (ValueError for invalid_argument).
 template <class T>
 T unwrap(Result<T>&& r) {
     if (!r) {
-        if (r.error().code == Errc::invalid_argument) {
-            throw nb::value_error(r.error().what().c_str());
-        }
-        throw PyError(std::string(to_string(r.error().code)), r.error().what());
+        throw PyError(std::string(to_string(r.error().code)), r.error().what(),
+                      r.error().code == Errc::invalid_argument);
     }
     if constexpr (!std::is_void_v<T>) {
         return std::move(*r);
@@ -60,6 +67,7 @@ struct VectorRef {
     void* vector = nullptr;
     Dtype dtype = Dtype::float64;
     std::shared_ptr<int> view;  // PySegment::views
+    bool read_only = false;     // the segment was opened read_only: the array is not writeable
 };
 
 void bind_segment(nb::module_& m);

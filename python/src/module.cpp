@@ -45,7 +45,14 @@ NB_MODULE(_strata, m) {
             try {
                 std::rethrow_exception(p);
             } catch (const PyError& e) {
-                nb::object exc = error_type(nb::str(e.what()));
+                nb::object text = nb::steal(PyUnicode_DecodeUTF8(e.message.data(),
+                                                                 static_cast<Py_ssize_t>(e.message.size()),
+                                                                 "backslashreplace"));
+                if (e.value_error) {
+                    PyErr_SetObject(PyExc_ValueError, text.ptr());
+                    return;
+                }
+                nb::object exc = error_type(text);
                 nb::setattr(exc, "code", nb::str(e.code.c_str()));
                 PyErr_SetObject(error_type.ptr(), exc.ptr());
             } catch (const strata::out_of_space& e) {

@@ -43,13 +43,17 @@ VectorRef remember(const nb::object& seg, void* vector, Dtype dtype) {
         auto* v = static_cast<strata::vector<T>*>(vector);
         seg_of(seg).arrays[v->data()] = {vector, dtype};
     });
-    return VectorRef{seg, vector, dtype, seg_of(seg).views};
+    return VectorRef{seg, vector, dtype, seg_of(seg).views, seg_of(seg).segment.is_read_only()};
 }
 
 nb::object array_of(nb::handle owner, const VectorRef& ref) {
     return with_type(ref.dtype, [&](auto tag) -> nb::object {
         using T = typename decltype(tag)::type;
         auto* v = static_cast<strata::vector<T>*>(ref.vector);
+        if (ref.read_only) {
+            // The mapping is PROT_READ: numpy refuses writes (ValueError) instead of the process faulting.
+            return nb::cast(nb::ndarray<nb::numpy, const T, nb::ndim<1>>(v->data(), {v->size()}, owner));
+        }
         return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(v->data(), {v->size()}, owner));
     });
 }

@@ -31,7 +31,9 @@ def _dtype_name(dtype) -> str:
 class Segment:
     """A named shared segment (strata::Segment): every process that opens the
     same name sees the same objects. mode: create_only, open_only,
-    open_or_create (default), recreate, read_only; size in bytes to create."""
+    open_or_create (default), recreate, read_only (arrays are not
+    writeable); size in bytes to create. dir: the segment directory (default
+    $STRATA_SHM_DIR, else the private /dev/shm/strata-<uid>)."""
 
     def __init__(
         self,
@@ -141,7 +143,9 @@ class Port:
     every consumer receives every message (fan-out to `consumers`), and a slot
     is reused only when each consumer released it (backpressure). Messages
     carry handles, so a vector of any size goes across in constant time.
-    sync: "blocking" (futex) or "busy-poll". The first user sets the shape."""
+    sync: "blocking" (futex, the default), "busy_poll" (spins; lowest
+    latency) or "mpi" (waits through MPI messages; needs libstrata-mpi and
+    MPI initialized). The first user sets the shape."""
 
     def __init__(
         self,

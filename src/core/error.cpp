@@ -16,6 +16,9 @@ std::string_view to_string(Errc code) noexcept {
         case Errc::unsupported: return "unsupported";
         case Errc::busy: return "busy";
         case Errc::peer_dead: return "peer_dead";
+        case Errc::broken: return "broken";
+        case Errc::corrupted: return "corrupted";
+        case Errc::resource_exhausted: return "resource_exhausted";
         case Errc::timeout: return "timeout";
         case Errc::internal: return "internal";
     }
@@ -49,6 +52,8 @@ Errc errc_from_errno(int err) noexcept {
         case ECONNRESET:
         case EOWNERDEAD: return Errc::peer_dead;
         case ETIMEDOUT: return Errc::timeout;
+        case EMFILE:
+        case ENFILE: return Errc::resource_exhausted;
         default: return Errc::io_error;
     }
 }

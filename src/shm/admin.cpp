@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "shm/files.hpp"
 #include "shm/layout.hpp"
 #include "strata/shm/segment.hpp"
 
@@ -17,18 +19,18 @@ namespace strata {
 namespace {
 
 namespace fs = std::filesystem;
-using shm_detail::kMaxUsers;
 
-/// Users holding a byte of the lock file, counted through F_OFD_GETLK.
+/// Users holding a byte of the lock file, counted through F_OFD_GETLK (the
+/// read_only users, who share one byte, count as one).
 unsigned users_alive(int lock_fd) {
     unsigned alive = 0;
     off_t start = 1;
-    while (start <= static_cast<off_t>(kMaxUsers)) {
+    while (start <= shm_detail::kReaderByte) {
         struct flock fl {};
         fl.l_type = F_WRLCK;
         fl.l_whence = SEEK_SET;
         fl.l_start = start;
-        fl.l_len = static_cast<off_t>(kMaxUsers) + 1 - start;
+        fl.l_len = shm_detail::kReaderByte + 1 - start;
         if (::fcntl(lock_fd, F_OFD_GETLK, &fl) != 0 || fl.l_type == F_UNLCK) {
             break;
         }
@@ -51,9 +53,9 @@ SegmentInfo inspect(const fs::path& seg_path, const std::string& name, int lock_
     info.name = name;
     info.path = seg_path;
     info.users_alive = lock_fd >= 0 ? users_alive(lock_fd) : 0;
-    const int fd = ::open(seg_path.c_str(), O_RDONLY | O_CLOEXEC);
+    const int fd = ::open(seg_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) {
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         if (fd >= 0) {
             ::close(fd);
         }
@@ -90,10 +92,40 @@ fs::path resolve(const fs::path& dir) {
     return dir.empty() ? default_segment_dir() : dir;
 }
 
+/// Whether `path` is a regular file (not a link) this user may trust (files.hpp):
+/// in a directory shared with other users, theirs are neither listed nor removed.
+bool ours(const fs::path& path) {
+    struct stat st {};
+    return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && shm_detail::trusted(st, true);
+}
+
+/// The default directory must be the user's private one; a missing one holds nothing.
+Result<bool> check_default_dir(const fs::path& dir, std::string_view op) {
+    if (dir != default_segment_dir() || std::getenv("STRATA_SHM_DIR") != nullptr) {
+        return true;
+    }
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0 && errno == ENOENT) {
+        return false;
+    }
+    auto checked = shm_detail::private_dir(dir.parent_path(), false, op);
+    if (!checked) {
+        return std::unexpected(checked.error());
+    }
+    return true;
+}
+
 }  // namespace
 
 Result<std::vector<SegmentInfo>> list_segments(const fs::path& dir_in) {
     const fs::path dir = resolve(dir_in);
+    auto exists = check_default_dir(dir, "list_segments");
+    if (!exists) {
+        return std::unexpected(exists.error());
+    }
+    if (!*exists) {
+        return std::vector<SegmentInfo>{};
+    }
     std::error_code error;
     fs::directory_iterator it(dir, error);
     if (error) {
@@ -106,7 +138,10 @@ Result<std::vector<SegmentInfo>> list_segments(const fs::path& dir_in) {
             continue;
         }
         const fs::path lock_path = dir / fmt::format("strata.{}.lock", name);
-        const int lock_fd = ::open(lock_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (!ours(entry.path()) || (fs::exists(fs::symlink_status(lock_path)) && !ours(lock_path))) {
+            continue;
+        }
+        const int lock_fd = ::open(lock_path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         out.push_back(inspect(entry.path(), name, lock_fd));
         if (lock_fd >= 0) {
             ::close(lock_fd);
@@ -125,7 +160,7 @@ Result<std::vector<std::string>> collect_segments(const fs::path& dir_in) {
     std::vector<std::string> removed;
     for (const auto& info : *listed) {
         const fs::path lock_path = dir / fmt::format("strata.{}.lock", info.name);
-        const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CLOEXEC);
+        const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         if (lock_fd < 0) {
             // No lock file: nobody can be attached (attach holds it first).
             if (errno == ENOENT && ::unlink(info.path.c_str()) == 0) {
@@ -138,7 +173,7 @@ Result<std::vector<std::string>> collect_segments(const fs::path& dir_in) {
         fl.l_type = F_WRLCK;
         fl.l_whence = SEEK_SET;
         fl.l_start = 0;
-        fl.l_len = static_cast<off_t>(kMaxUsers) + 1;
+        fl.l_len = shm_detail::kIndexByte + 1;
         if (::fcntl(lock_fd, F_OFD_SETLK, &fl) == 0) {
             struct stat by_fd {};
             struct stat by_path {};

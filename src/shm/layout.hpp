@@ -1,15 +1,22 @@
 // What a segment holds, and what a process knows of its attachment to one.
 //
-// File layout: [SegmentHeader, 64 KiB][Boost segment manager and its heap].
-// Lock file layout: byte 0 guards creation, opening and removal; byte i
-// (1..kMaxUsers) is held by user i while it is attached (OFD lock).
+// File layout: [SegmentHeader, 128 KiB][Boost segment manager and its heap].
+// Lock file layout (OFD locks): byte 0 guards creation, opening and removal
+// (read_only users take it shared); byte i (1..kMaxUsers) is held by user i
+// while it is attached; kReaderByte is held shared by every read_only user;
+// kIndexByte is held exclusively by a writer while it changes the name index
+// and shared by a read_only user while it looks a name up (a read_only
+// mapping cannot take the index's lock, which lives in the segment).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <mutex>
 #include <string>
+
+#include <sys/types.h>
 
 #include "strata/error.hpp"
 #include "strata/shm/allocator.hpp"
@@ -17,9 +24,11 @@
 namespace strata::shm_detail {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x5354524154415348ULL;  // "STRATASH"
-inline constexpr std::uint32_t kLayoutVersion = 1;
+inline constexpr std::uint32_t kLayoutVersion = 2;
 inline constexpr unsigned kMaxUsers = 1024;
-inline constexpr std::size_t kHeaderBytes = 64 * 1024;
+inline constexpr off_t kReaderByte = kMaxUsers + 1;
+inline constexpr off_t kIndexByte = kMaxUsers + 2;
+inline constexpr std::size_t kHeaderBytes = 128 * 1024;
 inline constexpr std::size_t kMinSegmentBytes = 1024 * 1024;
 inline constexpr std::uint64_t kObjectMagic = 0x4f424a5354524154ULL;  // xor-ed with the header's offset
 
@@ -30,6 +39,12 @@ struct UserEntry {
     std::uint32_t reserved = 0;
     std::uint64_t attached_unix_ns = 0;
     char comm[24] = {};  ///< the process name, for messages
+    /// The slot's previous user, so a message about a dead user whose slot a
+    /// later attacher took still names the dead one.
+    std::uint64_t previous_generation = 0;
+    std::int32_t previous_pid = 0;
+    std::uint32_t reserved2 = 0;
+    char previous_comm[24] = {};
 };
 
 struct SegmentHeader {
@@ -80,8 +95,19 @@ struct Attachment {
     bool read_only = false;
     SegmentHeader* header = nullptr;
     SegmentManager* manager = nullptr;
-    unsigned slot = 0;
-    std::uint64_t token = 0;
+    unsigned slot = 0;        ///< 0 for read_only users, which hold kReaderByte instead
+    std::uint64_t token = 0;  ///< 0 for read_only users: they take no lock in the segment
+    bool group_access = false;
+    /// The process's fork count when this attachment was made: a forked child
+    /// inherits the object but is not a user (see forked()).
+    std::uint64_t fork_generation = 0;
+    /// Serialises this attachment's holds of kIndexByte (OFD locks do not
+    /// exclude threads sharing one open file description).
+    std::mutex index_mutex;
+
+    /// True in a child forked after this attachment was made: the child's copy
+    /// holds no lock, is no user, and every call through it fails.
+    [[nodiscard]] bool forked() const noexcept;
 
     /// Whether the attachment `token` names is still attached (true for our own).
     [[nodiscard]] bool alive(std::uint64_t other) const;
@@ -97,6 +123,29 @@ Result<std::unique_ptr<Attachment>> attach(std::string_view name, int mode, std:
                                            const std::filesystem::path& dir, bool group_access);
 /// Unmaps, releases the user slot, removes the segment if this was the last user.
 Result<void> detach(Attachment& attachment);
+
+/// How many times this process's ancestors forked since it started (bumped in the child).
+std::uint64_t fork_generation() noexcept;
+
+/// The error a forked child gets when it uses an attachment its parent made.
+Error forked_error(const Attachment& attachment, std::string_view op);
+
+/// Holds kIndexByte around a name-index change (writers, exclusive) or lookup
+/// (read_only users, shared), bounded to 5 s.
+class IndexLock {
+public:
+    IndexLock(Attachment& attachment, bool exclusive);
+    ~IndexLock();
+    IndexLock(const IndexLock&) = delete;
+    IndexLock& operator=(const IndexLock&) = delete;
+    /// Empty when held, else why not.
+    [[nodiscard]] Result<void> status() const { return status_; }
+
+private:
+    Attachment& attachment_;
+    std::unique_lock<std::mutex> guard_;
+    Result<void> status_;
+};
 
 /// Process-wide map from addresses to attachments, so locks inside a segment
 /// find the token of the attachment they are used through.

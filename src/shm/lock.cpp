@@ -12,6 +12,7 @@
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "shm/layout.hpp"
@@ -20,7 +21,9 @@
 namespace strata::shm_detail {
 namespace {
 
-constexpr std::size_t kRegistrySize = 256;
+// The registry grows by chunks that are never freed, so lookups (on every
+// lock) read it without a lock while attach/detach change it under one.
+constexpr std::size_t kChunkSize = 256;
 
 struct RegistryEntry {
     std::atomic<std::uintptr_t> begin{0};
@@ -28,13 +31,59 @@ struct RegistryEntry {
     std::atomic<Attachment*> attachment{nullptr};
 };
 
-std::array<RegistryEntry, kRegistrySize>& registry() {
-    static std::array<RegistryEntry, kRegistrySize> entries;
-    return entries;
+struct RegistryChunk {
+    std::array<RegistryEntry, kChunkSize> entries;
+    std::atomic<RegistryChunk*> next{nullptr};
+};
+
+RegistryChunk& registry() {
+    static RegistryChunk first;
+    return first;
 }
 std::mutex& registry_mutex() {
     static std::mutex m;
     return m;
+}
+
+template <class F>
+void for_each_entry(F&& f) {
+    for (RegistryChunk* c = &registry(); c != nullptr; c = c->next.load(std::memory_order_acquire)) {
+        for (auto& e : c->entries) {
+            if (f(e)) {
+                return;
+            }
+        }
+    }
+}
+
+std::atomic<std::uint64_t> g_fork_generation{0};
+
+// A forked child shares its parent's open file descriptions, and with them the
+// OFD locks that say "this user is alive": the child closes its copies of the
+// lock files, so the parent's liveness stays its own, and its attachments
+// become inert (Attachment::forked).
+void before_fork() noexcept {
+    registry_mutex().lock();
+}
+void after_fork_in_parent() noexcept {
+    registry_mutex().unlock();
+}
+void after_fork_in_child() noexcept {
+    g_fork_generation.fetch_add(1, std::memory_order_relaxed);
+    for_each_entry([](RegistryEntry& e) {
+        if (Attachment* a = e.attachment.load(std::memory_order_relaxed); a != nullptr) {
+            if (a->lock_fd >= 0) {
+                ::close(a->lock_fd);
+                a->lock_fd = -1;
+            }
+            if (a->seg_fd >= 0) {
+                ::close(a->seg_fd);
+                a->seg_fd = -1;
+            }
+        }
+        return false;
+    });
+    registry_mutex().unlock();
 }
 
 std::uint32_t low_word(std::uint64_t value) {
@@ -63,44 +112,68 @@ Attachment& attachment_or_throw(const void* address) {
     if (a == nullptr) {
         throw segment_broken("strata shm: a segment lock was used outside any attached segment");
     }
+    if (a->forked()) {
+        throw segment_broken(forked_error(*a, "strata shm: a segment lock").message);
+    }
     return *a;
 }
 
 }  // namespace
 
+std::uint64_t fork_generation() noexcept {
+    return g_fork_generation.load(std::memory_order_relaxed);
+}
+
 void register_attachment(Attachment* attachment) {
+    static std::once_flag fork_handlers;
+    std::call_once(fork_handlers, [] { ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child); });
     const std::lock_guard guard(registry_mutex());
-    for (auto& e : registry()) {
-        if (e.attachment.load() == nullptr) {
-            e.begin.store(reinterpret_cast<std::uintptr_t>(attachment->base));
-            e.end.store(reinterpret_cast<std::uintptr_t>(attachment->base) + attachment->size);
-            e.attachment.store(attachment);
-            return;
+    RegistryEntry* free_entry = nullptr;
+    RegistryChunk* last = nullptr;
+    for (RegistryChunk* c = &registry(); c != nullptr && free_entry == nullptr; c = c->next.load()) {
+        last = c;
+        for (auto& e : c->entries) {
+            if (e.attachment.load() == nullptr) {
+                free_entry = &e;
+                break;
+            }
         }
     }
+    if (free_entry == nullptr) {
+        auto* chunk = new RegistryChunk();  // never freed: lock-free readers may still walk it
+        free_entry = &chunk->entries[0];
+        last->next.store(chunk, std::memory_order_release);
+    }
+    free_entry->begin.store(reinterpret_cast<std::uintptr_t>(attachment->base));
+    free_entry->end.store(reinterpret_cast<std::uintptr_t>(attachment->base) + attachment->size);
+    free_entry->attachment.store(attachment, std::memory_order_release);
 }
 
 void unregister_attachment(Attachment* attachment) {
     const std::lock_guard guard(registry_mutex());
-    for (auto& e : registry()) {
+    for_each_entry([&](RegistryEntry& e) {
         if (e.attachment.load() == attachment) {
             e.attachment.store(nullptr);
             e.begin.store(0);
             e.end.store(0);
         }
-    }
+        return false;
+    });
 }
 
 Attachment* attachment_at(const void* address) noexcept {
     const auto a = reinterpret_cast<std::uintptr_t>(address);
-    for (auto& e : registry()) {
+    Attachment* found = nullptr;
+    for_each_entry([&](RegistryEntry& e) {
         Attachment* att = e.attachment.load(std::memory_order_acquire);
         if (att != nullptr && e.begin.load(std::memory_order_relaxed) <= a &&
             a < e.end.load(std::memory_order_relaxed)) {
-            return att;
+            found = att;
+            return true;
         }
-    }
-    return nullptr;
+        return false;
+    });
+    return found;
 }
 
 bool futex_wait(const std::atomic<std::uint32_t>* word, std::uint32_t expected, long timeout_ns) noexcept {

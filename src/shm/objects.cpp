@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include <boost/interprocess/exceptions.hpp>
@@ -83,7 +84,37 @@ Result<void*> existing(const Attachment& a, std::string_view op, std::string_vie
 }
 
 Error broken_error(const Attachment& a, std::string_view op) {
-    return Error{Errc::peer_dead, fmt::format("{}: {}", op, a.broken_reason()), 0};
+    return Error{Errc::broken, fmt::format("{}: {}", op, a.broken_reason()), 0};
+}
+
+/// Looks `name` up in the name index: through Boost's locked find for
+/// writers; for a read_only user (which cannot take a lock in its read-only
+/// mapping) without Boost's lock while holding kIndexByte shared, which every
+/// writer holds exclusively while it changes the index.
+Result<void*> find_array(Attachment& a, const std::string& name_z) {
+    if (!a.read_only) {
+        return static_cast<void*>(a.manager->find<char>(name_z.c_str()).first);
+    }
+    const IndexLock index(a, false);
+    if (auto ok = index.status(); !ok) {
+        return std::unexpected(ok.error());
+    }
+    return static_cast<void*>(a.manager->find_no_lock<char>(name_z.c_str()).first);
+}
+
+/// Boost's construct of the array for an object; null when out of space. A
+/// name another user made meanwhile (already_exists) is retried by the caller.
+void* construct_array(Attachment& a, std::string_view name, const std::string& name_z, std::size_t bytes,
+                      int attempt) {
+    try {
+        return name.empty() ? a.manager->construct<char>(bip::anonymous_instance, std::nothrow)[bytes]()
+                            : a.manager->construct<char>(name_z.c_str(), std::nothrow)[bytes]();
+    } catch (const bip::interprocess_exception& e) {
+        if (e.get_error_code() != bip::already_exists_error || attempt > 100) {
+            throw;
+        }
+    }
+    return nullptr;
 }
 
 }  // namespace
@@ -115,7 +146,15 @@ Result<void> usable(const Attachment* a, std::string_view op, bool writes) {
     if (a == nullptr) {
         return make_error(Errc::invalid_argument, "{}: the segment is closed", op);
     }
-    if (a->header->broken.load(std::memory_order_acquire) != 0) {
+    if (a->forked()) {
+        return std::unexpected(forked_error(*a, op));
+    }
+    if (const std::uint32_t state = a->header->broken.load(std::memory_order_acquire); state > 2) {
+        return make_error(Errc::corrupted,
+                          "{}: segment '{}': its broken flag holds {} (strata writes only 0, 1 or 2): the segment's "
+                          "header was overwritten; recreate it",
+                          op, a->name, state);
+    } else if (state != 0) {
         return std::unexpected(broken_error(*a, op));
     }
     if (writes && a->read_only) {
@@ -139,18 +178,22 @@ Result<void*> place_object(Attachment& a, std::string_view op, std::string_view 
     void* array = nullptr;
     try {
         for (int attempt = 0; array == nullptr; ++attempt) {
-            if (!name.empty()) {
-                if (auto found = a.manager->find<char>(name_z.c_str()); found.first != nullptr) {
-                    return existing(a, op, name, found.first, spec);
+            void* found = nullptr;
+            {
+                std::optional<IndexLock> index;
+                if (!name.empty()) {
+                    index.emplace(a, true);
+                    if (auto ok = index->status(); !ok) {
+                        return std::unexpected(ok.error());
+                    }
+                    found = a.manager->find<char>(name_z.c_str()).first;
+                }
+                if (found == nullptr) {
+                    array = construct_array(a, name, name_z, bytes, attempt);
                 }
             }
-            try {
-                array = name.empty() ? a.manager->construct<char>(bip::anonymous_instance, std::nothrow)[bytes]()
-                                     : a.manager->construct<char>(name_z.c_str(), std::nothrow)[bytes]();
-            } catch (const bip::interprocess_exception& e) {
-                if (e.get_error_code() != bip::already_exists_error || attempt > 100) {
-                    throw;
-                }
+            if (found != nullptr) {
+                return existing(a, op, name, found, spec);
             }
             if (array == nullptr && (name.empty() || a.manager->find<char>(name_z.c_str()).first == nullptr)) {
                 return make_error(
@@ -207,12 +250,15 @@ Result<void*> place_object(Attachment& a, std::string_view op, std::string_view 
 Result<void*> find_object(Attachment& a, std::string_view op, std::string_view name, const ObjectSpec& spec) {
     const std::string name_z(name);
     try {
-        auto found = a.manager->find<char>(name_z.c_str());
-        if (found.first == nullptr) {
+        auto found = find_array(a, name_z);
+        if (!found) {
+            return std::unexpected(found.error());
+        }
+        if (*found == nullptr) {
             return make_error(Errc::not_found, "{}: name='{}': no object of that name in segment '{}'", op, name,
                               a.name);
         }
-        return existing(a, op, name, found.first, spec);
+        return existing(a, op, name, *found, spec);
     } catch (const segment_broken&) {
         return std::unexpected(broken_error(a, op));
     }
@@ -243,6 +289,11 @@ Result<void> erase_object(Attachment& a, std::string_view op, std::string_view n
     try {
         void* array = nullptr;
         ObjectHeader* h = nullptr;
+        // Held for unnamed objects too: destroy() may be given a named one.
+        const IndexLock index(a, true);
+        if (auto ok = index.status(); !ok) {
+            return std::unexpected(ok.error());
+        }
         if (object == nullptr) {
             const std::string name_z(name);
             array = a.manager->find<char>(name_z.c_str()).first;

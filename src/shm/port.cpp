@@ -200,6 +200,9 @@ Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptio
             mpi_tag_of(a.header->segment_id, static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(shared) - a.base),
                        shm_detail::mpi_waiter()->tag_ub());
     }
+    // A consumer index a dead consumer still holds is freed first, so its
+    // replacement is not refused as busy.
+    port.recover_dead_peers();
     if (auto locked = port.lock(op); !locked) {
         return std::unexpected(locked.error());
     }
@@ -332,7 +335,7 @@ std::span<std::byte> Port::payload(const PortSlot* slot) const noexcept {
 
 Result<void> Port::lock(std::string_view op) {
     if (shared_->broken.load(std::memory_order_acquire) != 0) {
-        return make_error(Errc::peer_dead, "{}: {}", op,
+        return make_error(Errc::broken, "{}: {}", op,
                           text_of(shared_->broken_reason, sizeof shared_->broken_reason));
     }
     if (const std::uint64_t dead = shm_detail::lock_token(shared_->lock, *attachment_); dead != 0) {
@@ -349,7 +352,7 @@ Result<void> Port::lock(std::string_view op) {
         while (shared_->broken.load(std::memory_order_acquire) == 2) {
             cpu_relax();
         }
-        return make_error(Errc::peer_dead, "{}: {}", op,
+        return make_error(Errc::broken, "{}: {}", op,
                           text_of(shared_->broken_reason, sizeof shared_->broken_reason));
     }
     shm_detail::crash_point(static_cast<int>(shm_testing::CrashPoint::port_lock_held));
@@ -364,9 +367,16 @@ Result<void> Port::check_events(std::string_view op) {
     if (shared_ == nullptr) {
         return make_error(Errc::invalid_argument, "{}: the port is closed", op);
     }
-    if (shared_->broken.load(std::memory_order_acquire) != 0) {
-        return make_error(Errc::peer_dead, "{}: {}", op,
-                          text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+    if (attachment_->forked()) {
+        return std::unexpected(shm_detail::forked_error(*attachment_, fmt::format("{}: port '{}'", op, name_)));
+    }
+    if (const std::uint32_t state = shared_->broken.load(std::memory_order_acquire); state == 1) {
+        return make_error(Errc::broken, "{}: {}", op, text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+    } else if (state != 0) {
+        return make_error(Errc::corrupted,
+                          "{}: port '{}': its broken flag holds {} (strata writes only 0, 1 or 2, and 2 only for "
+                          "the instant a reason is written): the port was overwritten; remove it",
+                          op, name_, state);
     }
     const std::uint64_t deaths = shared_->deaths.load(std::memory_order_acquire);
     if (deaths != seen_deaths_) {

@@ -44,6 +44,17 @@ Result<Loan> Port::loan(Timeout timeout) {
     if (auto ok = need_role(op, *this, PortRole::producer); !ok) {
         return std::unexpected(ok.error());
     }
+    // A producer that never waits still learns of a dead consumer within a
+    // tick, instead of filling slots for it and keeping its index taken.
+    const std::int64_t now =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    if (now >= next_liveness_ns_) {
+        next_liveness_ns_ = now + shm_detail::kLivenessTickNs;
+        recover_dead_peers();
+        if (auto ok = check_events(op); !ok) {
+            return std::unexpected(ok.error());
+        }
+    }
     const auto deadline = deadline_of(timeout);
     auto next_check = Clock::now() + std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
     for (;;) {
@@ -184,7 +195,7 @@ Result<void> Port::release(Sample&& sample) {
 }
 
 void Port::release_slot(std::uint64_t sequence, PortSlot* slot) noexcept {
-    if (shared_ == nullptr || !lock("Port::release").has_value()) {
+    if (shared_ == nullptr || attachment_->forked() || !lock("Port::release").has_value()) {
         return;
     }
     bool freed = false;
@@ -198,7 +209,7 @@ void Port::release_slot(std::uint64_t sequence, PortSlot* slot) noexcept {
 }
 
 void Port::cancel(std::uint64_t sequence, PortSlot* slot) noexcept {
-    if (shared_ == nullptr || !lock("Loan").has_value()) {
+    if (shared_ == nullptr || attachment_->forked() || !lock("Loan").has_value()) {
         return;
     }
     bool freed = false;
@@ -216,6 +227,12 @@ void Port::cancel(std::uint64_t sequence, PortSlot* slot) noexcept {
 
 Result<void> Port::close() {
     if (shared_ == nullptr) {
+        return {};
+    }
+    if (attachment_->forked()) {
+        // A forked child's copy: the parent's place in the port is not ours to give up.
+        shared_ = nullptr;
+        attachment_ = nullptr;
         return {};
     }
     PortPeer& me = role_ == PortRole::producer ? shared_->producers[index_] : shared_->consumer_peers[index_];

@@ -7,10 +7,12 @@
 #include <thread>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <boost/interprocess/exceptions.hpp>
 
 #include "core/log.hpp"
+#include "shm/files.hpp"
 #include "shm/layout.hpp"
 #include "shm/objects.hpp"
 
@@ -48,7 +50,7 @@ std::filesystem::path default_segment_dir() {
     if (const char* env = std::getenv("STRATA_SHM_DIR"); env != nullptr && *env != '\0') {
         return env;
     }
-    return "/dev/shm";
+    return std::filesystem::path(shm_detail::kPrivateDirBase) / fmt::format("strata-{}", ::geteuid());
 }
 
 Result<Segment> Segment::open(std::string_view name, SegmentMode mode, std::size_t size,
@@ -67,7 +69,15 @@ Result<Segment> Segment::open(std::string_view name, SegmentMode mode, std::size
                           "{} bytes (1 MiB)",
                           size, to_string(mode), name, shm_detail::kMinSegmentBytes);
     }
-    const std::filesystem::path dir = options.dir.empty() ? default_segment_dir() : options.dir;
+    std::filesystem::path dir = options.dir.empty() ? default_segment_dir() : options.dir;
+    if (dir == std::filesystem::path(shm_detail::kPrivateDirBase) / fmt::format("strata-{}", ::geteuid())) {
+        // The default: a directory only this user can write, checked on every open.
+        auto made = shm_detail::private_dir(shm_detail::kPrivateDirBase, true, "Segment::open");
+        if (!made) {
+            return std::unexpected(made.error());
+        }
+        dir = *made;
+    }
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
         return make_error(Errc::not_found, "Segment::open: dir={}: not an existing directory", dir.string());

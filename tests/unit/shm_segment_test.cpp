@@ -173,9 +173,19 @@ TEST(ShmSegment, a_failed_open_leaves_no_mapping_or_descriptor) {
     EXPECT_EQ(test::resources_difference(before, test::snapshot_resources()), "");
 }
 
-TEST(ShmSegment, the_default_directory_is_dev_shm_unless_strata_shm_dir_says_otherwise) {
+TEST(ShmSegment, the_default_directory_is_a_private_one_in_dev_shm_unless_strata_shm_dir_says_otherwise) {
     ::unsetenv("STRATA_SHM_DIR");
-    EXPECT_EQ(default_segment_dir(), "/dev/shm");
+    EXPECT_EQ(default_segment_dir(), fmt::format("/dev/shm/strata-{}", ::geteuid()));
+    {
+        const std::string name = test::unique_name("default-dir");
+        STRATA_ASSERT_ASSIGN(sut, Segment::open(name, SegmentMode::create_only, test::kSegmentBytes));
+        EXPECT_EQ(sut.path(), default_segment_dir() / ("strata." + name + ".seg"));
+        struct stat st {};
+        ASSERT_EQ(::lstat(default_segment_dir().c_str(), &st), 0);
+        EXPECT_TRUE(S_ISDIR(st.st_mode));
+        EXPECT_EQ(st.st_uid, ::geteuid());
+        EXPECT_EQ(st.st_mode & 07777, 0700U) << "only its user may list, create or remove segments there";
+    }
     test::ShmFixture f;
     ::setenv("STRATA_SHM_DIR", f.dir.path().c_str(), 1);
     EXPECT_EQ(default_segment_dir(), f.dir.path());

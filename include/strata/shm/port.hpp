@@ -31,13 +31,19 @@
 // through MPI: mixing the two is refused.
 //
 // Crash safety: when a user of the port dies, the next call of every other
-// user returns peer_dead once, naming the dead user and what was recovered:
-// a producer that died between loan and commit loses that message (consumers
-// skip it), a consumer that died releases what it held and leaves the
-// fan-out. A user that died holding the port's lock leaves the port broken:
-// every call fails with peer_dead naming it until Segment::remove_port().
-// When every producer has closed and every message was received, recv()
-// returns not_found ("end of stream"); when every producer died, peer_dead.
+// user returns peer_dead once (within 1 s, also for a producer that never
+// has to wait), naming the dead user and what was recovered: a producer that
+// died between loan and commit loses that message (consumers skip it), a
+// consumer that died releases what it held and leaves the fan-out (a
+// replacement consumer may then open the port). A user that died holding the
+// port's lock leaves the port broken: every call fails with `broken` naming
+// it until Segment::remove_port(). When every producer has closed and every
+// message was received, recv() returns not_found ("end of stream"); when
+// every producer died, peer_dead.
+//
+// fork: a child forked while its parent holds a Port inherits a copy that is
+// not a user: every call through it fails (invalid_argument) and destroying
+// it changes nothing the parent sees.
 //
 // Thread safety: a Port, Loan or Sample is used by one thread at a time;
 // Loans and Samples must not outlive their Port, nor a Port its Segment.
@@ -238,6 +244,8 @@ private:
     std::uint64_t token_ = 0;
     std::uint64_t seen_deaths_ = 0;
     std::uint64_t messages_ = 0;
+    /// When loan() next checks the other users' liveness (steady clock, ns).
+    std::int64_t next_liveness_ns_ = 0;
     int mpi_tag_ = 0;  ///< sync=mpi: tag of "published" wake-ups; +1 for "freed"
 };
 
