@@ -4,11 +4,13 @@ strata_add_test_binary(strata_shm_unit_tests LABEL unit TIMEOUT 60 PREFIX "shm."
   unit/shm_objects_test.cpp
   unit/shm_handle_test.cpp)
 target_sources(strata_shm_unit_tests PRIVATE unit/shm_port_test.cpp)
+target_sources(strata_shm_unit_tests PRIVATE unit/shm_boundary_test.cpp)
 
 strata_add_test_binary(strata_shm_integration_tests LABEL integration TIMEOUT 120 PREFIX "shm." SOURCES
   integration/shm_port_process_test.cpp)
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_crash_test.cpp)
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_namespace_test.cpp)
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_trust_test.cpp)
 
 # Handles over MPI (STRATA_MPI_HANDLE from libstrata-mpi), with mpiexec.
 if(TARGET strata_mpi)

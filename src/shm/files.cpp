@@ -63,11 +63,13 @@ Result<std::filesystem::path> private_dir(const std::filesystem::path& base, boo
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         const int err = errno;
-        if (err == ELOOP || err == ENOTDIR) {
+        struct stat link {};
+        if ((err == ELOOP || err == ENOTDIR) && ::lstat(dir.c_str(), &link) == 0) {
             return make_error(Errc::permission_denied,
-                              "{}: dir={}: is not a directory but {}: another user may have planted it; remove it "
-                              "or choose a directory with STRATA_SHM_DIR",
-                              op, dir.string(), err == ELOOP ? "a symbolic link" : "a file");
+                              "{}: dir={}: is not a directory but {} ({}): another user may have planted it; remove "
+                              "it or choose a directory with STRATA_SHM_DIR",
+                              op, dir.string(), S_ISLNK(link.st_mode) ? "a symbolic link" : "a file",
+                              describe_owner(link));
         }
         return make_sys_error(err, "{}: dir={}: cannot open the private segment directory", op, dir.string());
     }

@@ -53,6 +53,10 @@ std::filesystem::path default_segment_dir() {
     return std::filesystem::path(shm_detail::kPrivateDirBase) / fmt::format("strata-{}", ::geteuid());
 }
 
+Result<std::filesystem::path> private_segment_dir(const std::filesystem::path& base, bool create) {
+    return shm_detail::private_dir(base, create, "private_segment_dir");
+}
+
 Result<Segment> Segment::open(std::string_view name, SegmentMode mode, std::size_t size,
                               const SegmentOptions& options) {
     if (auto ok = check_segment_name(name); !ok) {

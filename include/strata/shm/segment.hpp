@@ -71,8 +71,16 @@ struct SegmentOptions {
     bool group_access = false;  ///< create 0660 instead of 0600
 };
 
-/// The directory Segment::open uses when SegmentOptions::dir is empty.
+/// The directory Segment::open uses when SegmentOptions::dir is empty:
+/// $STRATA_SHM_DIR, else private_segment_dir()'s path (/dev/shm/strata-<euid>).
 std::filesystem::path default_segment_dir();
+
+/// The caller's private segment directory `base`/strata-<euid>: created 0700
+/// if missing (`create`), then opened O_NOFOLLOW and checked to be a
+/// directory owned by the caller with mode 0700. permission_denied, naming the
+/// directory, its owner and mode, when it is not (another user may have made
+/// it to plant segments), the way XDG_RUNTIME_DIR is checked.
+Result<std::filesystem::path> private_segment_dir(const std::filesystem::path& base = "/dev/shm", bool create = true);
 
 class Port;
 struct PortOptions;
