@@ -137,32 +137,37 @@ def main() -> int:
     memcpy = statistics.median(r["memcpy_100MB_mb_s"] for r in handoff_runs)
     sg = next((n for s, n in shapes if s == "scatter-gather"), 0)
     pl = next((n for s, n in shapes if s == "pipeline"), 0)
+    judged_ratio = ratio
     if rerun:
-        # The ratios are judged on the rerun, against MPI with its best intra-node setting measured beside it.
-        best = ratios_report.mpi_variant(rerun)
-
-        def ratio(shape, n, a, b):  # noqa: F811
-            return ratios_report.ratio(rerun, shape, a, best if b == "mpi" else b)
+        # The ratios are judged on the rerun, against the faster of MPI's default and best p2p setting.
+        def judged_ratio(shape, n, a, b):
+            return ratios_report.ratio(rerun, shape, a, b)
 
     targets = [
-        ("shm / MPI iterations/s, simple, 10 MB", ratio("simple", 2, "shm", "mpi"), ">= 1.5", 1.5, True),
+        (
+            "shm / MPI iterations/s, simple, 10 MB",
+            judged_ratio("simple", 2, "shm", "mpi"),
+            ">= 1.5",
+            1.5,
+            True,
+        ),
         (
             f"shm / MPI iterations/s, pipeline({pl}), 10 MB",
-            ratio("pipeline", pl, "shm", "mpi"),
+            judged_ratio("pipeline", pl, "shm", "mpi"),
             ">= 2",
             2.0,
             True,
         ),
         (
             f"shm / MPI iterations/s, scatter-gather({sg}), 10 MB",
-            ratio("scatter-gather", sg, "shm", "mpi"),
+            judged_ratio("scatter-gather", sg, "shm", "mpi"),
             ">= 3",
             3.0,
             True,
         ),
         (
             f"shm / threads iterations/s, scatter-gather({sg}), 10 MB",
-            ratio("scatter-gather", sg, "shm", "threads"),
+            judged_ratio("scatter-gather", sg, "shm", "threads"),
             ">= 1",
             1.0,
             True,
