@@ -43,11 +43,16 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("raw")
     parser.add_argument("--out-dir", required=True)
-    parser.add_argument("--command", default="bench/shm_handoff/run")
+    parser.add_argument("--command", help="the command that produced RAW (default: the one RAW records)")
     args = parser.parse_args()
     data = load(args.raw)
-    data["command"] = args.command
-    data["machine"] = machine()
+    # A results.json given back as RAW keeps its own command and machine, so the report
+    # regenerates byte for byte from the committed results.json.
+    if args.command or "command" not in data:
+        data["command"] = args.command or "bench/shm_handoff/run"
+    if "machine" not in data:
+        data["machine"] = machine()
+    args.command = data["command"]
     out = Path(args.out_dir)
     with open(out / "results.json", "w") as f:
         json.dump(data, f, indent=2)

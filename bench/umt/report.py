@@ -136,11 +136,15 @@ def targets(summary):
         )
         monitored = [r for r in summary if r["mode"] == mode and r["experiment"] != "synthetic-pipe"]
         if monitored:
-            typical = statistics.median(r["utilization_median"] for r in monitored)
-            low = min(r["utilization_median"] for r in monitored)
+            # Judged on the tasks' own utilization (their thread CPU time, measured inside the
+            # tasks), not the process CPU time, which also counts the runtime and the monitor.
+            process = statistics.median(r["utilization_median"] for r in monitored)
+            typical = statistics.median(r["task_utilization_median"] for r in monitored)
+            low = min(r["task_utilization_median"] for r in monitored)
             checks.append(
                 (
-                    f"CPU utilization ≥ 95% with the monitor (median of the I/O cases; lowest {100 * low:.0f}%) ({mode})",
+                    f"task utilization ≥ 95% with the monitor (the tasks' own CPU time / (wall × cores), median of "
+                    f"the I/O cases; lowest {100 * low:.0f}%; process CPU time, not judged: {100 * process:.2f}%) ({mode})",
                     100 * typical,
                     typical >= 0.95,
                     "%",
@@ -197,7 +201,10 @@ def markdown(doc, plots):
         "(BPF program on sched_switch/sched_wakeup), `ebpf+slice` (ebpf, and every worker thread asks the "
         "kernel for a 200 µs EEVDF slice, so a worker woken from I/O preempts the one that replaced it), "
         "`proc` (sampling /proc every 1 ms). Speedup = median wall "
-        "time of `off` / median wall time of the mode. CPU utilization = process CPU time / (wall time × cores).",
+        "time of `off` / median wall time of the mode. CPU utilization = process CPU time / (wall time × cores); "
+        "task utilization = the tasks' own CPU time, measured inside each task, / (wall time × cores): the "
+        "utilization target is judged on the latter, because process CPU time includes the runtime's and the "
+        "monitor's own work.",
         "",
         "## Targets",
         "",
@@ -293,9 +300,9 @@ def main():
         plot_bars(
             summary,
             out,
-            "utilization_median",
-            "CPU utilization, %",
-            "CPU utilization (I/O cases)",
+            "task_utilization_median",
+            "task utilization, %",
+            "Tasks' own utilization (I/O cases; the target is 95 %)",
             "utilization.png",
             scale=100,
             reference=95,
