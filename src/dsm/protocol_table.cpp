@@ -215,20 +215,25 @@ void do_recall(HomeEntry& e, const Request& r, CState to, Step& st) {
     e.state = wait_recall;
 }
 
-void do_subscribe(HomeEntry& e, const Request& r, Step& st) {
+void register_subscriber(HomeEntry& e, const Request& r, Step& st) {
     e.subs |= bit(r.client);
     if (r.update) {
         e.subs_update |= bit(r.client);
     } else {
         e.subs_update &= ~bit(r.client);
     }
+    st.out.push_back({.kind = sub_ack, .client = r.client, .version = e.version});
+}
+
+void do_subscribe(HomeEntry& e, const Request& r, Step& st) {
     // An owner granted without publish would release silently: take its copy
-    // back first, so that the next write grant carries publish.
+    // back first (so the next write grant carries publish), and register the
+    // subscriber after that, so it is told of releases after its subscription only.
     if (e.state == EM && r.client != e.owner && !e.owner_publishes) {
         do_recall(e, r, CState::S, st);
         return;
     }
-    st.out.push_back({.kind = sub_ack, .client = r.client, .version = e.version});
+    register_subscriber(e, r, st);
 }
 
 void do_free(HomeEntry& e, const Request& r, Step& st) {
@@ -349,7 +354,7 @@ Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
             e.owner_publishes = false;
             const Request p = e.pending;
             if (p.kind == subscribe) {
-                st.out.push_back({.kind = sub_ack, .client = p.client, .version = e.version});
+                register_subscriber(e, p, st);
             } else {
                 apply_request(e, p, st);
             }

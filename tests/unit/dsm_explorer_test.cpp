@@ -7,6 +7,7 @@
 // that version, and the single-writer invariant after every step. A failure
 // prints the seed; STRATA_DSM_SEED=<n> replays one seed.
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -211,7 +212,7 @@ private:
         const int roll = coin(rng_);
         const int chunk = std::uniform_int_distribution<int>(0, kChunks - 1)(rng_);
         ClientEntry& e = mine[chunk];
-        if (roll < 15) {
+        if (roll < 25) {
             if (!e.held() && !e.waiting()) {
                 const Step st = client_receive(e, Message{.kind = Msg::op_evict, .client = client});
                 ASSERT_TRUE(st.ok) << fmt::format("seed {}: {}", seed_, st.error);
@@ -220,7 +221,7 @@ private:
             }
             return;
         }
-        if (roll < 17 && !subscribed_[client][chunk]) {
+        if (roll < 27 && !subscribed_[client][chunk]) {
             subscribed_[client][chunk] = true;
             send(client, home_of(chunk), chunk, Message{.kind = Msg::subscribe, .client = client, .update = coin(rng_) < 50}, 0);
             return;
@@ -274,7 +275,7 @@ std::vector<std::uint64_t> seeds() {
     }
     std::vector<std::uint64_t> v;
     std::random_device rd;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 16; ++i) {
         v.push_back((static_cast<std::uint64_t>(rd()) << 32) | rd());
     }
     return v;
@@ -300,6 +301,8 @@ TEST(DsmExplorer, racing_clients_always_read_the_last_released_write_over_a_reor
     EXPECT_GT(total.write_back_during_recall, 0);
     EXPECT_GT(total.queued_requests, 0);
     EXPECT_GT(total.notifies_checked, 0);
+    std::printf("explorer: %ld evictions during an invalidation, %ld write-backs crossing a recall, %ld queued requests, %ld pushed notifications checked\n",
+                total.evict_during_inv, total.write_back_during_recall, total.queued_requests, total.notifies_checked);
     RecordProperty("evict_during_inv", static_cast<int>(total.evict_during_inv));
     RecordProperty("write_back_during_recall", static_cast<int>(total.write_back_during_recall));
 }
