@@ -25,3 +25,10 @@ endfunction()
 strata_dsm_mpi_program(dsm_coherence_test)
 strata_dsm_mpi_test(dsm.mpi.racing_clients_with_one_server_read_every_released_write PROGRAM dsm_coherence_test NP 5 ARGS 1 400)
 strata_dsm_mpi_test(dsm.mpi.racing_clients_with_four_servers_read_every_released_write PROGRAM dsm_coherence_test NP 8 ARGS 4 300)
+strata_dsm_mpi_program(dsm_failure_test)
+foreach(mode client server)
+  add_test(NAME dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang
+    COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_failure_test.sh
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> ${mode})
+  set_tests_properties(dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+endforeach()

@@ -214,8 +214,8 @@ Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, bool wr
         if (!c.entry.held() && !c.entry.has_bytes) {
             cache.erase(id);
         }
-        if (err.code == Errc::not_found || err.code == Errc::peer_dead) {
-            err.message = fmt::format("{}: {}", op, err.message);
+        if (done) {
+            err.message = fmt::format("{}: {}", op, err.message);  // the home's reply names the chunk, not the call
         }
         return std::unexpected(err);
     }

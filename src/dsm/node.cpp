@@ -1,4 +1,6 @@
 // dsm::Node: joining, the public operations, leaving.
+#include <csignal>
+
 #include <fmt/format.h>
 
 #include "dsm/node_impl.hpp"
@@ -65,6 +67,17 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     MPI_Comm_size(comm, &size);
     if (auto v = validate(comm, options, size); !v) {
         return std::unexpected(v.error());
+    }
+    // A dead peer must not kill the survivors: MPICH's hydra, run with
+    // -disable-auto-cleanup, tells them of a failed rank by SIGUSR1, and a
+    // write to a dead peer's socket raises SIGPIPE; both kill by default. The
+    // DSM reports dead peers itself, so a default action becomes ignore (a
+    // handler the program installed is left alone).
+    for (int sig : {SIGUSR1, SIGPIPE}) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+            ::signal(sig, SIG_IGN);
+        }
     }
     auto impl = std::make_unique<Impl>();
     impl->options = options;

@@ -96,7 +96,8 @@ Result<void> Node::barrier() {
             const int r = d.rank_of_client(c);
             if (c != d.client_index() && !d.net->check_alive(r, d.options.heartbeat, d.options.timeout)) {
                 d.net->mark_dead(r);
-                MPI_Request_free(&req);  // never completes; freed, not waited for
+                // The barrier never completes now; a nonblocking collective's
+                // request cannot be freed or cancelled, so it is abandoned.
                 return make_error(Errc::peer_dead, "dsm::Node::barrier: rank {} (client {}) stopped answering for {} ms", r, c,
                                   d.options.timeout.count());
             }
