@@ -136,8 +136,10 @@ void Node::Impl::client_handle(Incoming& in) {
         std::memcpy(c.data->data(), in.payload.data(), std::min(in.payload.size(), c.size));
     }
     (void)client_send(id, c, st);
-    if (st.erase) {
+    if (m.kind == proto::Msg::freed) {
         waits[{static_cast<int>(proto::Msg::free_req), id}].done = true;
+    }
+    if (st.erase) {
         cache.erase(it);
     }
 }

@@ -29,13 +29,22 @@ Result<void> chunk_request(Node::Impl& d, std::string_view op, ChunkId chunk, pr
 }  // namespace
 
 Result<void> Node::free(ChunkId chunk) {
+    Impl& d = *impl_;
     {
-        std::lock_guard lock(impl_->mu);
-        if (auto it = impl_->cache.find(chunk); it != impl_->cache.end() && (it->second.entry.held() || it->second.entry.waiting())) {
+        std::lock_guard lock(d.mu);
+        if (auto it = d.cache.find(chunk); it != d.cache.end() && (it->second.entry.held() || it->second.entry.waiting())) {
             return make_error(Errc::busy, "dsm::Node::free: chunk={:#x}: acquired on this node; release it first", chunk);
         }
     }
-    return chunk_request(*impl_, "dsm::Node::free", chunk, {.kind = proto::Msg::free_req});
+    // Exclusive access first: the protocol takes every other copy back (and
+    // waits for the acks), so once free returns no client can still read it.
+    if (auto w = d.acquire("dsm::Node::free", chunk, true); !w) {
+        return std::unexpected(w.error());
+    }
+    auto r = chunk_request(d, "dsm::Node::free", chunk, {.kind = proto::Msg::free_req});
+    std::lock_guard lock(d.mu);
+    d.cache.erase(chunk);
+    return r;
 }
 
 Result<void> Node::subscribe(ChunkId chunk, SubscribeOptions options) {
