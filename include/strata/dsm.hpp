@@ -93,9 +93,15 @@ struct SubscribeOptions {
 /// One release of a write of a subscribed chunk.
 struct Notification {
     ChunkId chunk = 0;
-    std::uint64_t version = 0;   ///< the chunk's version after that release (1, 2, ...)
+    std::uint64_t version = 0;  ///< the chunk's version after that release (1, 2, ...)
     bool has_data = false;
-    std::vector<std::byte> data;  ///< with update_on_write: the bytes of that version
+    /// With update_on_write: the bytes of that version (the received buffer itself, no copy).
+    [[nodiscard]] std::span<const std::byte> data() const {
+        return storage_ ? std::span<const std::byte>(*storage_).subspan(offset_) : std::span<const std::byte>();
+    }
+
+    std::shared_ptr<std::vector<std::byte>> storage_{};  ///< internal: the received message
+    std::size_t offset_ = 0;                            ///< internal: where the bytes start in it
 };
 
 /// Messages and bytes (payload and header) per message kind.

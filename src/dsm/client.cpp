@@ -78,7 +78,7 @@ void Node::Impl::client_handle(Incoming& in) {
         return;
     }
     if (kind == Kind::error) {
-        Error err{static_cast<Errc>(in.header.code), std::string(reinterpret_cast<const char*>(in.payload.data()), in.payload.size()), 0};
+        Error err{static_cast<Errc>(in.header.code), std::string(reinterpret_cast<const char*>(in.payload().data()), in.payload().size()), 0};
         const int for_kind = in.header.grant;
         if (for_kind == static_cast<int>(proto::Msg::read_req) || for_kind == static_cast<int>(proto::Msg::write_req)) {
             if (auto it = cache.find(id); it != cache.end()) {
@@ -100,7 +100,12 @@ void Node::Impl::client_handle(Incoming& in) {
     }
     const proto::Message m = wire::to_message(in.header);
     if (m.kind == proto::Msg::notify) {
-        notes.push_back(Notification{.chunk = id, .version = m.version, .has_data = m.has_data, .data = std::move(in.payload)});
+        Notification n{.chunk = id, .version = m.version, .has_data = m.has_data};
+        if (m.has_data) {
+            n.storage_ = std::move(in.buffer);
+            n.offset_ = sizeof(wire::Header);
+        }
+        notes.push_back(std::move(n));
         return;
     }
     if (m.kind == proto::Msg::sub_ack) {
@@ -133,7 +138,7 @@ void Node::Impl::client_handle(Incoming& in) {
             c.data = std::move(*region);
             c.size = in.header.size;
         }
-        std::memcpy(c.data->data(), in.payload.data(), std::min(in.payload.size(), c.size));
+        std::memcpy(c.data->data(), in.payload().data(), std::min(in.payload().size(), c.size));
     }
     (void)client_send(id, c, st);
     if (m.kind == proto::Msg::freed) {

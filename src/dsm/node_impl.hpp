@@ -72,7 +72,8 @@ struct Node::Impl {
     Result<void> serve();
     void server_handle(Incoming& in);
     void server_protocol(Incoming& in);
-    void server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload);
+    void server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload,
+                      const std::shared_ptr<std::vector<std::byte>>& incoming = nullptr);
     void server_reply_error(int rank, int for_kind, ChunkId id, Errc code, const std::string& text);
     void server_watch();
     void server_declare_dead(int client);

@@ -124,7 +124,8 @@ void Node::Impl::server_declare_dead(int client) {
     }
 }
 
-void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload) {
+void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload,
+                              const std::shared_ptr<std::vector<std::byte>>& incoming) {
     const proto::Step st = proto::home_receive(hc.entry, m);
     if (!st.ok) {
         server_reply_error(rank_of_client(m.client), static_cast<int>(m.kind), id, Errc::internal,
@@ -139,9 +140,23 @@ void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m
         }
         std::memcpy(hc.data->data(), payload.data(), payload.size());
     }
+    // Notifies with data carry exactly the bytes that came in: the incoming
+    // buffer goes out again under a notify header, without a copy.
+    std::shared_ptr<std::vector<std::byte>> forward;
     for (const auto& o : st.out) {
         const int dest = rank_of_client(o.client);
         if (net->is_dead(dest)) {
+            continue;
+        }
+        if (o.kind == proto::Msg::notify && o.has_data && st.store && incoming) {
+            if (!forward) {
+                forward = incoming;
+                proto::Message n = o;
+                n.client = -1;  // one header for every subscriber: a notify's receiver ignores it
+                const wire::Header h = wire::to_header(n, id, hc.size);
+                std::memcpy(forward->data(), &h, sizeof(h));
+            }
+            (void)net->post_buffer(dest, forward);
             continue;
         }
         std::span<const std::byte> bytes;
@@ -186,7 +201,7 @@ void Node::Impl::server_protocol(Incoming& in) {
                 }
             }
             if (loc->second.home != net->rank()) {
-                (void)net->post(loc->second.home, in.header, in.payload);
+                (void)net->post_buffer(loc->second.home, in.buffer);
                 return;
             }
             it = homes.find(id);
@@ -204,7 +219,7 @@ void Node::Impl::server_protocol(Incoming& in) {
         server_reply_error(rank_of_client(m.client), in.header.kind, id, Errc::peer_dead, hc.lost);
         return;
     }
-    server_apply(id, hc, m, in.payload);
+    server_apply(id, hc, m, in.payload(), in.buffer);
 }
 
 void Node::Impl::server_lock(Incoming& in) {

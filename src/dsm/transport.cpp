@@ -107,23 +107,35 @@ Result<void> Transport::post(int dest, const wire::Header& h, std::span<const st
     if (dead_[static_cast<std::size_t>(dest)]) {
         return make_error(Errc::peer_dead, "dsm: rank {} is dead (stopped answering)", dest);
     }
-    Send s;
-    s.dest = dest;
-    s.buffer.resize(sizeof(h) + payload.size());
-    std::memcpy(s.buffer.data(), &h, sizeof(h));
+    auto buffer = std::make_shared<std::vector<std::byte>>(sizeof(h) + payload.size());
+    std::memcpy(buffer->data(), &h, sizeof(h));
     if (!payload.empty()) {
-        std::memcpy(s.buffer.data() + sizeof(h), payload.data(), payload.size());
+        std::memcpy(buffer->data() + sizeof(h), payload.data(), payload.size());
     }
-    const int kind = h.kind < wire::kKinds ? h.kind : 0;
     std::lock_guard lock(send_mu_);
-    auto& slot = sends_.emplace_back(std::move(s));
-    const int rc = MPI_Isend(slot.buffer.data(), static_cast<int>(slot.buffer.size()), MPI_BYTE, dest, wire::kTag, comm_, &slot.request);
+    return send_locked(dest, std::move(buffer));
+}
+
+Result<void> Transport::post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
+    if (dead_[static_cast<std::size_t>(dest)]) {
+        return make_error(Errc::peer_dead, "dsm: rank {} is dead (stopped answering)", dest);
+    }
+    std::lock_guard lock(send_mu_);
+    return send_locked(dest, std::move(buffer));
+}
+
+Result<void> Transport::send_locked(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
+    wire::Header h;
+    std::memcpy(&h, buffer->data(), sizeof(h));
+    const std::size_t kind = h.kind < wire::kKinds ? h.kind : 0;
+    auto& slot = sends_.emplace_back(Send{.buffer = std::move(buffer), .dest = dest});
+    const int rc = MPI_Isend(slot.buffer->data(), static_cast<int>(slot.buffer->size()), MPI_BYTE, dest, wire::kTag, comm_, &slot.request);
     if (rc != MPI_SUCCESS) {
         sends_.pop_back();
         return make_error(Errc::peer_dead, "dsm: MPI_Isend to rank {}: {}", dest, mpi_error_text(rc));
     }
-    sent_msgs_[static_cast<std::size_t>(kind)].fetch_add(1, std::memory_order_relaxed);
-    sent_bytes_[static_cast<std::size_t>(kind)].fetch_add(slot.buffer.size(), std::memory_order_relaxed);
+    sent_msgs_[kind].fetch_add(1, std::memory_order_relaxed);
+    sent_bytes_[kind].fetch_add(slot.buffer->size(), std::memory_order_relaxed);
     if (sends_.size() > 64) {
         retire_locked();
     }
@@ -157,7 +169,8 @@ Result<bool> Transport::poll(Incoming& in) {
     }
     int count = 0;
     MPI_Get_count(&status, MPI_BYTE, &count);
-    std::vector<std::byte> buf(static_cast<std::size_t>(count));
+    auto buffer = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(count));
+    auto& buf = *buffer;
     if (int rc = MPI_Mrecv(buf.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
         return make_error(Errc::io_error, "dsm: MPI_Mrecv from rank {}: {}", status.MPI_SOURCE, mpi_error_text(rc));
     }
@@ -166,10 +179,10 @@ Result<bool> Transport::poll(Incoming& in) {
     }
     in.source = status.MPI_SOURCE;
     std::memcpy(&in.header, buf.data(), sizeof(wire::Header));
-    in.payload.assign(buf.begin() + sizeof(wire::Header), buf.end());
+    in.buffer = std::move(buffer);
     const std::size_t kind = in.header.kind < wire::kKinds ? in.header.kind : 0;
     recv_msgs_[kind].fetch_add(1, std::memory_order_relaxed);
-    recv_bytes_[kind].fetch_add(buf.size(), std::memory_order_relaxed);
+    recv_bytes_[kind].fetch_add(static_cast<std::uint64_t>(count), std::memory_order_relaxed);
     heard(in.source);
     return true;
 }

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstddef>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -33,10 +34,15 @@ namespace strata::dsm {
 
 using Clock = std::chrono::steady_clock;
 
+/// A received message: the whole buffer (header included) is kept, shared,
+/// so that a server can send the same bytes on without copying them.
 struct Incoming {
     int source = -1;
     wire::Header header;
-    std::vector<std::byte> payload;
+    std::shared_ptr<std::vector<std::byte>> buffer;
+    [[nodiscard]] std::span<const std::byte> payload() const {
+        return buffer ? std::span<const std::byte>(*buffer).subspan(sizeof(wire::Header)) : std::span<const std::byte>();
+    }
 };
 
 class Transport {
@@ -52,6 +58,9 @@ public:
 
     /// Sends header + payload to `dest`; the bytes are copied, the call does not wait.
     Result<void> post(int dest, const wire::Header& h, std::span<const std::byte> payload = {});
+    /// Sends `buffer` (a header followed by its payload) as it is, without a copy;
+    /// the buffer is kept alive until MPI is done with it.
+    Result<void> post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
     /// Receives one waiting message, if any; also retires completed sends.
     Result<bool> poll(Incoming& in);
 
@@ -74,9 +83,10 @@ private:
     Transport() = default;
     struct Send {
         MPI_Request request = MPI_REQUEST_NULL;
-        std::vector<std::byte> buffer;
+        std::shared_ptr<std::vector<std::byte>> buffer;
         int dest = -1;
     };
+    Result<void> send_locked(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
     void retire_locked();
 
     MPI_Comm comm_ = MPI_COMM_NULL;

@@ -160,8 +160,8 @@ int main(int argc, char** argv) {
             last = n->version;
             DSM_CHECK(n->has_data == (me == 0));
             if (n->has_data) {
-                DSM_CHECK(n->data.size() == sizes[c]);
-                check(n->data);
+                DSM_CHECK(n->data().size() == sizes[c]);
+                check(n->data());
             }
             ++got;
         }
