@@ -101,7 +101,7 @@ struct Notification {
     }
 
     std::shared_ptr<std::vector<std::byte>> storage_{};  ///< internal: the received message
-    std::size_t offset_ = 0;                            ///< internal: where the bytes start in it
+    std::size_t offset_ = 0;                             ///< internal: where the bytes start in it
 };
 
 /// Messages and bytes (payload and header) per message kind.
@@ -110,7 +110,7 @@ struct TrafficCount {
     std::uint64_t bytes = 0;
 };
 struct Traffic {
-    std::vector<std::string> kinds;   ///< kind names, same order as sent/received
+    std::vector<std::string> kinds;  ///< kind names, same order as sent/received
     std::vector<TrafficCount> sent;
     std::vector<TrafficCount> received;
     [[nodiscard]] TrafficCount total_sent() const;

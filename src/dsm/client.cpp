@@ -78,7 +78,8 @@ void Node::Impl::client_handle(Incoming& in) {
         return;
     }
     if (kind == Kind::error) {
-        Error err{static_cast<Errc>(in.header.code), std::string(reinterpret_cast<const char*>(in.payload().data()), in.payload().size()), 0};
+        Error err{static_cast<Errc>(in.header.code),
+                  std::string(reinterpret_cast<const char*>(in.payload().data()), in.payload().size()), 0};
         const int for_kind = in.header.grant;
         if (for_kind == static_cast<int>(proto::Msg::read_req) || for_kind == static_cast<int>(proto::Msg::write_req)) {
             if (auto it = cache.find(id); it != cache.end()) {
@@ -125,7 +126,9 @@ void Node::Impl::client_handle(Incoming& in) {
     c.home = in.source;  // first touch: the home answers, not the locator
     const proto::Step st = proto::client_receive(c.entry, m);
     if (!st.ok) {
-        c.failed = Error{Errc::internal, fmt::format("chunk {:#x}: protocol violation at client {}: {}", id, client_index(), st.error), 0};
+        c.failed =
+            Error{Errc::internal,
+                  fmt::format("chunk {:#x}: protocol violation at client {}: {}", id, client_index(), st.error), 0};
         return;
     }
     if (st.install) {
@@ -157,7 +160,8 @@ Result<void> Node::Impl::wait_for_peer(std::unique_lock<std::mutex>& lock, int r
         }
         if (!net->check_alive(rank, options.heartbeat, options.timeout)) {
             net->mark_dead(rank);
-            return make_error(Errc::peer_dead, "{}: rank {} stopped answering for {} ms", what, rank, options.timeout.count());
+            return make_error(Errc::peer_dead, "{}: rank {} stopped answering for {} ms", what, rank,
+                              options.timeout.count());
         }
         cv.wait_for(lock, options.heartbeat / 4);
     }
@@ -166,10 +170,12 @@ Result<void> Node::Impl::wait_for_peer(std::unique_lock<std::mutex>& lock, int r
 
 Result<void> Node::Impl::check_chunk_id(std::string_view op, ChunkId id) const {
     if (is_server()) {
-        return make_error(Errc::invalid_argument, "{}: rank {} is a server; chunks are used by clients", op, net->rank());
+        return make_error(Errc::invalid_argument, "{}: rank {} is a server; chunks are used by clients", op,
+                          net->rank());
     }
     if (wire::id_counter(id) == 0 || wire::id_server(id) >= servers || wire::id_policy(id) > wire::kPolicyNode) {
-        return make_error(Errc::invalid_argument, "{}: chunk={:#x}: not a chunk id of this DSM ({} servers)", op, id, servers);
+        return make_error(Errc::invalid_argument, "{}: chunk={:#x}: not a chunk id of this DSM ({} servers)", op, id,
+                          servers);
     }
     return {};
 }
@@ -202,8 +208,9 @@ Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, bool wr
     }
     CacheChunk& c = it->second;
     c.failed.reset();
-    const proto::Step st = proto::client_receive(c.entry, {.kind = write ? proto::Msg::op_acquire_write : proto::Msg::op_acquire_read,
-                                                           .client = client_index()});
+    const proto::Step st = proto::client_receive(
+        c.entry,
+        {.kind = write ? proto::Msg::op_acquire_write : proto::Msg::op_acquire_read, .client = client_index()});
     if (!st.ok) {
         return make_error(Errc::internal, "{}: {}", what, st.error);
     }

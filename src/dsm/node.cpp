@@ -14,19 +14,23 @@ Result<void> validate(MPI_Comm comm, const Options& o, int size) {
     (void)comm;
     if (o.servers < 1 || o.servers >= size) {
         return make_error(Errc::invalid_argument,
-                          "dsm::Node::join: servers={}: the job has {} ranks; between 1 and {} may serve, at least one must be a client",
+                          "dsm::Node::join: servers={}: the job has {} ranks; between 1 and {} may serve, at least one "
+                          "must be a client",
                           o.servers, size, size - 1);
     }
     if (o.servers > 255) {
         return make_error(Errc::invalid_argument, "dsm::Node::join: servers={}: at most 255 servers", o.servers);
     }
     if (size - o.servers > proto::kMaxClients) {
-        return make_error(Errc::invalid_argument, "dsm::Node::join: clients={}: at most {} clients (ranks minus servers)",
-                          size - o.servers, proto::kMaxClients);
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::join: clients={}: at most {} clients (ranks minus servers)", size - o.servers,
+                          proto::kMaxClients);
     }
     if (o.timeout.count() <= 0 || o.heartbeat.count() <= 0 || o.heartbeat >= o.timeout) {
-        return make_error(Errc::invalid_argument, "dsm::Node::join: timeout={}ms heartbeat={}ms: both must be positive, heartbeat below timeout",
-                          o.timeout.count(), o.heartbeat.count());
+        return make_error(
+            Errc::invalid_argument,
+            "dsm::Node::join: timeout={}ms heartbeat={}ms: both must be positive, heartbeat below timeout",
+            o.timeout.count(), o.heartbeat.count());
     }
     return {};
 }
@@ -55,13 +59,15 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (initialized == 0) {
-        return make_error(Errc::invalid_argument, "dsm::Node::join: MPI is not initialized (call MPI_Init_thread first)");
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::join: MPI is not initialized (call MPI_Init_thread first)");
     }
     int level = 0;
     MPI_Query_thread(&level);
     if (level != MPI_THREAD_MULTIPLE) {
-        return make_error(Errc::unsupported, "dsm::Node::join: MPI thread level {} provided; the DSM needs MPI_THREAD_MULTIPLE ({})", level,
-                          static_cast<int>(MPI_THREAD_MULTIPLE));
+        return make_error(Errc::unsupported,
+                          "dsm::Node::join: MPI thread level {} provided; the DSM needs MPI_THREAD_MULTIPLE ({})",
+                          level, static_cast<int>(MPI_THREAD_MULTIPLE));
     }
     int size = 0;
     MPI_Comm_size(comm, &size);
@@ -101,13 +107,27 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     return Node(std::move(impl));
 }
 
-bool Node::is_server() const noexcept { return impl_->is_server(); }
-int Node::rank() const noexcept { return impl_->net->rank(); }
-int Node::servers() const noexcept { return impl_->servers; }
-int Node::clients() const noexcept { return impl_->clients; }
-int Node::client_index() const noexcept { return impl_->client_index(); }
-MPI_Comm Node::clients_comm() const noexcept { return impl_->clients_comm; }
-Traffic Node::traffic() const { return impl_->net->traffic(); }
+bool Node::is_server() const noexcept {
+    return impl_->is_server();
+}
+int Node::rank() const noexcept {
+    return impl_->net->rank();
+}
+int Node::servers() const noexcept {
+    return impl_->servers;
+}
+int Node::clients() const noexcept {
+    return impl_->clients;
+}
+int Node::client_index() const noexcept {
+    return impl_->client_index();
+}
+MPI_Comm Node::clients_comm() const noexcept {
+    return impl_->clients_comm;
+}
+Traffic Node::traffic() const {
+    return impl_->net->traffic();
+}
 
 Result<void> Node::serve() {
     if (!impl_->is_server()) {
@@ -125,19 +145,22 @@ Result<ChunkId> Node::allocate(std::size_t size, HomePolicy home) {
         return make_error(Errc::invalid_argument, "dsm::Node::allocate: size=0: a chunk holds at least one byte");
     }
     if (home.kind == HomePolicy::Kind::node && (home.server < 0 || home.server >= d.servers)) {
-        return make_error(Errc::invalid_argument, "dsm::Node::allocate: home=node({}): the job has {} servers (0..{})", home.server,
-                          d.servers, d.servers - 1);
+        return make_error(Errc::invalid_argument, "dsm::Node::allocate: home=node({}): the job has {} servers (0..{})",
+                          home.server, d.servers, d.servers - 1);
     }
     const std::uint64_t counter = d.next_counter.fetch_add(1);
     int server = 0;
     int policy = wire::kPolicyById;
     switch (home.kind) {
         case HomePolicy::Kind::by_id:
-            server = static_cast<int>((((counter + (static_cast<std::uint64_t>(d.client_index()) << 24U)) * kGolden) >> 32U) % static_cast<std::uint64_t>(d.servers));
+            server = static_cast<int>(
+                (((counter + (static_cast<std::uint64_t>(d.client_index()) << 24U)) * kGolden) >> 32U) %
+                static_cast<std::uint64_t>(d.servers));
             break;
         case HomePolicy::Kind::first_touch:
             policy = wire::kPolicyFirstTouch;
-            server = static_cast<int>((counter + static_cast<std::uint64_t>(d.client_index())) % static_cast<std::uint64_t>(d.servers));
+            server = static_cast<int>((counter + static_cast<std::uint64_t>(d.client_index())) %
+                                      static_cast<std::uint64_t>(d.servers));
             break;
         case HomePolicy::Kind::node:
             policy = wire::kPolicyNode;
@@ -157,7 +180,9 @@ Result<ChunkId> Node::allocate(std::size_t size, HomePolicy home) {
     if (auto r = d.net->post(server, h); !r) {
         return std::unexpected(r.error());
     }
-    if (auto r = d.wait_reply(fmt::format("dsm::Node::allocate: size={}", size), static_cast<int>(wire::Kind::alloc_req), id, server); !r) {
+    if (auto r = d.wait_reply(fmt::format("dsm::Node::allocate: size={}", size),
+                              static_cast<int>(wire::Kind::alloc_req), id, server);
+        !r) {
         return std::unexpected(r.error());
     }
     return id;
@@ -187,12 +212,15 @@ Result<void> Node::release(ChunkId chunk) {
     std::lock_guard lock(d.mu);
     auto it = d.cache.find(chunk);
     if (it == d.cache.end() || !it->second.entry.held()) {
-        return make_error(Errc::invalid_argument, "dsm::Node::release: chunk={:#x}: not acquired on this node (release without acquire)", chunk);
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::release: chunk={:#x}: not acquired on this node (release without acquire)",
+                          chunk);
     }
     CacheChunk& c = it->second;
     const bool write = c.entry.writer;
-    const proto::Step st = proto::client_receive(c.entry, {.kind = write ? proto::Msg::op_release_write : proto::Msg::op_release_read,
-                                                           .client = d.client_index()});
+    const proto::Step st = proto::client_receive(
+        c.entry,
+        {.kind = write ? proto::Msg::op_release_write : proto::Msg::op_release_read, .client = d.client_index()});
     if (!st.ok) {
         return make_error(Errc::internal, "dsm::Node::release: chunk={:#x}: {}", chunk, st.error);
     }
@@ -200,7 +228,8 @@ Result<void> Node::release(ChunkId chunk) {
     if (c.entry.freed && !c.entry.held()) {
         d.cache.erase(it);
         d.cv.notify_all();
-        return make_error(Errc::not_found, "dsm::Node::release: chunk={:#x}: freed by another client while acquired here", chunk);
+        return make_error(Errc::not_found,
+                          "dsm::Node::release: chunk={:#x}: freed by another client while acquired here", chunk);
     }
     d.cv.notify_all();
     return sent;

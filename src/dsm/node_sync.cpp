@@ -32,8 +32,10 @@ Result<void> Node::free(ChunkId chunk) {
     Impl& d = *impl_;
     {
         std::lock_guard lock(d.mu);
-        if (auto it = d.cache.find(chunk); it != d.cache.end() && (it->second.entry.held() || it->second.entry.waiting())) {
-            return make_error(Errc::busy, "dsm::Node::free: chunk={:#x}: acquired on this node; release it first", chunk);
+        if (auto it = d.cache.find(chunk);
+            it != d.cache.end() && (it->second.entry.held() || it->second.entry.waiting())) {
+            return make_error(Errc::busy, "dsm::Node::free: chunk={:#x}: acquired on this node; release it first",
+                              chunk);
         }
     }
     // Exclusive access first: the protocol takes every other copy back (and
@@ -48,7 +50,8 @@ Result<void> Node::free(ChunkId chunk) {
 }
 
 Result<void> Node::subscribe(ChunkId chunk, SubscribeOptions options) {
-    return chunk_request(*impl_, "dsm::Node::subscribe", chunk, {.kind = proto::Msg::subscribe, .update = options.update_on_write});
+    return chunk_request(*impl_, "dsm::Node::subscribe", chunk,
+                         {.kind = proto::Msg::subscribe, .update = options.update_on_write});
 }
 
 Result<void> Node::unsubscribe(ChunkId chunk) {
@@ -73,7 +76,8 @@ Result<Notification> Node::wait_notification(std::chrono::milliseconds timeout) 
     }
     std::unique_lock lock(d.mu);
     if (!d.cv.wait_for(lock, timeout, [&] { return !d.notes.empty() || d.progress_error.has_value(); })) {
-        return make_error(Errc::timeout, "dsm::Node::wait_notification: timeout={}ms: no release of a subscribed chunk", timeout.count());
+        return make_error(Errc::timeout, "dsm::Node::wait_notification: timeout={}ms: no release of a subscribed chunk",
+                          timeout.count());
     }
     if (d.notes.empty()) {
         return std::unexpected(*d.progress_error);
@@ -107,7 +111,8 @@ Result<void> Node::barrier() {
                 d.net->mark_dead(r);
                 // The barrier never completes now; a nonblocking collective's
                 // request cannot be freed or cancelled, so it is abandoned.
-                return make_error(Errc::peer_dead, "dsm::Node::barrier: rank {} (client {}) stopped answering for {} ms", r, c,
+                return make_error(Errc::peer_dead,
+                                  "dsm::Node::barrier: rank {} (client {}) stopped answering for {} ms", r, c,
                                   d.options.timeout.count());
             }
         }
@@ -131,7 +136,8 @@ Result<void> Node::lock(std::uint32_t id) {
     if (auto r = d.net->post(server, h); !r) {
         return r;
     }
-    return d.wait_reply(fmt::format("dsm::Node::lock: lock={}", id), static_cast<int>(wire::Kind::lock_req), id, server);
+    return d.wait_reply(fmt::format("dsm::Node::lock: lock={}", id), static_cast<int>(wire::Kind::lock_req), id,
+                        server);
 }
 
 Result<void> Node::unlock(std::uint32_t id) {

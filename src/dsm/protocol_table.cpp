@@ -13,24 +13,26 @@
 namespace strata::dsm::proto {
 namespace {
 
-std::uint64_t bit(ClientId c) { return std::uint64_t{1} << static_cast<unsigned>(c); }
+std::uint64_t bit(ClientId c) {
+    return std::uint64_t{1} << static_cast<unsigned>(c);
+}
 
 enum class HomeAction : std::uint8_t {
     refuse,
-    grant_read,          // U, S: grant E (no other copy) or S
-    grant_write,         // U, S: grant M, invalidating other sharers first
-    recall_for_read,     // EM: the owner writes back and keeps S
-    recall_for_write,    // EM: the owner writes back and drops its copy
-    subscribe,           // register; in EM without publishing owner, recall first
-    unsubscribe,         // any state
-    evict_sharer,        // S, wait_acks
-    evict_owner,         // EM, wait_recall
-    write_back_owner,    // EM, wait_recall
-    publish_owner,       // EM, wait_recall
-    inv_ack,             // wait_acks
-    recall_ack,          // wait_recall
-    enqueue,             // transient states: requests wait their turn
-    free_chunk,          // stable states
+    grant_read,        // U, S: grant E (no other copy) or S
+    grant_write,       // U, S: grant M, invalidating other sharers first
+    recall_for_read,   // EM: the owner writes back and keeps S
+    recall_for_write,  // EM: the owner writes back and drops its copy
+    subscribe,         // register; in EM without publishing owner, recall first
+    unsubscribe,       // any state
+    evict_sharer,      // S, wait_acks
+    evict_owner,       // EM, wait_recall
+    write_back_owner,  // EM, wait_recall
+    publish_owner,     // EM, wait_recall
+    inv_ack,           // wait_acks
+    recall_ack,        // wait_recall
+    enqueue,           // transient states: requests wait their turn
+    free_chunk,        // stable states
 };
 
 enum class ClientAction : std::uint8_t {
@@ -149,12 +151,15 @@ Message grant_to(const HomeEntry& e, const Request& r, CState state, bool publis
     return g;
 }
 
-bool others_subscribed(const HomeEntry& e, ClientId c) { return (e.subs & ~bit(c)) != 0; }
+bool others_subscribed(const HomeEntry& e, ClientId c) {
+    return (e.subs & ~bit(c)) != 0;
+}
 
 void notify_subscribers(const HomeEntry& e, ClientId writer, Step& st) {
     for (ClientId c = 0; c < kMaxClients; ++c) {
         if ((e.subs & bit(c)) != 0 && c != writer) {
-            st.out.push_back({.kind = notify, .client = c, .version = e.version, .has_data = (e.subs_update & bit(c)) != 0});
+            st.out.push_back(
+                {.kind = notify, .client = c, .version = e.version, .has_data = (e.subs_update & bit(c)) != 0});
         }
     }
 }
@@ -282,7 +287,8 @@ Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
     const bool from_owner = m.client == e.owner;
     switch (a) {
         case HA::refuse:
-            return refused(fmt::format("home in {} cannot take {} from client {}", to_string(e.state), to_string(m.kind), m.client));
+            return refused(fmt::format("home in {} cannot take {} from client {}", to_string(e.state),
+                                       to_string(m.kind), m.client));
         case HA::grant_read: do_grant_read(e, req, st); break;
         case HA::grant_write: do_grant_write(e, req, st); break;
         case HA::recall_for_read:
@@ -299,7 +305,8 @@ Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
             break;
         case HA::evict_sharer:
             if ((e.sharers & bit(m.client)) == 0) {
-                return refused(fmt::format("home in {}: evict from client {}, not a sharer", to_string(e.state), m.client));
+                return refused(
+                    fmt::format("home in {}: evict from client {}, not a sharer", to_string(e.state), m.client));
             }
             e.sharers &= ~bit(m.client);
             if (e.state == S && e.sharers == 0) {
@@ -324,7 +331,8 @@ Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
             break;
         case HA::publish_owner:
             if (!from_owner) {
-                return refused(fmt::format("home in {}: publish from client {}, not the owner {}", to_string(e.state), m.client, e.owner));
+                return refused(fmt::format("home in {}: publish from client {}, not the owner {}", to_string(e.state),
+                                           m.client, e.owner));
             }
             take_new_version(e, m, st);
             break;
@@ -342,7 +350,8 @@ Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
             break;
         case HA::recall_ack: {
             if (!from_owner) {
-                return refused(fmt::format("home in wait_recall: recall_ack from client {}, not the owner {}", m.client, e.owner));
+                return refused(
+                    fmt::format("home in wait_recall: recall_ack from client {}, not the owner {}", m.client, e.owner));
             }
             if (m.has_data) {
                 take_new_version(e, m, st);
@@ -423,10 +432,14 @@ Step client_act(ClientAction a, ClientEntry& e, const Message& m) {
         case CA::request_read:
         case CA::request_write:
             if (!may_start || e.writer || (a == CA::request_write && e.readers > 0)) {
-                return refused(fmt::format("client in {}: {} while busy (pending, deferred or held)", to_string(e.state), to_string(m.kind)));
+                return refused(fmt::format("client in {}: {} while busy (pending, deferred or held)",
+                                           to_string(e.state), to_string(m.kind)));
             }
             e.pending = a == CA::request_read ? op_acquire_read : op_acquire_write;
-            st.out.push_back({.kind = a == CA::request_read ? read_req : write_req, .client = self, .version = e.version, .cached = e.has_bytes});
+            st.out.push_back({.kind = a == CA::request_read ? read_req : write_req,
+                              .client = self,
+                              .version = e.version,
+                              .cached = e.has_bytes});
             st.wait = true;
             break;
         case CA::hit_read:
@@ -477,7 +490,8 @@ Step client_act(ClientAction a, ClientEntry& e, const Message& m) {
             break;
         case CA::take_grant: {
             const bool want_write = e.pending == op_acquire_write;
-            const bool fits = e.waiting() && (want_write ? m.grant == CState::M : (m.grant == CState::S || m.grant == CState::E));
+            const bool fits =
+                e.waiting() && (want_write ? m.grant == CState::M : (m.grant == CState::S || m.grant == CState::E));
             if (!fits || (!m.has_data && !(e.has_bytes && e.version == m.version))) {
                 return refused(fmt::format("client in {}: grant {} v{} does not answer its request", to_string(e.state),
                                            to_string(m.grant), m.version));
@@ -527,14 +541,16 @@ std::string_view to_string(DState s) noexcept {
 }
 
 std::string_view to_string(Msg m) noexcept {
-    constexpr std::string_view n[] = {"read_req",  "write_req", "evict",      "write_back",     "inv_ack",         "recall_ack",
-                                      "publish",   "subscribe", "unsubscribe", "free_req",      "grant",           "inv",
-                                      "recall",    "notify",    "sub_ack",    "freed",          "acquire_read",    "acquire_write",
-                                      "release_read", "release_write", "evict_local"};
+    constexpr std::string_view n[] = {
+        "read_req",  "write_req",   "evict",        "write_back",    "inv_ack",      "recall_ack",    "publish",
+        "subscribe", "unsubscribe", "free_req",     "grant",         "inv",          "recall",        "notify",
+        "sub_ack",   "freed",       "acquire_read", "acquire_write", "release_read", "release_write", "evict_local"};
     return n[static_cast<int>(m)];
 }
 
-bool to_home(Msg m) noexcept { return static_cast<int>(m) <= static_cast<int>(free_req); }
+bool to_home(Msg m) noexcept {
+    return static_cast<int>(m) <= static_cast<int>(free_req);
+}
 
 Step home_receive(HomeEntry& e, const Message& m) {
     if (m.client < 0 || m.client >= kMaxClients) {
@@ -548,15 +564,17 @@ Step client_receive(ClientEntry& e, const Message& m) {
 }
 
 std::string_view home_rule(DState s, Msg m) noexcept {
-    constexpr std::string_view n[] = {"refuse",      "grant_read",    "grant_write",      "recall_for_read", "recall_for_write",
-                                      "subscribe",   "unsubscribe",   "evict_sharer",     "evict_owner",     "write_back_owner",
-                                      "publish_owner", "inv_ack",     "recall_ack",       "enqueue",         "free_chunk"};
+    constexpr std::string_view n[] = {"refuse",           "grant_read",       "grant_write",   "recall_for_read",
+                                      "recall_for_write", "subscribe",        "unsubscribe",   "evict_sharer",
+                                      "evict_owner",      "write_back_owner", "publish_owner", "inv_ack",
+                                      "recall_ack",       "enqueue",          "free_chunk"};
     return n[static_cast<int>(kHomeIndex[static_cast<int>(s)][static_cast<int>(m)])];
 }
 
 std::string_view client_rule(CState s, Msg m) noexcept {
-    constexpr std::string_view n[] = {"refuse", "request_read", "request_write", "hit_read", "hit_write", "release_read", "release_write",
-                                      "evict",  "take_grant",   "inv",           "recall",   "deliver",   "subscribed",   "freed"};
+    constexpr std::string_view n[] = {"refuse",       "request_read",  "request_write", "hit_read",   "hit_write",
+                                      "release_read", "release_write", "evict",         "take_grant", "inv",
+                                      "recall",       "deliver",       "subscribed",    "freed"};
     return n[static_cast<int>(kClientIndex[static_cast<int>(s)][static_cast<int>(m)])];
 }
 

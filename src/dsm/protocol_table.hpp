@@ -81,14 +81,14 @@ bool to_home(Msg m) noexcept;
 
 struct Message {
     Msg kind = Msg::read_req;
-    ClientId client = -1;        ///< the client that sends (to home) or receives (from home)
-    std::uint64_t version = 0;   ///< of the payload, of the cached bytes (requests), or notified
-    bool has_data = false;       ///< a payload travels with the message
-    bool cached = false;         ///< requests: the client holds bytes of `version`
-    CState grant = CState::I;    ///< grant: the state granted; recall: the state to go to
-    bool publish = false;        ///< grant: releases must publish (there are subscribers)
-    bool update = false;         ///< subscribe: update-on-write
-    bool kept_copy = false;      ///< recall_ack: the old owner keeps an S copy
+    ClientId client = -1;       ///< the client that sends (to home) or receives (from home)
+    std::uint64_t version = 0;  ///< of the payload, of the cached bytes (requests), or notified
+    bool has_data = false;      ///< a payload travels with the message
+    bool cached = false;        ///< requests: the client holds bytes of `version`
+    CState grant = CState::I;   ///< grant: the state granted; recall: the state to go to
+    bool publish = false;       ///< grant: releases must publish (there are subscribers)
+    bool update = false;        ///< subscribe: update-on-write
+    bool kept_copy = false;     ///< recall_ack: the old owner keeps an S copy
 
     bool operator==(const Message&) const = default;
 };
@@ -104,27 +104,27 @@ struct Request {
 
 struct HomeEntry {
     DState state = DState::U;
-    ClientId owner = -1;          ///< EM, wait_recall: the client with E or M
-    std::uint64_t sharers = 0;    ///< S, wait_acks: clients with an S copy
-    std::uint64_t awaiting = 0;   ///< wait_acks: clients whose inv_ack is due
-    std::uint64_t subs = 0;       ///< subscribers
+    ClientId owner = -1;            ///< EM, wait_recall: the client with E or M
+    std::uint64_t sharers = 0;      ///< S, wait_acks: clients with an S copy
+    std::uint64_t awaiting = 0;     ///< wait_acks: clients whose inv_ack is due
+    std::uint64_t subs = 0;         ///< subscribers
     std::uint64_t subs_update = 0;  ///< subscribers that get the payload pushed
-    std::uint64_t version = 0;    ///< version of the home copy
-    bool owner_publishes = false;  ///< the owner's grant said publish
-    bool owner_kept = true;        ///< wait_recall: the owner has not evicted meanwhile
-    Request pending{};             ///< wait_acks, wait_recall: the request being served
-    std::deque<Request> queue{};   ///< requests that arrived while transient
+    std::uint64_t version = 0;      ///< version of the home copy
+    bool owner_publishes = false;   ///< the owner's grant said publish
+    bool owner_kept = true;         ///< wait_recall: the owner has not evicted meanwhile
+    Request pending{};              ///< wait_acks, wait_recall: the request being served
+    std::deque<Request> queue{};    ///< requests that arrived while transient
 };
 
 struct ClientEntry {
     CState state = CState::I;
-    std::uint64_t version = 0;  ///< version of the cached bytes
-    bool has_bytes = false;     ///< the cache holds bytes of `version` (also in I after an inv)
-    int readers = 0;            ///< local read acquisitions in force
-    bool writer = false;        ///< a local write acquisition in force
-    bool publish = false;       ///< from the grant: release_write publishes
+    std::uint64_t version = 0;    ///< version of the cached bytes
+    bool has_bytes = false;       ///< the cache holds bytes of `version` (also in I after an inv)
+    int readers = 0;              ///< local read acquisitions in force
+    bool writer = false;          ///< a local write acquisition in force
+    bool publish = false;         ///< from the grant: release_write publishes
     Msg pending = Msg::op_evict;  ///< op_acquire_read/op_acquire_write while waiting for grant; op_evict = none
-    bool has_deferred = false;  ///< an inv or recall arrived while held: answered at release
+    bool has_deferred = false;    ///< an inv or recall arrived while held: answered at release
     Message deferred{};
     bool freed = false;
 
@@ -135,15 +135,15 @@ struct ClientEntry {
 /// What a step asks of the caller.
 struct Step {
     bool ok = true;
-    std::string error;        ///< when !ok: which rule refused and why
-    bool store = false;       ///< home: the payload becomes the home copy (before `out`)
-    bool install = false;     ///< client: the payload becomes the cached copy
-    bool hit = false;         ///< client: the operation completed without messages
-    bool wait = false;        ///< client: the operation completes on a later grant
-    bool completed = false;   ///< client: a grant completed the waiting acquisition
-    bool deliver = false;     ///< client: a notify to hand to the subscriber
-    bool erase = false;       ///< the entry is gone (freed)
-    std::vector<Message> out; ///< messages to send, in order
+    std::string error;         ///< when !ok: which rule refused and why
+    bool store = false;        ///< home: the payload becomes the home copy (before `out`)
+    bool install = false;      ///< client: the payload becomes the cached copy
+    bool hit = false;          ///< client: the operation completed without messages
+    bool wait = false;         ///< client: the operation completes on a later grant
+    bool completed = false;    ///< client: a grant completed the waiting acquisition
+    bool deliver = false;      ///< client: a notify to hand to the subscriber
+    bool erase = false;        ///< the entry is gone (freed)
+    std::vector<Message> out;  ///< messages to send, in order
 };
 
 /// The home's reaction to a client message for one chunk.

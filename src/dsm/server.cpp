@@ -10,7 +10,9 @@
 namespace strata::dsm {
 namespace {
 
-std::uint64_t bit(int c) { return std::uint64_t{1} << static_cast<unsigned>(c); }
+std::uint64_t bit(int c) {
+    return std::uint64_t{1} << static_cast<unsigned>(c);
+}
 
 }  // namespace
 
@@ -74,7 +76,8 @@ void Node::Impl::server_declare_dead(int client) {
     const int rank = rank_of_client(client);
     client_dead[static_cast<std::size_t>(client)] = true;
     net->mark_dead(rank);
-    const std::string why = fmt::format("rank {} (client {}), which stopped answering for {} ms", rank, client, options.timeout.count());
+    const std::string why =
+        fmt::format("rank {} (client {}), which stopped answering for {} ms", rank, client, options.timeout.count());
     for (auto& [id, hc] : homes) {
         auto& e = hc.entry;
         e.subs &= ~bit(client);
@@ -89,7 +92,8 @@ void Node::Impl::server_declare_dead(int client) {
         proto::Message m{.client = client};
         if (e.state == proto::DState::wait_acks && (e.awaiting & bit(client)) != 0) {
             m.kind = proto::Msg::inv_ack;
-        } else if ((e.state == proto::DState::S || e.state == proto::DState::wait_acks) && (e.sharers & bit(client)) != 0) {
+        } else if ((e.state == proto::DState::S || e.state == proto::DState::wait_acks) &&
+                   (e.sharers & bit(client)) != 0) {
             m.kind = proto::Msg::evict;
         } else if (owner && e.state == proto::DState::wait_recall) {
             m.kind = proto::Msg::recall_ack;
@@ -103,7 +107,8 @@ void Node::Impl::server_declare_dead(int client) {
         } else {
             // Requests waiting for a lost chunk get the error now, later ones on arrival.
             if (e.state == proto::DState::wait_recall || e.state == proto::DState::wait_acks) {
-                server_reply_error(rank_of_client(e.pending.client), static_cast<int>(e.pending.kind), id, Errc::peer_dead, hc.lost);
+                server_reply_error(rank_of_client(e.pending.client), static_cast<int>(e.pending.kind), id,
+                                   Errc::peer_dead, hc.lost);
             }
             for (const auto& r : e.queue) {
                 server_reply_error(rank_of_client(r.client), static_cast<int>(r.kind), id, Errc::peer_dead, hc.lost);
@@ -135,7 +140,8 @@ void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m
     if (st.store) {
         if (payload.size() != hc.size) {
             server_reply_error(rank_of_client(m.client), static_cast<int>(m.kind), id, Errc::internal,
-                               fmt::format("chunk {:#x}: {} carries {} bytes, the chunk has {}", id, proto::to_string(m.kind), payload.size(), hc.size));
+                               fmt::format("chunk {:#x}: {} carries {} bytes, the chunk has {}", id,
+                                           proto::to_string(m.kind), payload.size(), hc.size));
             return;
         }
         std::memcpy(hc.data->data(), payload.data(), payload.size());

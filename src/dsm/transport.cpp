@@ -25,8 +25,8 @@ std::string mpi_error_text(int code) {
 namespace wire {
 
 std::string_view kind_name(int kind) noexcept {
-    constexpr std::string_view extra[] = {"alloc_req", "alloc_ack", "error", "adopt", "lock_req",
-                                          "lock_grant", "unlock", "bye", "ping", "pong"};
+    constexpr std::string_view extra[] = {"alloc_req",  "alloc_ack", "error", "adopt", "lock_req",
+                                          "lock_grant", "unlock",    "bye",   "ping",  "pong"};
     if (kind < proto::kWireMsgCount) {
         return proto::to_string(static_cast<proto::Msg>(kind));
     }
@@ -38,8 +38,9 @@ Header to_header(const proto::Message& m, std::uint64_t chunk, std::uint64_t siz
     Header h;
     h.kind = static_cast<std::uint8_t>(m.kind);
     h.grant = static_cast<std::uint8_t>(m.grant);
-    h.flags = static_cast<std::uint8_t>((m.has_data ? kHasData : 0) | (m.cached ? kCached : 0) | (m.publish ? kPublish : 0) |
-                                        (m.update ? kUpdate : 0) | (m.kept_copy ? kKept : 0));
+    h.flags =
+        static_cast<std::uint8_t>((m.has_data ? kHasData : 0) | (m.cached ? kCached : 0) | (m.publish ? kPublish : 0) |
+                                  (m.update ? kUpdate : 0) | (m.kept_copy ? kKept : 0));
     h.client = m.client;
     h.chunk = chunk;
     h.version = m.version;
@@ -129,7 +130,8 @@ Result<void> Transport::send_locked(int dest, std::shared_ptr<std::vector<std::b
     std::memcpy(&h, buffer->data(), sizeof(h));
     const std::size_t kind = h.kind < wire::kKinds ? h.kind : 0;
     auto& slot = sends_.emplace_back(Send{.buffer = std::move(buffer), .dest = dest});
-    const int rc = MPI_Isend(slot.buffer->data(), static_cast<int>(slot.buffer->size()), MPI_BYTE, dest, wire::kTag, comm_, &slot.request);
+    const int rc = MPI_Isend(slot.buffer->data(), static_cast<int>(slot.buffer->size()), MPI_BYTE, dest, wire::kTag,
+                             comm_, &slot.request);
     if (rc != MPI_SUCCESS) {
         sends_.pop_back();
         return make_error(Errc::peer_dead, "dsm: MPI_Isend to rank {}: {}", dest, mpi_error_text(rc));
@@ -175,7 +177,8 @@ Result<bool> Transport::poll(Incoming& in) {
         return make_error(Errc::io_error, "dsm: MPI_Mrecv from rank {}: {}", status.MPI_SOURCE, mpi_error_text(rc));
     }
     if (buf.size() < sizeof(wire::Header)) {
-        return make_error(Errc::internal, "dsm: a message of {} bytes from rank {} is shorter than a header", buf.size(), status.MPI_SOURCE);
+        return make_error(Errc::internal, "dsm: a message of {} bytes from rank {} is shorter than a header",
+                          buf.size(), status.MPI_SOURCE);
     }
     in.source = status.MPI_SOURCE;
     std::memcpy(&in.header, buf.data(), sizeof(wire::Header));
@@ -187,7 +190,9 @@ Result<bool> Transport::poll(Incoming& in) {
     return true;
 }
 
-void Transport::heard(int rank) { last_heard_[static_cast<std::size_t>(rank)].store(now_ns(), std::memory_order_relaxed); }
+void Transport::heard(int rank) {
+    last_heard_[static_cast<std::size_t>(rank)].store(now_ns(), std::memory_order_relaxed);
+}
 
 Clock::time_point Transport::last_heard(int rank) const {
     return Clock::time_point(std::chrono::nanoseconds(last_heard_[static_cast<std::size_t>(rank)].load()));
@@ -213,8 +218,12 @@ bool Transport::check_alive(int rank, std::chrono::milliseconds heartbeat, std::
     return true;
 }
 
-void Transport::mark_dead(int rank) { dead_[static_cast<std::size_t>(rank)] = true; }
-bool Transport::is_dead(int rank) const { return dead_[static_cast<std::size_t>(rank)]; }
+void Transport::mark_dead(int rank) {
+    dead_[static_cast<std::size_t>(rank)] = true;
+}
+bool Transport::is_dead(int rank) const {
+    return dead_[static_cast<std::size_t>(rank)];
+}
 
 std::size_t Transport::sends_in_flight() const {
     std::lock_guard lock(send_mu_);

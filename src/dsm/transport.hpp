@@ -41,7 +41,8 @@ struct Incoming {
     wire::Header header;
     std::shared_ptr<std::vector<std::byte>> buffer;
     [[nodiscard]] std::span<const std::byte> payload() const {
-        return buffer ? std::span<const std::byte>(*buffer).subspan(sizeof(wire::Header)) : std::span<const std::byte>();
+        return buffer ? std::span<const std::byte>(*buffer).subspan(sizeof(wire::Header))
+                      : std::span<const std::byte>();
     }
 };
 

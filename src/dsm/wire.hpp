@@ -64,8 +64,14 @@ inline std::uint64_t make_id(int server, int policy, int client, std::uint64_t c
     return (static_cast<std::uint64_t>(server) << 56) | (static_cast<std::uint64_t>(policy) << 54) |
            (static_cast<std::uint64_t>(client) << 40) | (counter & 0xFFFFFFFFFFULL);
 }
-inline int id_server(std::uint64_t id) { return static_cast<int>(id >> 56); }
-inline int id_policy(std::uint64_t id) { return static_cast<int>((id >> 54) & 3U); }
-inline std::uint64_t id_counter(std::uint64_t id) { return id & 0xFFFFFFFFFFULL; }
+inline int id_server(std::uint64_t id) {
+    return static_cast<int>(id >> 56);
+}
+inline int id_policy(std::uint64_t id) {
+    return static_cast<int>((id >> 54) & 3U);
+}
+inline std::uint64_t id_counter(std::uint64_t id) {
+    return id & 0xFFFFFFFFFFULL;
+}
 
 }  // namespace strata::dsm::wire

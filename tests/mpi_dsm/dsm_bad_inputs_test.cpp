@@ -17,8 +17,8 @@ void expect_error(const strata::Result<T>& r, strata::Errc code, const std::stri
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (r.error().code != code || r.error().message.find(needle) == std::string::npos) {
-        std::fprintf(stderr, "rank %d: line %d: got '%s', expected %s naming '%s'\n", dsm_test::g_rank, line, r.error().what().c_str(),
-                     std::string(strata::to_string(code)).c_str(), needle.c_str());
+        std::fprintf(stderr, "rank %d: line %d: got '%s', expected %s naming '%s'\n", dsm_test::g_rank, line,
+                     r.error().what().c_str(), std::string(strata::to_string(code)).c_str(), needle.c_str());
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
@@ -31,10 +31,11 @@ int main(int argc, char** argv) {
     int size = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     // A node count beyond the job, and none at all: every rank fails alike, before any communication.
-    EXPECT_ERROR(strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = size}), invalid_argument, "servers=" + std::to_string(size));
+    EXPECT_ERROR(strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = size}), invalid_argument,
+                 "servers=" + std::to_string(size));
     EXPECT_ERROR(strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 0}), invalid_argument, "servers=0");
-    EXPECT_ERROR(strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1, .timeout = std::chrono::milliseconds(0)}), invalid_argument,
-                 "timeout=0ms");
+    EXPECT_ERROR(strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1, .timeout = std::chrono::milliseconds(0)}),
+                 invalid_argument, "timeout=0ms");
 
     auto node = strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1});
     DSM_CHECK_OK(node);

@@ -59,14 +59,15 @@ int main(int argc, char** argv) {
     const int me = node->client_index();
     MPI_Comm cc = node->clients_comm();
     if (me == 0) {
-        std::printf("dsm_coherence_test: seed %llu, %d servers, %d clients, %ld ops each\n", static_cast<unsigned long long>(seed), servers,
-                    node->clients(), ops);
+        std::printf("dsm_coherence_test: seed %llu, %d servers, %d clients, %ld ops each\n",
+                    static_cast<unsigned long long>(seed), servers, node->clients(), ops);
     }
     // Sizes: a word, a page and a bit, 64 KiB (several MPI protocol paths).
     const std::vector<std::size_t> sizes = {64, 4096 + 100, 65536, 8, 1000};
-    const strata::dsm::HomePolicy policies[] = {strata::dsm::HomePolicy::by_id(), strata::dsm::HomePolicy::first_touch(),
-                                                strata::dsm::HomePolicy::node(servers - 1), strata::dsm::HomePolicy::by_id(),
-                                                strata::dsm::HomePolicy::first_touch()};
+    const strata::dsm::HomePolicy policies[] = {
+        strata::dsm::HomePolicy::by_id(), strata::dsm::HomePolicy::first_touch(),
+        strata::dsm::HomePolicy::node(servers - 1), strata::dsm::HomePolicy::by_id(),
+        strata::dsm::HomePolicy::first_touch()};
     std::vector<ChunkId> ids(sizes.size());
     if (me == 0) {
         for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -141,8 +142,9 @@ int main(int argc, char** argv) {
         DSM_CHECK_OK(r);
         const std::uint64_t v = check(*r);
         if (v != total[i]) {
-            std::fprintf(stderr, "rank %d: chunk %zu holds %llu, %llu increments were released (seed %llu)\n", dsm_test::g_rank, i,
-                         static_cast<unsigned long long>(v), static_cast<unsigned long long>(total[i]), static_cast<unsigned long long>(seed));
+            std::fprintf(stderr, "rank %d: chunk %zu holds %llu, %llu increments were released (seed %llu)\n",
+                         dsm_test::g_rank, i, static_cast<unsigned long long>(v),
+                         static_cast<unsigned long long>(total[i]), static_cast<unsigned long long>(seed));
         }
         DSM_CHECK(v == total[i]);
         DSM_CHECK_OK(node->release(ids[i]));
@@ -166,7 +168,8 @@ int main(int argc, char** argv) {
             ++got;
         }
         DSM_CHECK(!node->wait_notification(std::chrono::milliseconds(200)).has_value());
-        std::printf("client %d: %llu notifications, one per release by the others\n", me, static_cast<unsigned long long>(got));
+        std::printf("client %d: %llu notifications, one per release by the others\n", me,
+                    static_cast<unsigned long long>(got));
     }
     const auto t = node->traffic();
     const auto sent = t.total_sent();

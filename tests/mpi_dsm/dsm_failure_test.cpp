@@ -65,8 +65,9 @@ int main(int argc, char** argv) {
     const std::string dir = argc > 2 ? argv[2] : "/tmp";
     g_report = std::fopen(fmt::format("{}/rank{}.txt", dir, dsm_test::g_rank).c_str(), "w");
     DSM_CHECK(g_report != nullptr);
-    auto node = strata::dsm::Node::join(MPI_COMM_WORLD,
-                                        {.servers = 2, .timeout = std::chrono::milliseconds(2000), .heartbeat = std::chrono::milliseconds(200)});
+    auto node = strata::dsm::Node::join(
+        MPI_COMM_WORLD,
+        {.servers = 2, .timeout = std::chrono::milliseconds(2000), .heartbeat = std::chrono::milliseconds(200)});
     DSM_CHECK_OK(node);
     const auto start = std::chrono::steady_clock::now();
     if (node->is_server()) {

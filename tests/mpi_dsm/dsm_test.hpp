@@ -14,23 +14,23 @@ namespace dsm_test {
 
 inline int g_rank = -1;
 
-#define DSM_CHECK(cond)                                                                                               \
-    do {                                                                                                              \
-        if (!(cond)) {                                                                                                \
+#define DSM_CHECK(cond)                                                                                                \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
             std::fprintf(stderr, "rank %d: %s:%d: CHECK(%s) failed\n", ::dsm_test::g_rank, __FILE__, __LINE__, #cond); \
-            std::fflush(stderr);                                                                                      \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                             \
-        }                                                                                                             \
+            std::fflush(stderr);                                                                                       \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                              \
+        }                                                                                                              \
     } while (false)
 
-#define DSM_CHECK_OK(result)                                                                                        \
-    do {                                                                                                            \
-        if (!(result)) {                                                                                            \
-            std::fprintf(stderr, "rank %d: %s:%d: %s\n", ::dsm_test::g_rank, __FILE__, __LINE__,                    \
-                         (result).error().what().c_str());                                                          \
-            std::fflush(stderr);                                                                                    \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                           \
-        }                                                                                                           \
+#define DSM_CHECK_OK(result)                                                                     \
+    do {                                                                                         \
+        if (!(result)) {                                                                         \
+            std::fprintf(stderr, "rank %d: %s:%d: %s\n", ::dsm_test::g_rank, __FILE__, __LINE__, \
+                         (result).error().what().c_str());                                       \
+            std::fflush(stderr);                                                                 \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
+        }                                                                                        \
     } while (false)
 
 inline void init(int* argc, char*** argv) {

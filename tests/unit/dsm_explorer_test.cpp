@@ -34,7 +34,9 @@ struct Packet {
 };
 
 // Node ids on the simulated network: clients 0..3, homes 4..5.
-int home_of(int chunk) { return kClients + chunk % kHomes; }
+int home_of(int chunk) {
+    return kClients + chunk % kHomes;
+}
 
 struct Counters {
     long completed_ops = 0;
@@ -173,8 +175,8 @@ private:
     void acquired(int client, int chunk) {
         ++counters.completed_ops;
         ASSERT_EQ(cache_[client][chunk], released_[chunk])
-            << fmt::format("seed {}: client {} acquired chunk {} and read {}, the last released write is {}", seed_, client,
-                           chunk, cache_[client][chunk], released_[chunk]);
+            << fmt::format("seed {}: client {} acquired chunk {} and read {}, the last released write is {}", seed_,
+                           client, chunk, cache_[client][chunk], released_[chunk]);
         ClientEntry& e = clients_[client][chunk];
         if (e.writer) {
             cache_[client][chunk] = ++next_value_;  // the write, released later
@@ -196,7 +198,8 @@ private:
         if (max_held >= 0 && (coin(rng_) < 50 || !may_start)) {
             ClientEntry& e = mine[max_held];
             const bool was_writer = e.writer;
-            const Step st = client_receive(e, Message{.kind = was_writer ? Msg::op_release_write : Msg::op_release_read, .client = client});
+            const Step st = client_receive(
+                e, Message{.kind = was_writer ? Msg::op_release_write : Msg::op_release_read, .client = client});
             ASSERT_TRUE(st.ok) << fmt::format("seed {}: {}", seed_, st.error);
             if (was_writer) {
                 released_[max_held] = cache_[client][max_held];
@@ -223,7 +226,8 @@ private:
         }
         if (roll < 27 && !subscribed_[client][chunk]) {
             subscribed_[client][chunk] = true;
-            send(client, home_of(chunk), chunk, Message{.kind = Msg::subscribe, .client = client, .update = coin(rng_) < 50}, 0);
+            send(client, home_of(chunk), chunk,
+                 Message{.kind = Msg::subscribe, .client = client, .update = coin(rng_) < 50}, 0);
             return;
         }
         // Lock order (chunk ids ascending) keeps simulated processes free of deadlock.
@@ -301,8 +305,10 @@ TEST(DsmExplorer, racing_clients_always_read_the_last_released_write_over_a_reor
     EXPECT_GT(total.write_back_during_recall, 0);
     EXPECT_GT(total.queued_requests, 0);
     EXPECT_GT(total.notifies_checked, 0);
-    std::printf("explorer: %ld evictions during an invalidation, %ld write-backs crossing a recall, %ld queued requests, %ld pushed notifications checked\n",
-                total.evict_during_inv, total.write_back_during_recall, total.queued_requests, total.notifies_checked);
+    std::printf(
+        "explorer: %ld evictions during an invalidation, %ld write-backs crossing a recall, %ld queued requests, %ld "
+        "pushed notifications checked\n",
+        total.evict_during_inv, total.write_back_during_recall, total.queued_requests, total.notifies_checked);
     RecordProperty("evict_during_inv", static_cast<int>(total.evict_during_inv));
     RecordProperty("write_back_during_recall", static_cast<int>(total.write_back_during_recall));
 }

@@ -30,7 +30,8 @@ std::string expected_home() {
         for (int m = 0; m < kMsgCount; ++m) {
             const auto rule = home_rule(static_cast<DState>(s), static_cast<Msg>(m));
             if (rule != "refuse") {
-                rows += fmt::format("| {} | {} | {} |\n", to_string(static_cast<DState>(s)), to_string(static_cast<Msg>(m)), rule);
+                rows += fmt::format("| {} | {} | {} |\n", to_string(static_cast<DState>(s)),
+                                    to_string(static_cast<Msg>(m)), rule);
             }
         }
     }
@@ -43,7 +44,8 @@ std::string expected_client() {
         for (int m = 0; m < kMsgCount; ++m) {
             const auto rule = client_rule(static_cast<CState>(s), static_cast<Msg>(m));
             if (rule != "refuse") {
-                rows += fmt::format("| {} | {} | {} |\n", to_string(static_cast<CState>(s)), to_string(static_cast<Msg>(m)), rule);
+                rows += fmt::format("| {} | {} | {} |\n", to_string(static_cast<CState>(s)),
+                                    to_string(static_cast<Msg>(m)), rule);
             }
         }
     }

@@ -8,7 +8,9 @@
 namespace strata::dsm::proto {
 namespace {
 
-Message op(Msg kind, ClientId self) { return Message{.kind = kind, .client = self}; }
+Message op(Msg kind, ClientId self) {
+    return Message{.kind = kind, .client = self};
+}
 
 TEST(DsmClientProtocol, an_inv_that_arrives_while_a_read_is_held_is_answered_at_release) {
     ClientEntry sut{.state = CState::S, .version = 1, .has_bytes = true};
@@ -39,8 +41,9 @@ TEST(DsmClientProtocol, a_recall_while_a_write_is_held_is_answered_with_the_rele
 TEST(DsmClientProtocol, a_release_of_a_published_chunk_sends_the_data_and_keeps_it_exclusive) {
     ClientEntry sut;
     ASSERT_TRUE(client_receive(sut, op(Msg::op_acquire_write, 2)).wait);
-    const Step g = client_receive(sut, Message{.kind = Msg::grant, .client = 2, .version = 7, .has_data = true,
-                                               .grant = CState::M, .publish = true});
+    const Step g = client_receive(
+        sut,
+        Message{.kind = Msg::grant, .client = 2, .version = 7, .has_data = true, .grant = CState::M, .publish = true});
     ASSERT_TRUE(g.completed);
     EXPECT_TRUE(g.install);
     const Step rel = client_receive(sut, op(Msg::op_release_write, 2));
@@ -105,8 +108,8 @@ TEST(DsmHomeProtocol, queued_requests_are_served_in_order_after_the_recall) {
     home_receive(sut, Message{.kind = Msg::read_req, .client = 1});
     home_receive(sut, Message{.kind = Msg::read_req, .client = 2});
     home_receive(sut, Message{.kind = Msg::write_req, .client = 3});
-    const Step ack =
-        home_receive(sut, Message{.kind = Msg::recall_ack, .client = 0, .version = 2, .has_data = true, .kept_copy = true});
+    const Step ack = home_receive(
+        sut, Message{.kind = Msg::recall_ack, .client = 0, .version = 2, .has_data = true, .kept_copy = true});
     // read 1 and read 2 granted S (0 kept S), then write 3 invalidates 0, 1, 2.
     ASSERT_EQ(ack.out.size(), 5U);
     EXPECT_EQ(ack.out[0].client, 1);
@@ -136,7 +139,8 @@ TEST(DsmHomeProtocol, a_subscription_to_a_silently_owned_chunk_recalls_it_before
     const Step s = home_receive(sut, Message{.kind = Msg::subscribe, .client = 1});
     ASSERT_EQ(s.out.size(), 1U);
     EXPECT_EQ(s.out[0].kind, Msg::recall);
-    const Step a = home_receive(sut, Message{.kind = Msg::recall_ack, .client = 0, .version = 2, .has_data = true, .kept_copy = true});
+    const Step a = home_receive(
+        sut, Message{.kind = Msg::recall_ack, .client = 0, .version = 2, .has_data = true, .kept_copy = true});
     // The version it learnt was released before the subscription: not notified.
     ASSERT_EQ(a.out.size(), 1U);
     EXPECT_EQ(a.out[0].kind, Msg::sub_ack);

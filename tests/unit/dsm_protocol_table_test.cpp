@@ -22,7 +22,9 @@
 namespace strata::dsm::proto {
 namespace {
 
-std::uint64_t bit(int c) { return std::uint64_t{1} << c; }
+std::uint64_t bit(int c) {
+    return std::uint64_t{1} << c;
+}
 
 std::vector<Msg> all_messages() {
     std::vector<Msg> v;
