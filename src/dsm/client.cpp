@@ -1,0 +1,255 @@
+// The client side of the DSM: the progress thread that answers the homes
+// through the protocol table, and the waiting parts of the API.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "dsm/node_impl.hpp"
+
+namespace strata::dsm {
+
+void Backoff::idle() {
+    if (++spins_ < 64) {
+        std::this_thread::yield();
+        return;
+    }
+    const int us = std::min(100, (spins_ - 64) / 8 + 5);
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+}
+
+void Node::Impl::start_progress() {
+    progress = std::thread([this] { progress_loop(); });
+}
+
+void Node::Impl::stop_progress() {
+    stop = true;
+    if (progress.joinable()) {
+        progress.join();
+    }
+}
+
+void Node::Impl::progress_loop() {
+    Backoff backoff;
+    while (!stop.load(std::memory_order_relaxed)) {
+        Incoming in;
+        auto got = net->poll(in);
+        if (!got) {
+            std::lock_guard lock(mu);
+            progress_error = got.error();
+            cv.notify_all();
+            return;
+        }
+        if (!*got) {
+            backoff.idle();
+            continue;
+        }
+        backoff.reset();
+        if (in.header.kind == static_cast<std::uint8_t>(wire::Kind::ping)) {
+            wire::Header p;
+            p.kind = static_cast<std::uint8_t>(wire::Kind::pong);
+            (void)net->post(in.source, p);
+            continue;
+        }
+        std::lock_guard lock(mu);
+        client_handle(in);
+        cv.notify_all();
+    }
+}
+
+Result<void> Node::Impl::client_send(ChunkId id, CacheChunk& c, const proto::Step& st) {
+    for (const auto& o : st.out) {
+        std::span<const std::byte> bytes;
+        if (o.has_data) {
+            bytes = std::span<const std::byte>(c.data->data(), c.size);
+        }
+        if (auto r = net->post(c.home, wire::to_header(o, id, c.size), bytes); !r) {
+            return r;
+        }
+    }
+    return {};
+}
+
+// Called by the progress thread with mu held.
+void Node::Impl::client_handle(Incoming& in) {
+    using wire::Kind;
+    const ChunkId id = in.header.chunk;
+    const auto kind = static_cast<Kind>(in.header.kind);
+    if (kind == Kind::pong) {
+        return;
+    }
+    if (kind == Kind::error) {
+        Error err{static_cast<Errc>(in.header.code),
+                  std::string(reinterpret_cast<const char*>(in.payload().data()), in.payload().size()), 0};
+        const int for_kind = in.header.grant;
+        if (for_kind == static_cast<int>(proto::Msg::read_req) || for_kind == static_cast<int>(proto::Msg::write_req)) {
+            if (auto it = cache.find(id); it != cache.end()) {
+                it->second.failed = err;
+            }
+            return;
+        }
+        const int key_kind = for_kind == static_cast<int>(Kind::lock_req) ? for_kind : for_kind;
+        Pending& p = waits[{key_kind, id}];
+        p.done = true;
+        p.error = err;
+        return;
+    }
+    if (kind == Kind::alloc_ack || kind == Kind::lock_grant) {
+        const std::uint64_t key = kind == Kind::lock_grant ? in.header.code : id;
+        const int k = kind == Kind::alloc_ack ? static_cast<int>(Kind::alloc_req) : static_cast<int>(Kind::lock_req);
+        waits[{k, key}].done = true;
+        return;
+    }
+    const proto::Message m = wire::to_message(in.header);
+    if (m.kind == proto::Msg::notify) {
+        Notification n{.chunk = id, .version = m.version, .has_data = m.has_data};
+        if (m.has_data) {
+            n.storage_ = std::move(in.buffer);
+            n.offset_ = sizeof(wire::Header);
+        }
+        notes.push_back(std::move(n));
+        return;
+    }
+    if (m.kind == proto::Msg::sub_ack) {
+        waits[{static_cast<int>(proto::Msg::subscribe), id}].done = true;
+        return;
+    }
+    auto it = cache.find(id);
+    if (it == cache.end()) {
+        if (m.kind == proto::Msg::freed) {
+            waits[{static_cast<int>(proto::Msg::free_req), id}].done = true;
+            return;
+        }
+        // inv/recall for a chunk this client dropped: answer as a client in I.
+        it = cache.emplace(id, CacheChunk{.home = in.source}).first;
+    }
+    CacheChunk& c = it->second;
+    c.home = in.source;  // first touch: the home answers, not the locator
+    const proto::Step st = proto::client_receive(c.entry, m);
+    if (!st.ok) {
+        c.failed =
+            Error{Errc::internal,
+                  fmt::format("chunk {:#x}: protocol violation at client {}: {}", id, client_index(), st.error), 0};
+        return;
+    }
+    if (st.install) {
+        if (!c.data || c.size != in.header.size) {
+            auto region = Region::memory(in.header.size);
+            if (!region) {
+                c.failed = region.error();
+                return;
+            }
+            c.data = std::move(*region);
+            c.size = in.header.size;
+        }
+        std::memcpy(c.data->data(), in.payload().data(), std::min(in.payload().size(), c.size));
+    }
+    (void)client_send(id, c, st);
+    if (m.kind == proto::Msg::freed) {
+        waits[{static_cast<int>(proto::Msg::free_req), id}].done = true;
+    }
+    if (st.erase) {
+        cache.erase(it);
+    }
+}
+
+template <class Pred>
+Result<void> Node::Impl::wait_for_peer(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, Pred pred) {
+    while (!pred()) {
+        if (progress_error) {
+            return std::unexpected(*progress_error);
+        }
+        if (!net->check_alive(rank, options.heartbeat, options.timeout)) {
+            net->mark_dead(rank);
+            return make_error(Errc::peer_dead, "{}: rank {} stopped answering for {} ms", what, rank,
+                              options.timeout.count());
+        }
+        cv.wait_for(lock, options.heartbeat / 4);
+    }
+    return {};
+}
+
+Result<void> Node::Impl::check_chunk_id(std::string_view op, ChunkId id) const {
+    if (is_server()) {
+        return make_error(Errc::invalid_argument, "{}: rank {} is a server; chunks are used by clients", op,
+                          net->rank());
+    }
+    if (wire::id_counter(id) == 0 || wire::id_server(id) >= servers || wire::id_policy(id) > wire::kPolicyNode) {
+        return make_error(Errc::invalid_argument, "{}: chunk={:#x}: not a chunk id of this DSM ({} servers)", op, id,
+                          servers);
+    }
+    return {};
+}
+
+Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, bool write) {
+    if (auto r = check_chunk_id(op, id); !r) {
+        return std::unexpected(r.error());
+    }
+    std::unique_lock lock(mu);
+    auto it = cache.find(id);
+    if (it == cache.end()) {
+        it = cache.emplace(id, CacheChunk{.home = wire::id_server(id)}).first;
+    }
+    // Other threads of this node: wait for a compatible moment.
+    const auto may_start = [&] {
+        auto f = cache.find(id);
+        if (f == cache.end()) {
+            return true;
+        }
+        const auto& e = f->second.entry;
+        return !e.waiting() && !e.has_deferred && !e.writer && (!write || e.readers == 0);
+    };
+    const std::string what = fmt::format("{}: chunk={:#x}", op, id);
+    if (auto r = wait_for_peer(lock, cache.at(id).home, what, may_start); !r) {
+        return std::unexpected(r.error());
+    }
+    it = cache.find(id);
+    if (it == cache.end()) {
+        it = cache.emplace(id, CacheChunk{.home = wire::id_server(id)}).first;
+    }
+    CacheChunk& c = it->second;
+    c.failed.reset();
+    const proto::Step st = proto::client_receive(
+        c.entry,
+        {.kind = write ? proto::Msg::op_acquire_write : proto::Msg::op_acquire_read, .client = client_index()});
+    if (!st.ok) {
+        return make_error(Errc::internal, "{}: {}", what, st.error);
+    }
+    if (auto r = client_send(id, c, st); !r) {
+        c.entry.pending = proto::Msg::op_evict;
+        return std::unexpected(r.error());
+    }
+    if (st.hit) {
+        return &c;
+    }
+    auto done = wait_for_peer(lock, c.home, what, [&] { return !c.entry.waiting() || c.failed.has_value(); });
+    if (!done || c.failed) {
+        Error err = done ? *c.failed : done.error();
+        c.entry.pending = proto::Msg::op_evict;  // no grant will be taken any more
+        if (!c.entry.held() && !c.entry.has_bytes) {
+            cache.erase(id);
+        }
+        if (done) {
+            err.message = fmt::format("{}: {}", op, err.message);  // the home's reply names the chunk, not the call
+        }
+        return std::unexpected(err);
+    }
+    return &c;
+}
+
+Result<void> Node::Impl::wait_reply(std::string_view op, int kind, std::uint64_t key, int rank) {
+    std::unique_lock lock(mu);
+    auto r = wait_for_peer(lock, rank, op, [&] { return waits[{kind, key}].done; });
+    const Pending p = waits[{kind, key}];
+    waits.erase({kind, key});
+    if (!r) {
+        return r;
+    }
+    if (p.error) {
+        Error e = *p.error;
+        e.message = fmt::format("{}: {}", op, e.message);
+        return std::unexpected(e);
+    }
+    return {};
+}
+
+}  // namespace strata::dsm

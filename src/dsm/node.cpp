@@ -1,0 +1,272 @@
+// dsm::Node: joining, the public operations, leaving.
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include "dsm/node_impl.hpp"
+
+namespace strata::dsm {
+namespace {
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15U;  // spreads consecutive counters over servers
+
+Result<void> validate(MPI_Comm comm, const Options& o, int size) {
+    (void)comm;
+    if (o.servers < 1 || o.servers >= size) {
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::join: servers={}: the job has {} ranks; between 1 and {} may serve, at least one "
+                          "must be a client",
+                          o.servers, size, size - 1);
+    }
+    if (o.servers > 255) {
+        return make_error(Errc::invalid_argument, "dsm::Node::join: servers={}: at most 255 servers", o.servers);
+    }
+    if (size - o.servers > proto::kMaxClients) {
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::join: clients={}: at most {} clients (ranks minus servers)", size - o.servers,
+                          proto::kMaxClients);
+    }
+    if (o.timeout.count() <= 0 || o.heartbeat.count() <= 0 || o.heartbeat >= o.timeout) {
+        return make_error(
+            Errc::invalid_argument,
+            "dsm::Node::join: timeout={}ms heartbeat={}ms: both must be positive, heartbeat below timeout",
+            o.timeout.count(), o.heartbeat.count());
+    }
+    return {};
+}
+
+}  // namespace
+
+Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Node::Node(Node&&) noexcept = default;
+Node& Node::operator=(Node&&) noexcept = default;
+
+Node::~Node() {
+    if (!impl_) {
+        return;
+    }
+    if (!impl_->is_server()) {
+        impl_->stop_progress();
+    }
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (impl_->clients_comm != MPI_COMM_NULL && finalized == 0) {
+        MPI_Comm_free(&impl_->clients_comm);
+    }
+}
+
+Result<Node> Node::join(MPI_Comm comm, const Options& options) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized == 0) {
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::join: MPI is not initialized (call MPI_Init_thread first)");
+    }
+    int level = 0;
+    MPI_Query_thread(&level);
+    if (level != MPI_THREAD_MULTIPLE) {
+        return make_error(Errc::unsupported,
+                          "dsm::Node::join: MPI thread level {} provided; the DSM needs MPI_THREAD_MULTIPLE ({})",
+                          level, static_cast<int>(MPI_THREAD_MULTIPLE));
+    }
+    int size = 0;
+    MPI_Comm_size(comm, &size);
+    if (auto v = validate(comm, options, size); !v) {
+        return std::unexpected(v.error());
+    }
+    // A dead peer must not kill the survivors: MPICH's hydra, run with
+    // -disable-auto-cleanup, tells them of a failed rank by SIGUSR1, and a
+    // write to a dead peer's socket raises SIGPIPE; both kill by default. The
+    // DSM reports dead peers itself, so a default action becomes ignore (a
+    // handler the program installed is left alone).
+    for (int sig : {SIGUSR1, SIGPIPE}) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+            ::signal(sig, SIG_IGN);
+        }
+    }
+    auto impl = std::make_unique<Impl>();
+    impl->options = options;
+    impl->servers = options.servers;
+    impl->clients = size - options.servers;
+    auto net = Transport::create(comm);
+    if (!net) {
+        return std::unexpected(net.error());
+    }
+    impl->net = std::move(*net);
+    const int color = impl->is_server() ? MPI_UNDEFINED : 0;
+    if (int rc = MPI_Comm_split(impl->net->comm(), color, impl->net->rank(), &impl->clients_comm); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "dsm::Node::join: MPI_Comm_split: {}", mpi_error_text(rc));
+    }
+    if (impl->clients_comm != MPI_COMM_NULL) {
+        MPI_Comm_set_errhandler(impl->clients_comm, MPI_ERRORS_RETURN);
+    }
+    if (!impl->is_server()) {
+        impl->start_progress();
+    }
+    return Node(std::move(impl));
+}
+
+bool Node::is_server() const noexcept {
+    return impl_->is_server();
+}
+int Node::rank() const noexcept {
+    return impl_->net->rank();
+}
+int Node::servers() const noexcept {
+    return impl_->servers;
+}
+int Node::clients() const noexcept {
+    return impl_->clients;
+}
+int Node::client_index() const noexcept {
+    return impl_->client_index();
+}
+MPI_Comm Node::clients_comm() const noexcept {
+    return impl_->clients_comm;
+}
+Traffic Node::traffic() const {
+    return impl_->net->traffic();
+}
+
+Result<void> Node::serve() {
+    if (!impl_->is_server()) {
+        return make_error(Errc::invalid_argument, "dsm::Node::serve: rank {} is a client", rank());
+    }
+    return impl_->serve();
+}
+
+Result<ChunkId> Node::allocate(std::size_t size, HomePolicy home) {
+    Impl& d = *impl_;
+    if (d.is_server()) {
+        return make_error(Errc::invalid_argument, "dsm::Node::allocate: rank {} is a server; clients allocate", rank());
+    }
+    if (size == 0) {
+        return make_error(Errc::invalid_argument, "dsm::Node::allocate: size=0: a chunk holds at least one byte");
+    }
+    if (home.kind == HomePolicy::Kind::node && (home.server < 0 || home.server >= d.servers)) {
+        return make_error(Errc::invalid_argument, "dsm::Node::allocate: home=node({}): the job has {} servers (0..{})",
+                          home.server, d.servers, d.servers - 1);
+    }
+    const std::uint64_t counter = d.next_counter.fetch_add(1);
+    int server = 0;
+    int policy = wire::kPolicyById;
+    switch (home.kind) {
+        case HomePolicy::Kind::by_id:
+            server = static_cast<int>(
+                (((counter + (static_cast<std::uint64_t>(d.client_index()) << 24U)) * kGolden) >> 32U) %
+                static_cast<std::uint64_t>(d.servers));
+            break;
+        case HomePolicy::Kind::first_touch:
+            policy = wire::kPolicyFirstTouch;
+            server = static_cast<int>((counter + static_cast<std::uint64_t>(d.client_index())) %
+                                      static_cast<std::uint64_t>(d.servers));
+            break;
+        case HomePolicy::Kind::node:
+            policy = wire::kPolicyNode;
+            server = home.server;
+            break;
+    }
+    const ChunkId id = wire::make_id(server, policy, d.client_index(), counter);
+    wire::Header h;
+    h.kind = static_cast<std::uint8_t>(wire::Kind::alloc_req);
+    h.chunk = id;
+    h.size = size;
+    h.client = d.client_index();
+    {
+        std::lock_guard lock(d.mu);
+        d.waits[{static_cast<int>(wire::Kind::alloc_req), id}] = {};
+    }
+    if (auto r = d.net->post(server, h); !r) {
+        return std::unexpected(r.error());
+    }
+    if (auto r = d.wait_reply(fmt::format("dsm::Node::allocate: size={}", size),
+                              static_cast<int>(wire::Kind::alloc_req), id, server);
+        !r) {
+        return std::unexpected(r.error());
+    }
+    return id;
+}
+
+Result<std::span<const std::byte>> Node::acquire_read(ChunkId chunk) {
+    auto c = impl_->acquire("dsm::Node::acquire_read", chunk, false);
+    if (!c) {
+        return std::unexpected(c.error());
+    }
+    return std::span<const std::byte>((*c)->data->data(), (*c)->size);
+}
+
+Result<std::span<std::byte>> Node::acquire_write(ChunkId chunk) {
+    auto c = impl_->acquire("dsm::Node::acquire_write", chunk, true);
+    if (!c) {
+        return std::unexpected(c.error());
+    }
+    return std::span<std::byte>((*c)->data->data(), (*c)->size);
+}
+
+Result<void> Node::release(ChunkId chunk) {
+    Impl& d = *impl_;
+    if (auto r = d.check_chunk_id("dsm::Node::release", chunk); !r) {
+        return r;
+    }
+    std::lock_guard lock(d.mu);
+    auto it = d.cache.find(chunk);
+    if (it == d.cache.end() || !it->second.entry.held()) {
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::release: chunk={:#x}: not acquired on this node (release without acquire)",
+                          chunk);
+    }
+    CacheChunk& c = it->second;
+    const bool write = c.entry.writer;
+    const proto::Step st = proto::client_receive(
+        c.entry,
+        {.kind = write ? proto::Msg::op_release_write : proto::Msg::op_release_read, .client = d.client_index()});
+    if (!st.ok) {
+        return make_error(Errc::internal, "dsm::Node::release: chunk={:#x}: {}", chunk, st.error);
+    }
+    auto sent = d.client_send(chunk, c, st);
+    if (c.entry.freed && !c.entry.held()) {
+        d.cache.erase(it);
+        d.cv.notify_all();
+        return make_error(Errc::not_found,
+                          "dsm::Node::release: chunk={:#x}: freed by another client while acquired here", chunk);
+    }
+    d.cv.notify_all();
+    return sent;
+}
+
+Result<void> Node::evict(ChunkId chunk) {
+    Impl& d = *impl_;
+    if (auto r = d.check_chunk_id("dsm::Node::evict", chunk); !r) {
+        return r;
+    }
+    std::lock_guard lock(d.mu);
+    auto it = d.cache.find(chunk);
+    if (it == d.cache.end()) {
+        return {};
+    }
+    CacheChunk& c = it->second;
+    if (c.entry.held() || c.entry.waiting()) {
+        return make_error(Errc::busy, "dsm::Node::evict: chunk={:#x}: acquired or being acquired on this node", chunk);
+    }
+    const proto::Step st = proto::client_receive(c.entry, {.kind = proto::Msg::op_evict, .client = d.client_index()});
+    if (!st.ok) {
+        return make_error(Errc::internal, "dsm::Node::evict: chunk={:#x}: {}", chunk, st.error);
+    }
+    auto sent = d.client_send(chunk, c, st);
+    if (!c.entry.has_deferred) {
+        d.cache.erase(it);  // the region goes with it
+    }
+    return sent;
+}
+
+Result<std::size_t> Node::size_of(ChunkId chunk) const {
+    std::lock_guard lock(impl_->mu);
+    auto it = impl_->cache.find(chunk);
+    if (it == impl_->cache.end() || it->second.size == 0) {
+        return make_error(Errc::not_found, "dsm::Node::size_of: chunk={:#x}: not cached on this node", chunk);
+    }
+    return it->second.size;
+}
+
+}  // namespace strata::dsm

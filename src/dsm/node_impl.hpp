@@ -1,0 +1,119 @@
+// The state of one DSM rank: the transport, and either the server's homes
+// (server.cpp) or the client's cache and waiters (client.cpp).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "dsm/protocol_table.hpp"
+#include "dsm/transport.hpp"
+#include "strata/dsm.hpp"
+#include "strata/region.hpp"
+
+namespace strata::dsm {
+
+/// A chunk this server is home of.
+struct HomeChunk {
+    proto::HomeEntry entry{};
+    std::optional<Region> data{};
+    std::size_t size = 0;
+    std::string lost{};  ///< non-empty: why the chunk's data is gone (requests fail with peer_dead)
+};
+
+/// A chunk this client caches or waits for.
+struct CacheChunk {
+    proto::ClientEntry entry{};
+    std::optional<Region> data{};
+    std::size_t size = 0;
+    int home = -1;                  ///< rank of the home (the locator until it answers, for first touch)
+    std::optional<Error> failed{};  ///< the waiting acquisition failed with this
+};
+
+/// A reply some API call waits for (allocation, subscription, free, lock).
+struct Pending {
+    bool done = false;
+    std::optional<Error> error;
+};
+
+struct Node::Impl {
+    Options options;
+    std::unique_ptr<Transport> net;
+    int servers = 1;
+    int clients = 0;
+    MPI_Comm clients_comm = MPI_COMM_NULL;
+
+    [[nodiscard]] bool is_server() const { return net->rank() < servers; }
+    [[nodiscard]] int client_index() const { return is_server() ? -1 : net->rank() - servers; }
+    [[nodiscard]] int rank_of_client(int client) const { return client + servers; }
+
+    // ---- server (server.cpp) ----
+    std::unordered_map<ChunkId, HomeChunk> homes;
+    struct Located {
+        std::size_t size = 0;
+        int home = -1;
+    };
+    std::unordered_map<ChunkId, Located> located;  // first-touch chunks this server locates
+    struct LockState {
+        int holder = -1;  // rank
+        std::deque<int> waiters;
+        std::string broken;
+    };
+    std::unordered_map<std::uint32_t, LockState> locks;
+    std::vector<bool> client_left;
+    std::vector<bool> client_dead;
+
+    Result<void> serve();
+    void server_handle(Incoming& in);
+    void server_protocol(Incoming& in);
+    void server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload,
+                      const std::shared_ptr<std::vector<std::byte>>& incoming = nullptr);
+    void server_reply_error(int rank, int for_kind, ChunkId id, Errc code, const std::string& text);
+    void server_watch();
+    void server_declare_dead(int client);
+    void server_lock(Incoming& in);
+
+    // ---- client (client.cpp) ----
+    mutable std::mutex mu;
+    std::condition_variable cv;
+    std::unordered_map<ChunkId, CacheChunk> cache;
+    std::deque<Notification> notes;
+    std::map<std::pair<int, std::uint64_t>, Pending> waits;  // (kind, chunk or lock id)
+    std::atomic<std::uint64_t> next_counter{1};
+    std::atomic<bool> stop{false};
+    std::thread progress;
+    bool left = false;
+    std::optional<Error> progress_error;
+
+    void start_progress();
+    void stop_progress();
+    void progress_loop();
+    void client_handle(Incoming& in);
+    /// Sends the protocol step's messages for `id` (caller holds mu).
+    Result<void> client_send(ChunkId id, CacheChunk& c, const proto::Step& st);
+    /// Waits on cv until pred() or the peer `rank` stops answering.
+    template <class Pred>
+    Result<void> wait_for_peer(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, Pred pred);
+    Result<void> check_chunk_id(std::string_view op, ChunkId id) const;
+    Result<CacheChunk*> acquire(std::string_view op, ChunkId id, bool write);
+    Result<void> wait_reply(std::string_view op, int kind, std::uint64_t key, int rank);
+};
+
+/// Sleeps a little longer each time nothing arrived, up to 100 us, so that an
+/// idle rank does not take a core from the busy ones.
+class Backoff {
+public:
+    void idle();
+    void reset() { spins_ = 0; }
+
+private:
+    int spins_ = 0;
+};
+
+}  // namespace strata::dsm

@@ -1,0 +1,171 @@
+// dsm::Node: free, publish-subscribe, barriers, locks and leaving.
+#include <fmt/format.h>
+
+#include "dsm/node_impl.hpp"
+
+namespace strata::dsm {
+namespace {
+
+// Sends a request about `chunk` to its home and waits for the reply of `kind`.
+Result<void> chunk_request(Node::Impl& d, std::string_view op, ChunkId chunk, proto::Message m) {
+    if (auto r = d.check_chunk_id(op, chunk); !r) {
+        return r;
+    }
+    int home = wire::id_server(chunk);
+    {
+        std::lock_guard lock(d.mu);
+        if (auto it = d.cache.find(chunk); it != d.cache.end()) {
+            home = it->second.home;
+        }
+        d.waits[{static_cast<int>(m.kind), chunk}] = {};
+    }
+    m.client = d.client_index();
+    if (auto r = d.net->post(home, wire::to_header(m, chunk, 0)); !r) {
+        return r;
+    }
+    return d.wait_reply(fmt::format("{}: chunk={:#x}", op, chunk), static_cast<int>(m.kind), chunk, home);
+}
+
+}  // namespace
+
+Result<void> Node::free(ChunkId chunk) {
+    Impl& d = *impl_;
+    {
+        std::lock_guard lock(d.mu);
+        if (auto it = d.cache.find(chunk);
+            it != d.cache.end() && (it->second.entry.held() || it->second.entry.waiting())) {
+            return make_error(Errc::busy, "dsm::Node::free: chunk={:#x}: acquired on this node; release it first",
+                              chunk);
+        }
+    }
+    // Exclusive access first: the protocol takes every other copy back (and
+    // waits for the acks), so once free returns no client can still read it.
+    if (auto w = d.acquire("dsm::Node::free", chunk, true); !w) {
+        return std::unexpected(w.error());
+    }
+    auto r = chunk_request(d, "dsm::Node::free", chunk, {.kind = proto::Msg::free_req});
+    std::lock_guard lock(d.mu);
+    d.cache.erase(chunk);
+    return r;
+}
+
+Result<void> Node::subscribe(ChunkId chunk, SubscribeOptions options) {
+    return chunk_request(*impl_, "dsm::Node::subscribe", chunk,
+                         {.kind = proto::Msg::subscribe, .update = options.update_on_write});
+}
+
+Result<void> Node::unsubscribe(ChunkId chunk) {
+    Impl& d = *impl_;
+    if (auto r = d.check_chunk_id("dsm::Node::unsubscribe", chunk); !r) {
+        return r;
+    }
+    int home = wire::id_server(chunk);
+    {
+        std::lock_guard lock(d.mu);
+        if (auto it = d.cache.find(chunk); it != d.cache.end()) {
+            home = it->second.home;
+        }
+    }
+    return d.net->post(home, wire::to_header({.kind = proto::Msg::unsubscribe, .client = d.client_index()}, chunk, 0));
+}
+
+Result<Notification> Node::wait_notification(std::chrono::milliseconds timeout) {
+    Impl& d = *impl_;
+    if (d.is_server()) {
+        return make_error(Errc::invalid_argument, "dsm::Node::wait_notification: rank {} is a server", rank());
+    }
+    std::unique_lock lock(d.mu);
+    if (!d.cv.wait_for(lock, timeout, [&] { return !d.notes.empty() || d.progress_error.has_value(); })) {
+        return make_error(Errc::timeout, "dsm::Node::wait_notification: timeout={}ms: no release of a subscribed chunk",
+                          timeout.count());
+    }
+    if (d.notes.empty()) {
+        return std::unexpected(*d.progress_error);
+    }
+    Notification n = std::move(d.notes.front());
+    d.notes.pop_front();
+    return n;
+}
+
+Result<void> Node::barrier() {
+    Impl& d = *impl_;
+    if (d.is_server()) {
+        return make_error(Errc::invalid_argument, "dsm::Node::barrier: rank {} is a server", rank());
+    }
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (int rc = MPI_Ibarrier(d.clients_comm, &req); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "dsm::Node::barrier: MPI_Ibarrier: {}", mpi_error_text(rc));
+    }
+    for (;;) {
+        int done = 0;
+        if (int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
+            return make_error(Errc::peer_dead, "dsm::Node::barrier: MPI_Test: {}", mpi_error_text(rc));
+        }
+        if (done != 0) {
+            return {};
+        }
+        // Every other client is pinged while it is silent: a dead one ends the wait.
+        for (int c = 0; c < d.clients; ++c) {
+            const int r = d.rank_of_client(c);
+            if (c != d.client_index() && !d.net->check_alive(r, d.options.heartbeat, d.options.timeout)) {
+                d.net->mark_dead(r);
+                // The barrier never completes now; a nonblocking collective's
+                // request cannot be freed or cancelled, so it is abandoned.
+                return make_error(Errc::peer_dead,
+                                  "dsm::Node::barrier: rank {} (client {}) stopped answering for {} ms", r, c,
+                                  d.options.timeout.count());
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+}
+
+Result<void> Node::lock(std::uint32_t id) {
+    Impl& d = *impl_;
+    if (d.is_server()) {
+        return make_error(Errc::invalid_argument, "dsm::Node::lock: rank {} is a server", rank());
+    }
+    const int server = static_cast<int>(id % static_cast<std::uint32_t>(d.servers));
+    {
+        std::lock_guard lk(d.mu);
+        d.waits[{static_cast<int>(wire::Kind::lock_req), id}] = {};
+    }
+    wire::Header h;
+    h.kind = static_cast<std::uint8_t>(wire::Kind::lock_req);
+    h.code = id;
+    if (auto r = d.net->post(server, h); !r) {
+        return r;
+    }
+    return d.wait_reply(fmt::format("dsm::Node::lock: lock={}", id), static_cast<int>(wire::Kind::lock_req), id,
+                        server);
+}
+
+Result<void> Node::unlock(std::uint32_t id) {
+    Impl& d = *impl_;
+    if (d.is_server()) {
+        return make_error(Errc::invalid_argument, "dsm::Node::unlock: rank {} is a server", rank());
+    }
+    wire::Header h;
+    h.kind = static_cast<std::uint8_t>(wire::Kind::unlock);
+    h.code = id;
+    return d.net->post(static_cast<int>(id % static_cast<std::uint32_t>(d.servers)), h);
+}
+
+Result<void> Node::leave() {
+    Impl& d = *impl_;
+    if (d.is_server() || d.left) {
+        return make_error(Errc::invalid_argument, "dsm::Node::leave: rank {} is a server or already left", rank());
+    }
+    auto b = barrier();
+    wire::Header h;
+    h.kind = static_cast<std::uint8_t>(wire::Kind::bye);
+    for (int s = 0; s < d.servers; ++s) {
+        (void)d.net->post(s, h);
+    }
+    d.net->flush(d.options.timeout);
+    d.stop_progress();
+    d.left = true;
+    return b;
+}
+
+}  // namespace strata::dsm

@@ -1,0 +1,308 @@
+// The server side of the DSM: homes (directory entries + home copies driven
+// by the protocol table), first-touch location, global locks, and what
+// happens to the chunks of a client that died.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "dsm/node_impl.hpp"
+
+namespace strata::dsm {
+namespace {
+
+std::uint64_t bit(int c) {
+    return std::uint64_t{1} << static_cast<unsigned>(c);
+}
+
+}  // namespace
+
+void Node::Impl::server_reply_error(int rank, int for_kind, ChunkId id, Errc code, const std::string& text) {
+    wire::Header h;
+    h.kind = static_cast<std::uint8_t>(wire::Kind::error);
+    h.grant = static_cast<std::uint8_t>(for_kind);
+    h.chunk = id;
+    h.code = static_cast<std::uint32_t>(code);
+    (void)net->post(rank, h, std::as_bytes(std::span(text.data(), text.size())));
+}
+
+Result<void> Node::Impl::serve() {
+    client_left.assign(static_cast<std::size_t>(clients), false);
+    client_dead.assign(static_cast<std::size_t>(clients), false);
+    Backoff backoff;
+    auto next_watch = Clock::now();
+    for (;;) {
+        int gone = 0;
+        for (int c = 0; c < clients; ++c) {
+            gone += (client_left[static_cast<std::size_t>(c)] || client_dead[static_cast<std::size_t>(c)]) ? 1 : 0;
+        }
+        if (gone == clients) {
+            break;
+        }
+        Incoming in;
+        auto got = net->poll(in);
+        if (!got) {
+            return std::unexpected(got.error());
+        }
+        if (*got) {
+            server_handle(in);
+            backoff.reset();
+        } else {
+            backoff.idle();
+        }
+        if (Clock::now() >= next_watch) {
+            server_watch();
+            next_watch = Clock::now() + options.heartbeat / 2;
+        }
+    }
+    net->flush(options.timeout);
+    return {};
+}
+
+// Every client still in the job is watched: one silent for `timeout` (no
+// message, no pong) is dead, whatever it was doing.
+void Node::Impl::server_watch() {
+    for (int c = 0; c < clients; ++c) {
+        const auto i = static_cast<std::size_t>(c);
+        if (client_left[i] || client_dead[i]) {
+            continue;
+        }
+        if (!net->check_alive(rank_of_client(c), options.heartbeat, options.timeout)) {
+            server_declare_dead(c);
+        }
+    }
+}
+
+void Node::Impl::server_declare_dead(int client) {
+    const int rank = rank_of_client(client);
+    client_dead[static_cast<std::size_t>(client)] = true;
+    net->mark_dead(rank);
+    const std::string why =
+        fmt::format("rank {} (client {}), which stopped answering for {} ms", rank, client, options.timeout.count());
+    for (auto& [id, hc] : homes) {
+        auto& e = hc.entry;
+        e.subs &= ~bit(client);
+        e.subs_update &= ~bit(client);
+        std::erase_if(e.queue, [&](const proto::Request& r) { return r.client == client; });
+        const bool owner = e.owner == client && (e.state == proto::DState::EM || e.state == proto::DState::wait_recall);
+        if (owner && !e.owner_publishes && hc.lost.empty()) {
+            // Its copy may hold writes released since the home last saw the data.
+            hc.lost = fmt::format("chunk {:#x}: its only up-to-date copy was on {}; the data is lost", id, why);
+        }
+        // The rest is what the dead client would have said: acks, evictions, an empty recall answer.
+        proto::Message m{.client = client};
+        if (e.state == proto::DState::wait_acks && (e.awaiting & bit(client)) != 0) {
+            m.kind = proto::Msg::inv_ack;
+        } else if ((e.state == proto::DState::S || e.state == proto::DState::wait_acks) &&
+                   (e.sharers & bit(client)) != 0) {
+            m.kind = proto::Msg::evict;
+        } else if (owner && e.state == proto::DState::wait_recall) {
+            m.kind = proto::Msg::recall_ack;
+        } else if (owner) {
+            m.kind = proto::Msg::evict;
+        } else {
+            continue;
+        }
+        if (hc.lost.empty()) {
+            server_apply(id, hc, m, {});
+        } else {
+            // Requests waiting for a lost chunk get the error now, later ones on arrival.
+            if (e.state == proto::DState::wait_recall || e.state == proto::DState::wait_acks) {
+                server_reply_error(rank_of_client(e.pending.client), static_cast<int>(e.pending.kind), id,
+                                   Errc::peer_dead, hc.lost);
+            }
+            for (const auto& r : e.queue) {
+                server_reply_error(rank_of_client(r.client), static_cast<int>(r.kind), id, Errc::peer_dead, hc.lost);
+            }
+            e = proto::HomeEntry{};
+        }
+    }
+    for (auto& [lid, l] : locks) {
+        std::erase(l.waiters, rank);
+        if (l.holder == rank) {
+            l.broken = fmt::format("lock {}: its holder {}", lid, why);
+            for (int w : l.waiters) {
+                server_reply_error(w, static_cast<int>(wire::Kind::lock_req), lid, Errc::peer_dead, l.broken);
+            }
+            l.waiters.clear();
+            l.holder = -1;
+        }
+    }
+}
+
+void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload,
+                              const std::shared_ptr<std::vector<std::byte>>& incoming) {
+    const proto::Step st = proto::home_receive(hc.entry, m);
+    if (!st.ok) {
+        server_reply_error(rank_of_client(m.client), static_cast<int>(m.kind), id, Errc::internal,
+                           fmt::format("chunk {:#x}: protocol violation at the home: {}", id, st.error));
+        return;
+    }
+    if (st.store) {
+        if (payload.size() != hc.size) {
+            server_reply_error(rank_of_client(m.client), static_cast<int>(m.kind), id, Errc::internal,
+                               fmt::format("chunk {:#x}: {} carries {} bytes, the chunk has {}", id,
+                                           proto::to_string(m.kind), payload.size(), hc.size));
+            return;
+        }
+        std::memcpy(hc.data->data(), payload.data(), payload.size());
+    }
+    // Notifies with data carry exactly the bytes that came in: the incoming
+    // buffer goes out again under a notify header, without a copy.
+    std::shared_ptr<std::vector<std::byte>> forward;
+    for (const auto& o : st.out) {
+        const int dest = rank_of_client(o.client);
+        if (net->is_dead(dest)) {
+            continue;
+        }
+        if (o.kind == proto::Msg::notify && o.has_data && st.store && incoming) {
+            if (!forward) {
+                forward = incoming;
+                proto::Message n = o;
+                n.client = -1;  // one header for every subscriber: a notify's receiver ignores it
+                const wire::Header h = wire::to_header(n, id, hc.size);
+                std::memcpy(forward->data(), &h, sizeof(h));
+            }
+            (void)net->post_buffer(dest, forward);
+            continue;
+        }
+        std::span<const std::byte> bytes;
+        if (o.has_data) {
+            bytes = std::span<const std::byte>(hc.data->data(), hc.size);
+        }
+        (void)net->post(dest, wire::to_header(o, id, hc.size), bytes);
+    }
+    // A grant to a client that died meanwhile: it never wrote, the home copy is current.
+    if (hc.entry.state == proto::DState::EM && net->is_dead(rank_of_client(hc.entry.owner))) {
+        hc.entry.state = proto::DState::U;
+        hc.entry.owner = -1;
+    }
+    if (st.erase) {
+        homes.erase(id);
+    }
+}
+
+void Node::Impl::server_protocol(Incoming& in) {
+    const ChunkId id = in.header.chunk;
+    const proto::Message m = wire::to_message(in.header);
+    auto it = homes.find(id);
+    if (it == homes.end()) {
+        auto loc = located.find(id);
+        if (loc != located.end()) {
+            // First touch: the toucher's nearest server becomes the home.
+            if (loc->second.home < 0) {
+                loc->second.home = m.client % servers;
+                if (loc->second.home != net->rank()) {
+                    wire::Header a;
+                    a.kind = static_cast<std::uint8_t>(wire::Kind::adopt);
+                    a.chunk = id;
+                    a.size = loc->second.size;
+                    (void)net->post(loc->second.home, a);
+                } else {
+                    auto region = Region::memory(loc->second.size);
+                    if (!region) {
+                        server_reply_error(in.source, in.header.kind, id, region.error().code, region.error().message);
+                        return;
+                    }
+                    homes[id] = HomeChunk{.data = std::move(*region), .size = loc->second.size};
+                }
+            }
+            if (loc->second.home != net->rank()) {
+                (void)net->post_buffer(loc->second.home, in.buffer);
+                return;
+            }
+            it = homes.find(id);
+        }
+    }
+    if (it == homes.end()) {
+        if (proto::to_home(m.kind) && m.kind != proto::Msg::inv_ack && m.kind != proto::Msg::recall_ack) {
+            server_reply_error(rank_of_client(m.client), in.header.kind, id, Errc::not_found,
+                               fmt::format("chunk={:#x}: unknown chunk (never allocated, or freed)", id));
+        }
+        return;
+    }
+    HomeChunk& hc = it->second;
+    if (!hc.lost.empty()) {
+        server_reply_error(rank_of_client(m.client), in.header.kind, id, Errc::peer_dead, hc.lost);
+        return;
+    }
+    server_apply(id, hc, m, in.payload(), in.buffer);
+}
+
+void Node::Impl::server_lock(Incoming& in) {
+    const std::uint32_t lid = in.header.code;
+    LockState& l = locks[lid];
+    wire::Header g;
+    g.kind = static_cast<std::uint8_t>(wire::Kind::lock_grant);
+    g.code = lid;
+    if (in.header.kind == static_cast<std::uint8_t>(wire::Kind::lock_req)) {
+        if (!l.broken.empty()) {
+            server_reply_error(in.source, in.header.kind, lid, Errc::peer_dead, l.broken);
+        } else if (l.holder < 0) {
+            l.holder = in.source;
+            (void)net->post(in.source, g);
+        } else {
+            l.waiters.push_back(in.source);
+        }
+        return;
+    }
+    if (l.holder != in.source) {
+        server_reply_error(in.source, in.header.kind, lid, Errc::invalid_argument,
+                           fmt::format("unlock: lock={}: not held by rank {}", lid, in.source));
+        return;
+    }
+    l.holder = -1;
+    if (!l.waiters.empty()) {
+        l.holder = l.waiters.front();
+        l.waiters.pop_front();
+        (void)net->post(l.holder, g);
+    }
+}
+
+void Node::Impl::server_handle(Incoming& in) {
+    using wire::Kind;
+    const auto kind = static_cast<Kind>(in.header.kind);
+    if (in.header.kind < proto::kWireMsgCount) {
+        server_protocol(in);
+        return;
+    }
+    switch (kind) {
+        case Kind::ping: {
+            wire::Header p;
+            p.kind = static_cast<std::uint8_t>(Kind::pong);
+            (void)net->post(in.source, p);
+            break;
+        }
+        case Kind::pong: break;
+        case Kind::bye: client_left[static_cast<std::size_t>(in.source - servers)] = true; break;
+        case Kind::lock_req:
+        case Kind::unlock: server_lock(in); break;
+        case Kind::alloc_req:
+        case Kind::adopt: {
+            const ChunkId id = in.header.chunk;
+            if (kind == Kind::alloc_req && wire::id_policy(id) == wire::kPolicyFirstTouch) {
+                located[id] = Located{.size = in.header.size};
+            } else {
+                auto region = Region::memory(in.header.size);
+                if (!region) {
+                    server_reply_error(in.source, in.header.kind, id, region.error().code,
+                                       fmt::format("allocate: size={}: {}", in.header.size, region.error().message));
+                    return;
+                }
+                homes[id] = HomeChunk{.data = std::move(*region), .size = in.header.size};
+            }
+            if (kind == Kind::alloc_req) {
+                wire::Header a;
+                a.kind = static_cast<std::uint8_t>(Kind::alloc_ack);
+                a.chunk = id;
+                a.size = in.header.size;
+                (void)net->post(in.source, a);
+            }
+            break;
+        }
+        default:
+            server_reply_error(in.source, in.header.kind, in.header.chunk, Errc::internal,
+                               fmt::format("a server cannot take a {} message", wire::kind_name(in.header.kind)));
+    }
+}
+
+}  // namespace strata::dsm

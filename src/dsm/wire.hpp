@@ -1,0 +1,77 @@
+// What travels between DSM ranks: one MPI message per protocol message, a
+// fixed header followed by the chunk's bytes (has_data) or an error text.
+// Also the layout of chunk ids.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "dsm/protocol_table.hpp"
+
+namespace strata::dsm::wire {
+
+/// Kinds: the protocol's wire messages keep their proto::Msg number; the
+/// transport's own follow.
+enum class Kind : std::uint8_t {
+    alloc_req = proto::kWireMsgCount,  ///< client -> home (or locator): create a chunk
+    alloc_ack,                         ///< home -> client
+    error,                             ///< server -> client: the request failed (code + text)
+    adopt,                             ///< locator -> home: become the home of a first-touch chunk
+    lock_req,
+    lock_grant,
+    unlock,
+    bye,   ///< client -> server: this client is done
+    ping,  ///< "are you there" (answered by the progress loop whatever the user does)
+    pong,
+    count_,
+};
+inline constexpr int kKinds = static_cast<int>(Kind::count_);
+
+std::string_view kind_name(int kind) noexcept;
+
+inline constexpr std::uint8_t kHasData = 1;
+inline constexpr std::uint8_t kCached = 2;
+inline constexpr std::uint8_t kPublish = 4;
+inline constexpr std::uint8_t kUpdate = 8;
+inline constexpr std::uint8_t kKept = 16;
+
+struct Header {
+    std::uint8_t kind = 0;
+    std::uint8_t grant = 0;  ///< proto::CState
+    std::uint8_t flags = 0;
+    std::uint8_t pad = 0;
+    std::int32_t client = -1;  ///< protocol client id of the client concerned
+    std::uint32_t code = 0;    ///< error: strata::Errc; lock: lock id
+    std::uint32_t pad2 = 0;
+    std::uint64_t chunk = 0;
+    std::uint64_t version = 0;
+    std::uint64_t size = 0;  ///< the chunk's size (also when no bytes follow)
+};
+static_assert(sizeof(Header) == 40);
+
+inline constexpr int kTag = 0x5d5;
+
+Header to_header(const proto::Message& m, std::uint64_t chunk, std::uint64_t size);
+proto::Message to_message(const Header& h);
+
+// Chunk ids: [63..56] server index (home, or locator for first touch)
+//            [55..54] policy   [53..40] creating client   [39..0] counter (from 1)
+inline constexpr int kPolicyById = 0;
+inline constexpr int kPolicyFirstTouch = 1;
+inline constexpr int kPolicyNode = 2;
+
+inline std::uint64_t make_id(int server, int policy, int client, std::uint64_t counter) {
+    return (static_cast<std::uint64_t>(server) << 56) | (static_cast<std::uint64_t>(policy) << 54) |
+           (static_cast<std::uint64_t>(client) << 40) | (counter & 0xFFFFFFFFFFULL);
+}
+inline int id_server(std::uint64_t id) {
+    return static_cast<int>(id >> 56);
+}
+inline int id_policy(std::uint64_t id) {
+    return static_cast<int>((id >> 54) & 3U);
+}
+inline std::uint64_t id_counter(std::uint64_t id) {
+    return id & 0xFFFFFFFFFFULL;
+}
+
+}  // namespace strata::dsm::wire

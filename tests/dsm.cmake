@@ -1,0 +1,38 @@
+# Distributed shared memory (docs/dsm.md): ctest names start with "dsm.".
+# The protocol tables and the randomized explorer run in-process (label unit).
+strata_add_test_binary(strata_dsm_unit_tests LABEL unit TIMEOUT 120 PREFIX "dsm." SOURCES
+  unit/dsm_protocol_table_test.cpp
+  unit/dsm_protocol_sequences_test.cpp
+  unit/dsm_explorer_test.cpp
+  unit/dsm_protocol_doc_test.cpp)
+target_link_libraries(strata_dsm_unit_tests PRIVATE strata_dsm_protocol)
+target_compile_definitions(strata_dsm_unit_tests PRIVATE STRATA_DSM_DOC="${CMAKE_SOURCE_DIR}/docs/dsm.md")
+
+# MPI programs (label mpi): real processes through libstrata-dsm, with mpiexec.
+function(strata_dsm_mpi_program name)
+  add_executable(${name} mpi_dsm/${name}.cpp)
+  target_link_libraries(${name} PRIVATE strata::dsm MPI::MPI_CXX fmt::fmt strata_warnings)
+  target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm)
+endfunction()
+
+# strata_dsm_mpi_test(<ctest name> PROGRAM <p> NP <n> ARGS ...)
+function(strata_dsm_mpi_test name)
+  cmake_parse_arguments(ARG "" "PROGRAM;NP" "ARGS" ${ARGN})
+  add_test(NAME ${name}
+    COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ARG_NP} ${MPIEXEC_PREFLAGS}
+            $<TARGET_FILE:${ARG_PROGRAM}> ${MPIEXEC_POSTFLAGS} ${ARG_ARGS})
+  set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT 180)
+endfunction()
+
+strata_dsm_mpi_program(dsm_coherence_test)
+strata_dsm_mpi_test(dsm.mpi.racing_clients_with_one_server_read_every_released_write PROGRAM dsm_coherence_test NP 5 ARGS 1 400)
+strata_dsm_mpi_test(dsm.mpi.racing_clients_with_four_servers_read_every_released_write PROGRAM dsm_coherence_test NP 8 ARGS 4 300)
+strata_dsm_mpi_program(dsm_failure_test)
+foreach(mode client server)
+  add_test(NAME dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang
+    COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_failure_test.sh
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> ${mode})
+  set_tests_properties(dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+endforeach()
+strata_dsm_mpi_program(dsm_bad_inputs_test)
+strata_dsm_mpi_test(dsm.mpi.bad_inputs_give_errors_naming_them PROGRAM dsm_bad_inputs_test NP 3)

@@ -1,0 +1,145 @@
+// A DSM rank SIGKILLed mid-run: the survivors get errors, never a hang.
+//
+//   mpiexec -disable-auto-cleanup -n 5 dsm_failure_test client|server <report dir>
+//
+// Ranks 0 and 1 serve, 2..4 are clients. Chunk A (home: server 0) was last
+// written by client 0 (rank 2), which keeps the only modified copy; chunk P
+// (home: server 0) is published to a subscriber, so its home always has the
+// last release; chunk B's home is server 1.
+//
+// client: rank 2 dies. Client 1 reads A: peer_dead (its only copy is lost),
+//         then reads P: the last published release, intact. Client 2 waits in
+//         the barrier: peer_dead naming rank 2.
+// server: rank 1 dies. Client 1 reads B: peer_dead naming rank 1; A (home
+//         server 0) still works.
+// Each survivor writes "SURVIVOR rank <r>: <what>: <errc>" lines to
+// <report dir>/rank<r>.txt (hydra stops forwarding the job's output once a
+// rank died) and exits 0 without MPI_Finalize (which would wait for the dead
+// rank); the driver dsm_failure_test.sh checks every line and the time.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dsm_test.hpp"
+
+namespace {
+
+using strata::dsm::ChunkId;
+
+FILE* g_report = nullptr;
+
+void say(const std::string& what, const strata::Result<void>& r) {
+    std::fprintf(g_report, "SURVIVOR rank %d: %s: %s\n", dsm_test::g_rank, what.c_str(),
+                 r ? "ok" : std::string(strata::to_string(r.error().code)).c_str());
+    if (!r) {
+        std::fprintf(g_report, "  message: %s\n", r.error().message.c_str());
+    }
+    std::fflush(g_report);
+}
+
+strata::Result<void> read_value(strata::dsm::Node& node, ChunkId id, std::uint64_t expected) {
+    auto r = node.acquire_read(id);
+    if (!r) {
+        return std::unexpected(r.error());
+    }
+    std::uint64_t v = 0;
+    std::memcpy(&v, r->data(), sizeof v);
+    (void)node.release(id);
+    if (v != expected) {
+        return strata::make_error(strata::Errc::internal, "read {} expected {}", v, expected);
+    }
+    return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    dsm_test::init(&argc, &argv);
+    const std::string mode = argc > 1 ? argv[1] : "client";
+    const std::string dir = argc > 2 ? argv[2] : "/tmp";
+    g_report = std::fopen(fmt::format("{}/rank{}.txt", dir, dsm_test::g_rank).c_str(), "w");
+    DSM_CHECK(g_report != nullptr);
+    auto node = strata::dsm::Node::join(
+        MPI_COMM_WORLD,
+        {.servers = 2, .timeout = std::chrono::milliseconds(2000), .heartbeat = std::chrono::milliseconds(200)});
+    DSM_CHECK_OK(node);
+    const auto start = std::chrono::steady_clock::now();
+    if (node->is_server()) {
+        if (mode == "server" && node->rank() == 1) {
+            // Serve until the clients have set up, then die.
+            std::thread([] {
+                std::uint64_t go = 0;
+                MPI_Recv(&go, 1, MPI_UINT64_T, 2, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                ::kill(::getpid(), SIGKILL);
+            }).detach();
+        }
+        auto r = node->serve();
+        say("serve", r);
+        std::_Exit(0);
+    }
+    const int me = node->client_index();
+    ChunkId ids[3] = {};
+    if (me == 0) {
+        auto a = node->allocate(8, strata::dsm::HomePolicy::node(0));
+        auto p = node->allocate(8, strata::dsm::HomePolicy::node(0));
+        auto b = node->allocate(8, strata::dsm::HomePolicy::node(1));
+        DSM_CHECK_OK(a);
+        DSM_CHECK_OK(p);
+        DSM_CHECK_OK(b);
+        ids[0] = *a;
+        ids[1] = *p;
+        ids[2] = *b;
+    }
+    MPI_Bcast(ids, 3, MPI_UINT64_T, 0, node->clients_comm());
+    if (me == 2) {
+        DSM_CHECK_OK(node->subscribe(ids[1]));
+    }
+    DSM_CHECK_OK(node->barrier());
+    if (me == 0) {
+        for (int i = 0; i < 3; ++i) {
+            auto w = node->acquire_write(ids[i]);
+            DSM_CHECK_OK(w);
+            const std::uint64_t v = 40 + static_cast<std::uint64_t>(i);
+            std::memcpy(w->data(), &v, sizeof v);
+            DSM_CHECK_OK(node->release(ids[i]));
+        }
+    }
+    DSM_CHECK_OK(node->barrier());
+    if (mode == "client") {
+        if (me == 0) {
+            ::kill(::getpid(), SIGKILL);
+        }
+        if (me == 1) {
+            say("read chunk A whose only modified copy died", read_value(*node, ids[0], 40));
+            say("read published chunk P", read_value(*node, ids[1], 41));
+        }
+        if (me == 2) {
+            say("barrier with a dead client", node->barrier());
+        }
+        // Its barrier fails too (client 0 is dead), but it still says bye to the servers.
+        (void)node->leave();
+    } else {
+        if (me == 0) {
+            std::uint64_t go = 1;
+            MPI_Send(&go, 1, MPI_UINT64_T, 1, 99, MPI_COMM_WORLD);
+        }
+        if (me == 1) {
+            // Client 0 holds the only copies; this client must ask the homes.
+            say("read chunk B whose home died", read_value(*node, ids[2], 42));
+            say("read chunk A on the live server", read_value(*node, ids[0], 40));
+        }
+        // Client 0 must live until client 1 has its copy of A; leave() is a
+        // barrier of the clients, then tells the servers.
+        say("barrier of the clients after a server died", node->leave());
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::fprintf(g_report, "SURVIVOR rank %d: done after %.1f s\n", dsm_test::g_rank, secs);
+    std::fclose(g_report);
+    std::_Exit(0);
+}
