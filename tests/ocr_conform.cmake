@@ -66,3 +66,49 @@ strata_ocr_conformance(legacy_program_runs_a_dag_and_waits)
 strata_ocr_conformance(runtime_interface_els_workers_and_blocking)
 strata_ocr_conformance(db_get_size_reports_the_created_size)
 strata_ocr_conformance(pause_holds_edts_until_resume)
+
+# Example OCR applications with known results (tests/ocr/apps/), built with the
+# same flags, run directly and through `strata ocr` with each monitor. Cholesky
+# and FFT are checked against numpy, Smith-Waterman against a Python dynamic
+# program (tests/ocr/apps/check.py); N-Queens and the reduction tree against
+# known values.
+set(STRATA_OCR_APP_CHECK ${CMAKE_SOURCE_DIR}/.venv/bin/python ${CMAKE_CURRENT_SOURCE_DIR}/ocr/apps/check.py)
+foreach(app cholesky nqueens smith_waterman reduction_tree fft)
+  strata_ocr_program(ocr_app_${app} ocr/apps/${app}.c)
+  target_link_libraries(ocr_app_${app} PRIVATE m)
+endforeach()
+
+# strata_ocr_app_test(<name> <app target> <command before the program> <after>...)
+function(strata_ocr_app_test name)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS integration TIMEOUT 120)
+endfunction()
+
+set(runners direct)
+foreach(backend off proc ebpf)
+  list(APPEND runners ${backend})
+endforeach()
+foreach(runner ${runners})
+  if(runner STREQUAL direct)
+    set(prefix "")
+    set(suffix "")
+  else()
+    set(prefix $<TARGET_FILE:strata_cli> ocr --monitor ${runner})
+    set(suffix .through_strata_ocr_with_monitor_${runner})
+  endif()
+  strata_ocr_app_test(ocr.apps.tiled_cholesky_matches_numpy${suffix}
+    ${STRATA_OCR_APP_CHECK} cholesky --n 96 --tile 24 -- ${prefix} $<TARGET_FILE:ocr_app_cholesky>)
+  strata_ocr_app_test(ocr.apps.fft_matches_numpy${suffix}
+    ${STRATA_OCR_APP_CHECK} fft --n 1024 -- ${prefix} $<TARGET_FILE:ocr_app_fft>)
+  strata_ocr_app_test(ocr.apps.smith_waterman_score_matches_a_serial_dynamic_program${suffix}
+    ${STRATA_OCR_APP_CHECK} smith-waterman --length 300 --tile 32 -- ${prefix} $<TARGET_FILE:ocr_app_smith_waterman>)
+  strata_ocr_app_test(ocr.apps.nqueens_of_9_has_352_solutions${suffix}
+    ${STRATA_OCR_EXPECT_EXIT} 0 ${prefix} $<TARGET_FILE:ocr_app_nqueens> 9 352 3)
+  strata_ocr_app_test(ocr.apps.reduction_tree_sums_1_to_10000${suffix}
+    ${STRATA_OCR_EXPECT_EXIT} 0 ${prefix} $<TARGET_FILE:ocr_app_reduction_tree> 10000 4 50005000)
+endforeach()
+# The checks can fail: a wrong expected count is reported by the exit code.
+strata_ocr_app_test(ocr.apps.nqueens_with_a_wrong_expected_count_exits_1
+  ${STRATA_OCR_EXPECT_EXIT} 1 $<TARGET_FILE:ocr_app_nqueens> 8 93 2)
+strata_ocr_app_test(ocr.apps.nqueens_of_8_has_92_solutions_without_spawning
+  ${STRATA_OCR_EXPECT_EXIT} 0 $<TARGET_FILE:ocr_app_nqueens> 8 92 0)
