@@ -7,7 +7,8 @@ set(STRATA_OCR_REFERENCE_FLAGS
   -Wall -g -Werror -DOCR_TYPE_H=x86.h -DOCR_ENABLE_EDT_NAMING -DOCR_ASSERT -DENABLE_EXTENSION_AFFINITY
   -DENABLE_EXTENSION_PARAMS_EVT -DENABLE_EXTENSION_COUNTED_EVT -DENABLE_EXTENSION_CHANNEL_EVT
   -DENABLE_EXTENSION_LABELING -DENABLE_EXTENSION_LEGACY -DENABLE_EXTENSION_RTITF
-  -DENABLE_EXTENSION_DB_INFO -DENABLE_EXTENSION_PAUSE)
+  -DENABLE_EXTENSION_DB_INFO -DENABLE_EXTENSION_PAUSE -DENABLE_EXTENSION_COLLECTIVE_EVT
+  -DENABLE_EXTENSION_MULTI_OUTPUT_SLOT)
 set(STRATA_OCR_EXPECT_EXIT ${CMAKE_CURRENT_SOURCE_DIR}/ocr/conform/expect_exit.sh)
 
 # strata_ocr_program(<target> <source>): built as a reference-runtime user builds it.
@@ -66,6 +67,7 @@ strata_ocr_conformance(legacy_program_runs_a_dag_and_waits)
 strata_ocr_conformance(runtime_interface_els_workers_and_blocking)
 strata_ocr_conformance(db_get_size_reports_the_created_size)
 strata_ocr_conformance(pause_holds_edts_until_resume)
+strata_ocr_conformance(collective_event_reduces_each_generation)
 
 # Example OCR applications with known results (tests/ocr/apps/), built with the
 # same flags, run directly and through `strata ocr` with each monitor. Cholesky

@@ -138,6 +138,7 @@ typedef enum {
     OCR_EVENT_LATCH_T = 4,
     OCR_EVENT_COUNTED_T = 5,
     OCR_EVENT_CHANNEL_T = 6,
+    OCR_EVENT_COLLECTIVE_T = 7, /**< extensions/ocr-reduction-event.h */
     OCR_EVENT_T_MAX
 } ocrEventTypes_t;
 
@@ -162,10 +163,21 @@ typedef struct {
     u32 nbDeps; /**< dependences per generation: strata, like the reference, takes 1 */
 } ocrEventChannelParams_t;
 typedef struct {
+    u32 maxGen;         /**< generations that may be incomplete at once */
+    u32 nbContribs;     /**< contributions (slots) per generation */
+    u32 nbContribsPd;   /**< contributions from this process: strata takes nbContribs */
+    u16 nbDatum;        /**< values per contribution */
+    u8 arity;           /**< reduction tree arity: ignored */
+    u16 op;             /**< a redOp_t (extensions/ocr-reduction-event.h) */
+    int type;           /**< a collectiveType_t */
+    bool reuseDbPerGen; /**< ignored: a new block per generation */
+} ocrEventCollectiveParams_t;
+typedef struct {
     union {
         ocrEventLatchParams_t EVENT_LATCH;
         ocrEventCounterParams_t EVENT_COUNTED;
         ocrEventChannelParams_t EVENT_CHANNEL;
+        ocrEventCollectiveParams_t EVENT_COLLECTIVE;
     };
 } ocrEventParams_t;
 

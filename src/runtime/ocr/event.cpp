@@ -96,6 +96,9 @@ u8 add_event_dependence(const std::shared_ptr<Event>& event, Event::Waiter waite
     bool now = false;
     bool destroy = false;
     ocrGuid_t payload{0};
+    if (event->collective) {
+        return add_collective_dependence(event, 0, waiter);
+    }
     {
         std::lock_guard lock(event->mutex);
         switch (event->type) {
@@ -178,11 +181,16 @@ u8(ocrEventCreateParams)(ocrGuid_t* guid, ocrEventTypes_t eventType, u16 propert
                 return OCR_EINVAL;
             }
             event->channel_max = channel.maxGen;
+        } else if (eventType == OCR_EVENT_COLLECTIVE_T) {
+            event->collective = make_collective(params, site);
+            if (!event->collective) {
+                return OCR_EINVAL;
+            }
         }
-    } else if (eventType == OCR_EVENT_COUNTED_T) {
+    } else if (eventType == OCR_EVENT_COUNTED_T || eventType == OCR_EVENT_COLLECTIVE_T) {
         strata::detail::log().warn(
-            "strata-ocr: {}: ocrEventCreate: a COUNTED event needs ocrEventCreateParams "
-            "with EVENT_COUNTED.nbDeps",
+            "strata-ocr: {}: ocrEventCreate: a COUNTED or COLLECTIVE event needs ocrEventCreateParams "
+            "with its parameters",
             site.str());
         return OCR_EINVAL;
     }

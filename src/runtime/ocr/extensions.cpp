@@ -19,18 +19,24 @@ namespace strata::ocr {
 
 void enter_edt() {
     OcrState* s = state();
+    s->running_edts.fetch_add(1);  // seq_cst: see OcrState::paused
+    if (!s->paused.load()) {
+        return;  // the common case: no lock
+    }
     std::unique_lock lock(s->pause_mutex);
-    s->pause_cv.wait(lock, [&] { return !s->paused || s->finished(); });
-    ++s->running_edts;
+    s->running_edts.fetch_sub(1);
+    s->pause_cv.notify_all();  // a blocking ocrPause may wait for this count
+    s->pause_cv.wait(lock, [&] { return !s->paused.load() || s->finished(); });
+    s->running_edts.fetch_add(1);
 }
 
 void leave_edt() {
     OcrState* s = state();
-    {
-        std::lock_guard lock(s->pause_mutex);
-        --s->running_edts;
+    s->running_edts.fetch_sub(1);
+    if (s->paused.load()) {
+        { std::lock_guard lock(s->pause_mutex); }  // a blocking ocrPause between its check and its wait sees this
+        s->pause_cv.notify_all();
     }
-    s->pause_cv.notify_all();
 }
 
 }  // namespace strata::ocr
@@ -121,11 +127,10 @@ u32 ocrPause(bool isBlocking) {
     OcrState* s = state();
     if (s == nullptr) return 0;
     std::unique_lock lock(s->pause_mutex);
-    if (s->paused) return 0;
-    s->paused = true;
+    if (s->paused.exchange(true)) return 0;
     if (isBlocking) {
         const int self = current_edt() != nullptr ? 1 : 0;
-        s->pause_cv.wait(lock, [&] { return s->running_edts <= self || s->finished(); });
+        s->pause_cv.wait(lock, [&] { return s->running_edts.load() <= self || s->finished(); });
     }
     return 1;
 }
@@ -135,7 +140,7 @@ void ocrResume(u32 /*flag*/) {
     if (s == nullptr) return;
     {
         std::lock_guard lock(s->pause_mutex);
-        s->paused = false;
+        s->paused.store(false);
     }
     s->pause_cv.notify_all();
 }
@@ -143,10 +148,7 @@ void ocrResume(u32 /*flag*/) {
 ocrGuid_t ocrQuery(ocrQueryType_t query, ocrGuid_t /*guid*/, void** result, u32* size, u8 /*flags*/) {
     OcrState* s = state();
     if (s == nullptr || result == nullptr || size == nullptr) return NULL_GUID;
-    {
-        std::lock_guard lock(s->pause_mutex);
-        if (!s->paused) return NULL_GUID;
-    }
+    if (!s->paused.load()) return NULL_GUID;
     std::vector<std::shared_ptr<Object>> objects;
     switch (query) {
         case OCR_QUERY_READY_EDTS:

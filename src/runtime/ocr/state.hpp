@@ -181,6 +181,8 @@ struct Edt : Object {
     std::size_t next_hold = 0;
 };
 
+struct Collective;  // collective.cpp
+
 struct Event : Object {
     Event() : Object(Kind::event) {}
     ocrEventTypes_t type = OCR_EVENT_ONCE_T;
@@ -200,7 +202,14 @@ struct Event : Object {
     std::deque<ocrGuid_t> channel_values;                 // CHANNEL
     std::deque<Waiter> channel_waiters;
     u32 channel_max = EVENT_CHANNEL_UNBOUNDED;  // values or waiters that may wait unmatched
+    std::shared_ptr<Collective> collective;     // COLLECTIVE: its generations (own lock)
 };
+
+/// COLLECTIVE events (collective.cpp): the state made from the creation
+/// parameters (nullptr and a warning when they are invalid), and a dependence
+/// of contributor `sslot` for its next generation.
+std::shared_ptr<Collective> make_collective(const ocrEventParams_t* params, const CallSite& site);
+u8 add_collective_dependence(const std::shared_ptr<Event>& event, u32 sslot, const Event::Waiter& waiter);
 
 /// A range or map of labeled GUIDs (labels.cpp).
 struct GuidMap : Object {
@@ -246,11 +255,14 @@ public:
     /// EDT running between them is no reason to stop.
     std::atomic<bool> detect_stuck{true};
 
-    // ocrPause / ocrResume (extensions.cpp): EDTs wait before starting while paused.
+    // ocrPause / ocrResume (extensions.cpp): EDTs wait before starting while
+    // paused. The flags are seq_cst atomics so that an EDT starting and a
+    // pause never both miss each other (each writes its flag, then reads the
+    // other's); the mutex and condition variable serve only the waits.
     std::mutex pause_mutex;
     std::condition_variable pause_cv;
-    bool paused = false;                        // guarded by pause_mutex
-    int running_edts = 0;                       // guarded by pause_mutex
+    std::atomic<bool> paused{false};
+    std::atomic<int> running_edts{0};
     std::atomic<std::int64_t> waiting_edts{0};  // created, not yet runnable
 
     std::mutex print_mutex;
