@@ -32,6 +32,11 @@ u8 ocrEdtDestroy(ocrGuid_t guid);
  *  did and stays satisfied). */
 u8 ocrAddDependence(ocrGuid_t source, ocrGuid_t destination, u32 slot, ocrDbAccessMode_t mode);
 
+/** ocrAddDependence from post-slot `sslot` of source: a collective event's
+ *  contributor `sslot` (extensions/ocr-reduction-event.h); for other sources
+ *  sslot must be 0 and this is ocrAddDependence. */
+u8 ocrAddDependenceSlot(ocrGuid_t source, u32 sslot, ocrGuid_t destination, u32 dslot, ocrDbAccessMode_t mode);
+
 /** The GUID of the EDT running on this thread (NULL_GUID outside EDTs). */
 u8 ocrCurrentEdtGet(ocrGuid_t* edt);
 
@@ -42,6 +47,7 @@ u8 ocrCurrentEdtGet(ocrGuid_t* edt);
 #define ocrEdtCreate(...) STRATA_OCR_AT(ocrEdtCreate(__VA_ARGS__))
 #define ocrEdtDestroy(...) STRATA_OCR_AT(ocrEdtDestroy(__VA_ARGS__))
 #define ocrAddDependence(...) STRATA_OCR_AT(ocrAddDependence(__VA_ARGS__))
+#define ocrAddDependenceSlot(...) STRATA_OCR_AT(ocrAddDependenceSlot(__VA_ARGS__))
 #else
 #define ocrEdtTemplateCreate(guid, funcPtr, paramc, depc) \
     ocrEdtTemplateCreate_internal(guid, funcPtr, paramc, depc, #funcPtr)

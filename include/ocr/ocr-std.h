@@ -17,8 +17,12 @@ ocrGuid_t mainEdt(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]);
 void ocrShutdown(void);
 /** Like ocrShutdown with exit code `errorCode`. */
 void ocrAbort(u8 errorCode);
-/** printf to standard output, one call per line without interleaving. */
-u32 ocrPrintf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+/** printf to standard output, one call per line without interleaving.
+ *  Declared without a printf-format attribute, as in the reference headers:
+ *  programs that print a u64 with %d still build with -Wall -Werror. */
+u32 ocrPrintf(const char* fmt, ...);
+/** snprintf into buf (at most size bytes, NUL included); returns what snprintf returns. */
+u32 SNPRINTF(char* buf, u32 size, const char* fmt, ...);
 
 /** argc and argv from mainEdt's data block. */
 u64 ocrGetArgc(void* dbPtr);
@@ -34,22 +38,44 @@ char* ocrGetArgv(void* dbPtr, u64 count);
 #define getArgc ocrGetArgc
 #define getArgv ocrGetArgv
 
-/** Prints the failed expression with its file and line and aborts the process. */
-void strataOcrAssertFailed(const char* expression, const char* file, int line) __attribute__((noreturn));
+/** With val false: prints the expression, file and line to standard error and
+ *  aborts the process (SIGABRT), whatever EDTs are running. Called through
+ *  ocrAssert. */
+void _ocrAssert(bool val, const char* str, const char* file, u32 line);
+
+/* As in the reference: with OCR_ASSERT, ocrAssert (and the deprecated ASSERT)
+ * check their condition; without it they compile to nothing (the condition is
+ * not evaluated, but stays "used" so -Wall does not warn). Both end in ';' as
+ * the reference's do. */
+#ifdef OCR_ASSERT
+#define ocrAssert(a)                                                         \
+    do {                                                                     \
+        _ocrAssert(STRATA_OCR_CAST(bool, (a) != 0), #a, __FILE__, __LINE__); \
+    } while (0);
 #ifndef ASSERT
-#define ASSERT(a) ((a) ? (void)0 : strataOcrAssertFailed(#a, __FILE__, __LINE__))
+#define ASSERT(a) ocrAssert(a)
 #endif
-/** Prints "PASSED: <message>" or "FAILED: <message>"; a failure ends the program with exit code 1. */
+#else
+#define ocrAssert(a)     \
+    do {                 \
+        (void)sizeof(a); \
+    } while (0);
+#ifndef ASSERT
+#define ASSERT(a) ocrAssert(a)
+#endif
+#endif
+
+/** Prints "PASSED @ 'file:line' <message>" or "FAILURE @ 'file:line' <message>"
+ *  and goes on, as the reference's VERIFY does: it never ends the program. */
 #ifndef VERIFY
-#define VERIFY(cond, ...)                      \
-    do {                                       \
-        if (cond) {                            \
-            ocrPrintf("PASSED: " __VA_ARGS__); \
-        } else {                               \
-            ocrPrintf("FAILED: " __VA_ARGS__); \
-            ocrAbort(1);                       \
-        }                                      \
-    } while (0)
+#define VERIFY(cond, format, ...)                                                      \
+    do {                                                                               \
+        if (!(cond)) {                                                                 \
+            ocrPrintf("FAILURE @ '%s:%d' " format, __FILE__, __LINE__, ##__VA_ARGS__); \
+        } else {                                                                       \
+            ocrPrintf("PASSED @ '%s:%d' " format, __FILE__, __LINE__, ##__VA_ARGS__);  \
+        }                                                                              \
+    } while (0);
 #endif
 
 #ifdef __cplusplus

@@ -138,6 +138,7 @@ typedef enum {
     OCR_EVENT_LATCH_T = 4,
     OCR_EVENT_COUNTED_T = 5,
     OCR_EVENT_CHANNEL_T = 6,
+    OCR_EVENT_COLLECTIVE_T = 7, /**< extensions/ocr-reduction-event.h */
     OCR_EVENT_T_MAX
 } ocrEventTypes_t;
 
@@ -146,20 +147,37 @@ typedef enum { OCR_EVENT_LATCH_DECR_SLOT = 0, OCR_EVENT_LATCH_INCR_SLOT = 1 } oc
 #define EVT_PROP_NONE STRATA_OCR_CAST(u16, 0x0)
 #define EVT_PROP_TAKES_ARG STRATA_OCR_CAST(u16, 0x1)
 
-/** Parameters of ocrEventCreateParams. */
+/** The unbounded value of a CHANNEL event's maxGen. */
+#define EVENT_CHANNEL_UNBOUNDED STRATA_OCR_CAST(u32, -1)
+
+/** Parameters of ocrEventCreateParams, one struct per event type. */
+typedef struct {
+    u64 counter; /**< initial INCR count of a LATCH event */
+} ocrEventLatchParams_t;
+typedef struct {
+    u64 nbDeps; /**< dependences a COUNTED event expects before it is destroyed */
+} ocrEventCounterParams_t;
+typedef struct {
+    u32 maxGen; /**< satisfactions (and dependences) that may wait unmatched at once, or EVENT_CHANNEL_UNBOUNDED */
+    u32 nbSat;  /**< satisfactions per generation: strata, like the reference, takes 1 */
+    u32 nbDeps; /**< dependences per generation: strata, like the reference, takes 1 */
+} ocrEventChannelParams_t;
+typedef struct {
+    u32 maxGen;         /**< generations that may be incomplete at once */
+    u32 nbContribs;     /**< contributions (slots) per generation */
+    u32 nbContribsPd;   /**< contributions from this process: strata takes nbContribs */
+    u16 nbDatum;        /**< values per contribution */
+    u8 arity;           /**< reduction tree arity: ignored */
+    u16 op;             /**< a redOp_t (extensions/ocr-reduction-event.h) */
+    int type;           /**< a collectiveType_t */
+    bool reuseDbPerGen; /**< ignored: a new block per generation */
+} ocrEventCollectiveParams_t;
 typedef struct {
     union {
-        struct {
-            u64 nbDeps; /**< dependences a COUNTED event expects */
-        } EVENT_COUNTED;
-        struct {
-            u32 maxGen; /**< accepted for compatibility; strata's channels are unbounded */
-            u32 nbSat;
-            u32 nbDeps;
-        } EVENT_CHANNEL;
-        struct {
-            s64 counter; /**< initial INCR count of a LATCH event */
-        } EVENT_LATCH;
+        ocrEventLatchParams_t EVENT_LATCH;
+        ocrEventCounterParams_t EVENT_COUNTED;
+        ocrEventChannelParams_t EVENT_CHANNEL;
+        ocrEventCollectiveParams_t EVENT_COLLECTIVE;
     };
 } ocrEventParams_t;
 
@@ -167,9 +185,11 @@ typedef struct {
 
 typedef enum { OCR_HINT_UNDEF_T, OCR_HINT_EDT_T, OCR_HINT_DB_T, OCR_HINT_EVT_T, OCR_HINT_GROUP_T } ocrHintType_t;
 
-/** Hint properties. strata reads the DB placement ones: NEAR = memory
- *  (default), INTER = shared memory (a /dev/shm segment), FAR = storage (a
- *  file under STRATA_OCR_DB_DIR); the others are accepted and ignored. */
+/** Hint properties (every one of the OCR 1.2 headers). strata acts on the DB
+ *  placement ones: NEAR and HIGHBW = memory (default), INTER = shared memory
+ *  (a /dev/shm segment), FAR = storage (a file under STRATA_OCR_DB_DIR). The
+ *  others are accepted, stored and read back by ocrGetHintValue, and have no
+ *  effect (docs/runtime.md, conformance table). */
 typedef enum {
     OCR_HINT_EDT_PROP_START,
     OCR_HINT_EDT_PRIORITY,
@@ -178,6 +198,10 @@ typedef enum {
     OCR_HINT_EDT_DISPERSE,
     OCR_HINT_EDT_SPACE,
     OCR_HINT_EDT_TIME,
+    OCR_HINT_EDT_STATS_HW_CYCLES,
+    OCR_HINT_EDT_STATS_L1_HITS,
+    OCR_HINT_EDT_STATS_L1_MISSES,
+    OCR_HINT_EDT_STATS_FLOAT_OPS,
     OCR_HINT_EDT_PROP_END,
     OCR_HINT_DB_PROP_START,
     OCR_HINT_DB_AFFINITY,
@@ -185,12 +209,18 @@ typedef enum {
     OCR_HINT_DB_INTER,
     OCR_HINT_DB_FAR,
     OCR_HINT_DB_HIGHBW,
+    OCR_HINT_DB_EAGER,
+    OCR_HINT_DB_LAZY,
     OCR_HINT_DB_PROP_END,
     OCR_HINT_EVT_PROP_START,
     OCR_HINT_EVT_PROP_END,
     OCR_HINT_GROUP_PROP_START,
     OCR_HINT_GROUP_PROP_END
 } ocrHintProp_t;
+
+/* Values of OCR_HINT_EDT_DISPERSE. */
+#define OCR_HINT_EDT_DISPERSE_FAR 0
+#define OCR_HINT_EDT_DISPERSE_NEAR 1
 
 typedef u64 ocrHintVal_t;
 
@@ -200,6 +230,25 @@ typedef struct {
     u64 propMask;
     u64 values[OCR_HINT_GROUP_PROP_END];
 } ocrHint_t;
+
+/** What ocrQuery (extensions/ocr-pause.h) can ask a paused runtime for. */
+typedef enum { OCR_QUERY_READY_EDTS, OCR_QUERY_EVENTS, OCR_QUERY_LAST_SATISFIED_DB, OCR_QUERY_ALL_EDTS } ocrQueryType_t;
+
+/* ---- labeled GUIDs (extensions/ocr-labeling.h) ---- */
+
+/** Properties of the create calls: *guid holds a labeled GUID to create the
+ *  object at (IS_LABELED); CHECK also returns OCR_EGUIDEXISTS when an object
+ *  lives there already; BLOCK waits until it is destroyed. */
+#define GUID_PROP_NONE STRATA_OCR_CAST(u16, 0x0)
+#define GUID_PROP_IS_LABELED STRATA_OCR_CAST(u16, 0x100)
+#define GUID_PROP_CHECK STRATA_OCR_CAST(u16, 0x300)
+#define GUID_PROP_BLOCK STRATA_OCR_CAST(u16, 0x500)
+
+/* Properties of ocrLegacyBlockProgress (extensions/ocr-legacy.h). */
+#define LEGACY_PROP_NONE STRATA_OCR_CAST(u16, 0x0)
+#define LEGACY_PROP_WAIT_FOR_CREATE STRATA_OCR_CAST(u16, 0x1)
+#define LEGACY_PROP_WAIT_IF_CREATED STRATA_OCR_CAST(u16, 0x2)
+#define LEGACY_PROP_CHECK STRATA_OCR_CAST(u16, 0x4)
 
 #ifdef __cplusplus
 #define NULL_HINT (static_cast<ocrHint_t*>(nullptr))

@@ -2,7 +2,12 @@
  * link with -lstrata-ocr, which also provides main() (it runs mainEdt).
  *
  *   cc app.c -I<strata>/include/ocr -L<strata>/lib -lstrata-ocr -o app
- *   ./app args            or            strata ocr ./app args */
+ *   ./app args            or            strata ocr ./app args
+ *
+ * Extensions: include "extensions/ocr-<name>.h" (affinity, hints, labeling,
+ * legacy, runtime-itf, db-info, pause); docs/runtime.md has the conformance
+ * table. OCR_TYPE_H and the ENABLE_EXTENSION_* switches are accepted and
+ * change nothing: every extension strata has is always declared. */
 #ifndef STRATA_OCR_H
 #define STRATA_OCR_H
 
@@ -14,5 +19,6 @@
 #include "ocr-guid.h"
 #include "ocr-std.h"
 #include "ocr-types.h"
+#include "ocr-version.h"
 
 #endif /* STRATA_OCR_H */

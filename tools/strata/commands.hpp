@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace strata::cli {
 
 struct DemoOptions {
@@ -27,9 +31,16 @@ struct OcrOptions {
     bool stats = false;        ///< STRATA_STATS=1
     bool verbose = false;      ///< STRATA_VERBOSE=1
 };
+/// `strata ocr`: strata's options end at the first non-option (the program
+/// path) or at `--`, as with mpiexec and env. When argv is an `ocr` command,
+/// moves everything from there on into `command` and returns the argc that
+/// CLI11 parses (the options only); otherwise returns argc unchanged.
+int split_ocr_command(const CLI::App& ocr_cmd, int argc, char** argv, std::vector<std::string>& command);
 /// `strata ocr [options] ./program args...`: runs the OCR program in place of
-/// this process (exec); returns only when it cannot be run (127 or 126).
-int run_ocr_program(const OcrOptions& options, const std::vector<std::string>& command);
+/// this process (exec); returns only when it cannot be run (127 or 126), or 2
+/// for a usage error. `command` is everything from the first non-option on,
+/// passed to the program untouched (a leading `--` is dropped).
+int run_ocr_program(const OcrOptions& options, std::vector<std::string> command);
 
 /// Options of `strata run`: a workflow file, or a generated shape.
 struct RunOptions {

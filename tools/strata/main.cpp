@@ -30,7 +30,6 @@ int main(int argc, char** argv) {
     bench_cmd->prefix_command();
 
     strata::cli::OcrOptions ocr;
-    std::vector<std::string> ocr_command;
     auto* ocr_cmd = app.add_subcommand("ocr", "Run an OCR program (linked with -lstrata-ocr) on strata's runtime");
     ocr_cmd->add_option("--monitor", ocr.monitor, "Blocking monitor: auto, ebpf, proc or off (STRATA_MONITOR)");
     ocr_cmd->add_option("--cpus", ocr.cpus, "CPUs to run workers on, e.g. 0-3,6 (STRATA_CPUS)");
@@ -39,9 +38,8 @@ int main(int argc, char** argv) {
     ocr_cmd->add_option("--db-dir", ocr.db_dir, "Directory of storage data blocks (STRATA_OCR_DB_DIR)");
     ocr_cmd->add_flag("--stats", ocr.stats, "Print per-core statistics at exit (STRATA_STATS=1)");
     ocr_cmd->add_flag("--verbose", ocr.verbose, "Say which monitor runs and why (STRATA_VERBOSE=1)");
-    ocr_cmd->add_option("program", ocr_command, "The program and its arguments")->required();
-    // The program's own arguments go to it unparsed.
-    ocr_cmd->prefix_command();
+    // strata's options end at the first non-option (the program path), as with
+    // mpiexec and env: split_ocr_command hands the program its arguments untouched.
     strata::cli::RunOptions run;
     auto* run_cmd = app.add_subcommand("run", "Run a synthetic workflow (docs/workflow.md) and report its throughput");
     run_cmd->add_option("workflow", run.file, "Workflow file (examples/workflows/*.toml)");
@@ -67,6 +65,8 @@ int main(int argc, char** argv) {
         cmd->add_flag("--json", shm.json, "Print JSON");
     }
 
+    std::vector<std::string> ocr_command;
+    argc = strata::cli::split_ocr_command(*ocr_cmd, argc, argv, ocr_command);
     CLI11_PARSE(app, argc, argv);
 
     if (*doctor_cmd) {
@@ -79,11 +79,7 @@ int main(int argc, char** argv) {
         return strata::cli::run_bench(suite, bench_cmd->remaining());
     }
     if (*ocr_cmd) {
-        std::vector<std::string> command = ocr_command;
-        for (const std::string& arg : ocr_cmd->remaining()) {
-            command.push_back(arg);
-        }
-        return strata::cli::run_ocr_program(ocr, command);
+        return strata::cli::run_ocr_program(ocr, ocr_command);
     }
     if (*shm_ls_cmd) {
         return strata::cli::run_shm_ls(shm);

@@ -2,12 +2,15 @@
 // -lstrata-ocr, with the runtime options given as flags instead of
 // environment variables (docs/runtime.md).
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "commands.hpp"
 #include "strata/error.hpp"
@@ -24,7 +27,34 @@ void set(const char* name, const std::string& value) {
 
 }  // namespace
 
-int run_ocr_program(const OcrOptions& options, const std::vector<std::string>& command) {
+int split_ocr_command(const CLI::App& ocr_cmd, int argc, char** argv, std::vector<std::string>& command) {
+    if (argc < 2 || std::string_view(argv[1]) != "ocr") {
+        return argc;
+    }
+    int i = 2;
+    while (i < argc) {
+        const std::string_view arg(argv[i]);
+        if (arg == "--") {
+            break;  // ends strata's options; dropped by run_ocr_program
+        }
+        if (arg.size() < 2 || arg.front() != '-') {
+            break;  // the program path
+        }
+        // An option strata knows that takes a value consumes the next word too
+        // (unless written --name=value); flags and unknown options do not.
+        const CLI::Option* option = ocr_cmd.get_option_no_throw(std::string(arg));
+        i += option != nullptr && option->get_expected_max() > 0 && arg.find('=') == std::string_view::npos ? 2 : 1;
+    }
+    i = std::min(i, argc);
+    command.assign(argv + i, argv + argc);
+    return i;
+}
+
+int run_ocr_program(const OcrOptions& options, std::vector<std::string> command) {
+    // `strata ocr [options] -- ./program args`: the `--` only ends strata's options.
+    if (!command.empty() && command.front() == "--") {
+        command.erase(command.begin());
+    }
     if (command.empty()) {
         fmt::print(stderr, "strata ocr: program: missing (usage: strata ocr [options] ./program args...)\n");
         return 2;

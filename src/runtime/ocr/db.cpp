@@ -205,7 +205,15 @@ u8(ocrDbCreate)(ocrGuid_t* guid, void** addr, u64 len, u16 flags, ocrHint_t* hin
                                    db.error().what());
         return db.error().code == strata::Errc::no_space ? OCR_ENOSPC : OCR_ENOMEM;
     }
-    *guid = s->table.insert(*db);
+    if (is_labeled(flags)) {
+        if (u8 rc = insert_labeled(*guid, flags, *db); rc != 0) {
+            strata::detail::log().warn("strata-ocr: {}: ocrDbCreate(labeled {}): {}", site.str(), show(*guid),
+                                       error_name(rc));
+            return rc;
+        }
+    } else {
+        *guid = s->table.insert(*db);
+    }
     Edt* edt = current_edt();
     const bool acquire = (flags & DB_PROP_NO_ACQUIRE) == 0 && edt != nullptr;
     if (acquire) {

@@ -26,12 +26,35 @@ std::shared_ptr<FinishScope> enclosing_scope() {
     return parent->own_scope ? parent->own_scope : parent->scope;
 }
 
+// Satisfies an EDT's output event with what the EDT returned: a data block or
+// NULL_GUID directly; an event is chained, so the output event fires when the
+// returned event does, with its data block.
+void complete_output(ocrGuid_t output_event, ocrGuid_t result, const CallSite& site, const std::string& edt) {
+    OcrState* s = state();
+    auto event = s->table.find_as<Event>(output_event, Kind::event);
+    if (!event) {
+        s->deferred_error(
+            site, "EDT output event", OCR_EINVAL,
+            fmt::format("EDT {} returned, but its output event {} no longer exists", edt, show(output_event)));
+        return;
+    }
+    if (kind_of(result) == Kind::event) {
+        if (auto returned = s->table.find_as<Event>(result, Kind::event)) {
+            add_event_dependence(returned, Event::Waiter{output_event, 0, DB_DEFAULT_MODE, site});
+        } else {
+            s->deferred_error(site, "EDT output event", OCR_EINVAL,
+                              fmt::format("EDT {} returned event {}, which no longer exists, for its output event {}",
+                                          edt, show(result), show(output_event)));
+        }
+        return;
+    }
+    satisfy_event(event, result, 0, site);
+}
+
 void scope_done(std::shared_ptr<FinishScope> scope) {
     while (scope && scope->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         if (!is_null(scope->output_event)) {
-            if (auto event = state()->table.find_as<Event>(scope->output_event, Kind::event)) {
-                satisfy_event(event, NULL_GUID, 0, {});
-            }
+            complete_output(scope->output_event, scope->result, {}, "(finish EDT)");
         }
         scope = scope->parent;  // the finish EDT itself now counts as done in its parent's scope
     }
@@ -46,7 +69,8 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
     std::vector<ocrEdtDep_t> depv(edt->slots.size());
     for (std::size_t i = 0; i < edt->slots.size(); ++i) {
         const Slot& slot = edt->slots[i];
-        depv[i].guid = slot.db;
+        // DB_MODE_NULL makes the slot a pure control dependence: no block, no pointer.
+        depv[i].guid = slot.mode == DB_MODE_NULL ? NULL_GUID : slot.db;
         depv[i].mode = slot.mode;
         depv[i].ptr = nullptr;
         if (slot.block && slot.mode != DB_MODE_NULL) {
@@ -57,21 +81,19 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
     }
     Edt* previous = current_edt();
     current_edt() = edt.get();
+    enter_edt();
     const ocrGuid_t result = edt->function(static_cast<u32>(edt->params.size()), edt->params.data(),
                                            static_cast<u32>(depv.size()), depv.data());
+    leave_edt();
     current_edt() = previous;
     release_all(*edt);
     if (edt->own_scope) {
+        edt->own_scope->result = result;
         scope_done(edt->own_scope);  // its own part of the scope it opened
     } else {
         if (!is_null(edt->output_event)) {
-            if (auto event = s->table.find_as<Event>(edt->output_event, Kind::event)) {
-                satisfy_event(event, result, 0, edt->created_at);
-            } else {
-                s->deferred_error(edt->created_at, "EDT output event", OCR_EINVAL,
-                                  fmt::format("EDT {} ({}) returned, but its output event {} no longer exists",
-                                              show(edt->guid), edt->name, show(edt->output_event)));
-            }
+            complete_output(edt->output_event, result, edt->created_at,
+                            fmt::format("{} ({})", show(edt->guid), edt->name));
         }
         scope_done(edt->scope);
     }
@@ -259,6 +281,12 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
     if (paramc > 0 && paramv == nullptr) {
         return invalid(fmt::format("paramc={} with paramv=NULL", paramc));
     }
+    if (paramc == 0 && paramv != nullptr) {
+        return invalid("paramc=0 with a non-NULL paramv (the specification requires NULL)");
+    }
+    if (is_labeled(properties) && (guid == nullptr || kind_of(*guid) != Kind::edt)) {
+        return invalid("GUID_PROP_IS_LABELED without a labeled EDT GUID in *guid");
+    }
     if ((properties & EDT_PROP_OEVT_VALID) != 0 &&
         (outputEvent == nullptr || !s->table.find_as<Event>(*outputEvent, Kind::event))) {
         return invalid("EDT_PROP_OEVT_VALID without a live event in *outputEvent");
@@ -292,8 +320,20 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
         edt->own_scope->output_event = edt->output_event;
         edt->own_scope->parent = edt->scope;
     }
+    if (is_labeled(properties)) {
+        // Created at the caller's labeled GUID; on failure undo what was set up above.
+        if (u8 rc = insert_labeled(*guid, properties, edt); rc != 0) {
+            if (!is_null(edt->output_event) && (properties & EDT_PROP_OEVT_VALID) == 0) {
+                s->table.erase(edt->output_event);
+            }
+            if (edt->scope) edt->scope->pending.fetch_sub(1, std::memory_order_acq_rel);  // the creator still counts
+            strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(labeled {}): {}", site.str(), show(*guid),
+                                       error_name(rc));
+            return rc;
+        }
+    }
     s->waiting_edts.fetch_add(1, std::memory_order_acq_rel);
-    const ocrGuid_t id = s->table.insert(edt);
+    const ocrGuid_t id = is_labeled(properties) ? *guid : s->table.insert(edt);
     if (guid != nullptr) {
         *guid = id;
     }

@@ -59,6 +59,14 @@ u8 satisfy_event(const std::shared_ptr<Event>& event, ocrGuid_t db, u32 slot, co
                 db = NULL_GUID;  // a latch carries no data block
                 break;
             case OCR_EVENT_CHANNEL_T:
+                if (event->channel_waiters.empty() && event->channel_max != EVENT_CHANNEL_UNBOUNDED &&
+                    event->channel_values.size() >= event->channel_max) {
+                    strata::detail::log().warn(
+                        "strata-ocr: {}: ocrEventSatisfy({}): the CHANNEL event already holds maxGen={} "
+                        "satisfactions no dependence took",
+                        site.str(), show(event->guid), event->channel_max);
+                    return OCR_EBUSY;
+                }
                 event->channel_values.push_back(db);
                 while (!event->channel_values.empty() && !event->channel_waiters.empty()) {
                     matched.emplace_back(event->channel_waiters.front(), event->channel_values.front());
@@ -88,10 +96,21 @@ u8 add_event_dependence(const std::shared_ptr<Event>& event, Event::Waiter waite
     bool now = false;
     bool destroy = false;
     ocrGuid_t payload{0};
+    if (event->collective) {
+        return add_collective_dependence(event, 0, waiter);
+    }
     {
         std::lock_guard lock(event->mutex);
         switch (event->type) {
             case OCR_EVENT_CHANNEL_T: {
+                if (event->channel_values.empty() && event->channel_max != EVENT_CHANNEL_UNBOUNDED &&
+                    event->channel_waiters.size() >= event->channel_max) {
+                    strata::detail::log().warn(
+                        "strata-ocr: {}: ocrAddDependence({} -> {}): the CHANNEL event already holds maxGen={} "
+                        "dependences no satisfaction reached",
+                        waiter.site.str(), show(event->guid), show(waiter.destination), event->channel_max);
+                    return OCR_EBUSY;
+                }
                 event->channel_waiters.push_back(waiter);
                 if (event->channel_values.empty()) {
                     return 0;
@@ -149,14 +168,39 @@ u8(ocrEventCreateParams)(ocrGuid_t* guid, ocrEventTypes_t eventType, u16 propert
         if (eventType == OCR_EVENT_COUNTED_T) {
             event->expected_dependences = params->EVENT_COUNTED.nbDeps;
         } else if (eventType == OCR_EVENT_LATCH_T) {
-            event->increments = params->EVENT_LATCH.counter;
+            event->increments = static_cast<s64>(params->EVENT_LATCH.counter);
+        } else if (eventType == OCR_EVENT_CHANNEL_T) {
+            // As in the reference: one satisfaction meets one dependence per
+            // generation; maxGen generations may be pending (or unbounded).
+            const ocrEventChannelParams_t& channel = params->EVENT_CHANNEL;
+            if (channel.maxGen == 0 || channel.nbSat != 1 || channel.nbDeps != 1) {
+                strata::detail::log().warn(
+                    "strata-ocr: {}: ocrEventCreateParams(CHANNEL, maxGen={}, nbSat={}, nbDeps={}): maxGen must "
+                    "be at least 1 (or EVENT_CHANNEL_UNBOUNDED), nbSat and nbDeps must be 1",
+                    site.str(), channel.maxGen, channel.nbSat, channel.nbDeps);
+                return OCR_EINVAL;
+            }
+            event->channel_max = channel.maxGen;
+        } else if (eventType == OCR_EVENT_COLLECTIVE_T) {
+            event->collective = make_collective(params, site);
+            if (!event->collective) {
+                return OCR_EINVAL;
+            }
         }
-    } else if (eventType == OCR_EVENT_COUNTED_T) {
+    } else if (eventType == OCR_EVENT_COUNTED_T || eventType == OCR_EVENT_COLLECTIVE_T) {
         strata::detail::log().warn(
-            "strata-ocr: {}: ocrEventCreate: a COUNTED event needs ocrEventCreateParams "
-            "with EVENT_COUNTED.nbDeps",
+            "strata-ocr: {}: ocrEventCreate: a COUNTED or COLLECTIVE event needs ocrEventCreateParams "
+            "with its parameters",
             site.str());
         return OCR_EINVAL;
+    }
+    if (is_labeled(properties)) {
+        if (u8 rc = insert_labeled(*guid, properties, event); rc != 0) {
+            strata::detail::log().warn("strata-ocr: {}: ocrEventCreate(labeled {}): {}", site.str(), show(*guid),
+                                       error_name(rc));
+            return rc;
+        }
+        return 0;
     }
     *guid = s->table.insert(std::move(event));
     return 0;

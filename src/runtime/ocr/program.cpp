@@ -138,12 +138,6 @@ u64 ocrAffinityToHintValue(ocrGuid_t affinity) {
     return static_cast<u64>(affinity.guid);
 }
 
-void strataOcrAssertFailed(const char* expression, const char* file, int line) {
-    std::fflush(stdout);
-    fmt::print(stderr, "strata-ocr: {}:{}: ASSERT({}) failed\n", file, line, expression);
-    std::abort();
-}
-
 u64 ocrNbWorkers(void) {
     OcrState* s = state();
     return s != nullptr && s->runtime ? s->runtime->cpus().size() : 1;

@@ -53,9 +53,11 @@ Result<ocrGuid_t> pack_arguments(int argc, char** argv) {
     return guid;
 }
 
+}  // namespace
+
 // Breaks the references between objects left at the end of a run (EDTs
 // waiting on data blocks and events), so everything is freed.
-void clear(std::vector<std::shared_ptr<Object>>& objects) {
+void clear_objects(std::vector<std::shared_ptr<Object>>& objects) {
     for (auto& object : objects) {
         if (object->kind == Kind::db) {
             auto& db = static_cast<Db&>(*object);
@@ -70,8 +72,6 @@ void clear(std::vector<std::shared_ptr<Object>>& objects) {
     }
     objects.clear();
 }
-
-}  // namespace
 
 Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& options) {
     if (state() != nullptr) {
@@ -102,7 +102,7 @@ Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& 
     code = s->wait_finished();
     s->runtime->stop();
     auto objects = s->table.drain();
-    clear(objects);
+    clear_objects(objects);
     set_state(nullptr);
     return code;
 }

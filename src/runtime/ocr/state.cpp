@@ -34,6 +34,7 @@ std::string_view to_string(Kind kind) noexcept {
         case Kind::edt: return "EDT";
         case Kind::event: return "event";
         case Kind::db: return "data block";
+        case Kind::guid_map: return "GUID range or map";
         case Kind::none: break;
     }
     return "no object";
@@ -52,6 +53,8 @@ std::string_view error_name(int code) noexcept {
         case OCR_ENOSYS: return "OCR_ENOSYS";
         case OCR_EACQ: return "OCR_EACQ";
         case OCR_EIO: return "OCR_EIO";
+        case OCR_EGUIDEXISTS: return "OCR_EGUIDEXISTS";
+        case OCR_ECANCELED: return "OCR_ECANCELED";
         default: return "OCR error";
     }
 }
@@ -64,6 +67,18 @@ ocrGuid_t GuidTable::insert(std::shared_ptr<Object> object) {
     std::lock_guard lock(shard.mutex);
     shard.objects.emplace(id, std::move(object));
     return guid_of(id);
+}
+
+bool GuidTable::insert_at(ocrGuid_t guid, std::shared_ptr<Object> object) {
+    const std::uint64_t id = id_of(guid);
+    object->guid = guid;
+    Shard& shard = shards_[(id >> 3) % shard_count];
+    std::lock_guard lock(shard.mutex);
+    return shard.objects.emplace(id, std::move(object)).second;
+}
+
+std::uint64_t GuidTable::reserve(std::uint64_t count) {
+    return next_.fetch_add(count, std::memory_order_relaxed);
 }
 
 std::shared_ptr<Object> GuidTable::find(ocrGuid_t guid) const {
@@ -132,6 +147,8 @@ void OcrState::finish(int exit_code) {
         finished_.store(true, std::memory_order_release);
     }
     cv_.notify_all();
+    { std::lock_guard pause_lock(pause_mutex); }  // an EDT held by ocrPause sees finished() after this
+    pause_cv.notify_all();
 }
 
 int OcrState::wait_finished() {
@@ -150,7 +167,8 @@ void OcrState::deferred_error(const CallSite& site, std::string_view call, int c
 }
 
 void OcrState::edt_finished() {
-    if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1 && !finished()) {
+    if (live_.fetch_sub(1, std::memory_order_acq_rel) == 1 && !finished() &&
+        detect_stuck.load(std::memory_order_acquire)) {
         // Only EDTs call the API, so with none runnable nothing can change.
         const auto waiting = waiting_edts.load(std::memory_order_acquire);
         std::string details = fmt::format(

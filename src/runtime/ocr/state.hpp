@@ -33,7 +33,7 @@ struct CallSite {
 /// Takes the call site recorded for this thread's current API call.
 CallSite take_call_site() noexcept;
 
-enum class Kind : std::uint8_t { none = 0, edt_template = 1, edt = 2, event = 3, db = 4 };
+enum class Kind : std::uint8_t { none = 0, edt_template = 1, edt = 2, event = 3, db = 4, guid_map = 5 };
 std::string_view to_string(Kind kind) noexcept;
 
 inline std::uint64_t id_of(ocrGuid_t guid) noexcept {
@@ -66,6 +66,11 @@ struct Object {
 class GuidTable {
 public:
     ocrGuid_t insert(std::shared_ptr<Object> object);
+    /// Inserts at a labeled GUID (its kind bits must match the object's);
+    /// false when an object lives there already.
+    bool insert_at(ocrGuid_t guid, std::shared_ptr<Object> object);
+    /// Reserves `count` consecutive GUID numbers no insert() will use; returns the first.
+    std::uint64_t reserve(std::uint64_t count);
     [[nodiscard]] std::shared_ptr<Object> find(ocrGuid_t guid) const;
     template <class T>
     [[nodiscard]] std::shared_ptr<T> find_as(ocrGuid_t guid, Kind kind) const {
@@ -102,6 +107,7 @@ struct EdtTemplate : Object {
 struct FinishScope {
     std::atomic<std::int64_t> pending{1};
     ocrGuid_t output_event{0};
+    ocrGuid_t result{0};  // what the finish EDT returned: its output event carries it
     std::shared_ptr<FinishScope> parent;
 };
 
@@ -168,10 +174,14 @@ struct Edt : Object {
     u32 unsatisfied = 0;      // guarded by mutex
     bool destroyed = false;   // guarded by mutex
 
+    std::array<ocrGuid_t, 8> els{};  // EDT-local storage (extensions/ocr-runtime-itf.h)
+
     // Acquisition, in GUID order so two EDTs never wait on each other in a cycle.
     std::vector<Hold> holds;
     std::size_t next_hold = 0;
 };
+
+struct Collective;  // collective.cpp
 
 struct Event : Object {
     Event() : Object(Kind::event) {}
@@ -191,7 +201,32 @@ struct Event : Object {
     u64 expected_dependences = 0, added_dependences = 0;  // COUNTED
     std::deque<ocrGuid_t> channel_values;                 // CHANNEL
     std::deque<Waiter> channel_waiters;
+    u32 channel_max = EVENT_CHANNEL_UNBOUNDED;  // values or waiters that may wait unmatched
+    std::shared_ptr<Collective> collective;     // COLLECTIVE: its generations (own lock)
 };
+
+/// COLLECTIVE events (collective.cpp): the state made from the creation
+/// parameters (nullptr and a warning when they are invalid), and a dependence
+/// of contributor `sslot` for its next generation.
+std::shared_ptr<Collective> make_collective(const ocrEventParams_t* params, const CallSite& site);
+u8 add_collective_dependence(const std::shared_ptr<Event>& event, u32 sslot, const Event::Waiter& waiter);
+
+/// A range or map of labeled GUIDs (labels.cpp).
+struct GuidMap : Object {
+    GuidMap() : Object(Kind::guid_map) {}
+    std::uint64_t first = 0;  // the first reserved GUID number
+    std::uint64_t count = 0;
+    Kind object_kind = Kind::none;
+    ocrGuid_t (*function)(ocrGuid_t, u64, s64*, s64*) = nullptr;  // maps only
+    std::vector<s64> params;
+};
+
+/// Inserts `object` at the labeled *guid per GUID_PROP_IS_LABELED / _CHECK /
+/// _BLOCK in `properties`; 0 or OCR_EINVAL / OCR_EGUIDEXISTS.
+u8 insert_labeled(ocrGuid_t guid, u16 properties, const std::shared_ptr<Object>& object);
+inline bool is_labeled(u16 properties) noexcept {
+    return (properties & GUID_PROP_IS_LABELED) != 0;
+}
 
 /// The state of one OCR run.
 class OcrState {
@@ -216,6 +251,18 @@ public:
     /// without a shutdown, nothing can ever run again.
     void edt_became_runnable() noexcept { live_.fetch_add(1, std::memory_order_acq_rel); }
     void edt_finished();
+    /// Legacy programs (extensions/ocr-legacy.h) run DAGs now and then: no
+    /// EDT running between them is no reason to stop.
+    std::atomic<bool> detect_stuck{true};
+
+    // ocrPause / ocrResume (extensions.cpp): EDTs wait before starting while
+    // paused. The flags are seq_cst atomics so that an EDT starting and a
+    // pause never both miss each other (each writes its flag, then reads the
+    // other's); the mutex and condition variable serve only the waits.
+    std::mutex pause_mutex;
+    std::condition_variable pause_cv;
+    std::atomic<bool> paused{false};
+    std::atomic<int> running_edts{0};
     std::atomic<std::int64_t> waiting_edts{0};  // created, not yet runnable
 
     std::mutex print_mutex;
@@ -247,6 +294,11 @@ void deliver(ocrGuid_t destination, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mo
 u8 add_event_dependence(const std::shared_ptr<Event>& event, Event::Waiter waiter);
 /// Continues acquiring the EDT's data blocks after hold `granted` was granted; schedules it when done.
 void continue_acquire(const std::shared_ptr<Edt>& edt);
+/// Waits while ocrPause holds EDTs, then counts the EDT as running (extensions.cpp).
+void enter_edt();
+void leave_edt();
+/// Breaks the references between the objects left at the end of a run (run.cpp).
+void clear_objects(std::vector<std::shared_ptr<Object>>& objects);
 /// Creates a data block (db.cpp).
 Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement);
 /// Releases every hold of the EDT that ends (db.cpp).

@@ -1,0 +1,92 @@
+/* Collective (reduction) events (OCR 1.2 extension,
+ * ENABLE_EXTENSION_COLLECTIVE_EVT), in one process.
+ *
+ * An OCR_EVENT_COLLECTIVE_T event made with ocrEventCreateParams
+ * (EVENT_COLLECTIVE: nbContribs, nbDatum, op, type, maxGen) combines one
+ * contribution per slot 0..nbContribs-1 and generation: contributor i calls
+ *
+ *   ocrAddDependenceSlot(evt, i, destination, dslot, mode);  // where its result goes
+ *   ocrEventCollectiveSatisfySlot(evt, &values, i);           // nbDatum values
+ *
+ * Once every slot contributed to a generation, a new data block holding the
+ * nbDatum reduced values (combined in slot order, so floating-point results
+ * do not depend on timing) satisfies every dependence registered for that
+ * generation. A slot's k-th call of either function belongs to generation k;
+ * at most maxGen generations may be incomplete at once (else OCR_EBUSY).
+ * COL_REDUCE and COL_ALLREDUCE behave alike in one process; COL_BROADCAST is
+ * refused (OCR_EINVAL). nbContribsPd must equal nbContribs; arity and
+ * reuseDbPerGen are accepted and ignored (a new block per generation). */
+#ifndef STRATA_OCR_REDUCTION_EVENT_H
+#define STRATA_OCR_REDUCTION_EVENT_H
+
+#include "../ocr-types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A reduction operator: datum size, kind and operation bits (below). */
+typedef u16 redOp_t;
+
+typedef enum { COL_REDUCE, COL_ALLREDUCE, COL_BROADCAST } collectiveType_t;
+
+/* Bits of redOp_t. strata's own encoding; programs combine the names. */
+#define REDOP_ASSOCIATIVE STRATA_OCR_CAST(redOp_t, 1U << 0)
+#define REDOP_COMMUTATIVE STRATA_OCR_CAST(redOp_t, 1U << 1)
+#define REDOP_BS1 STRATA_OCR_CAST(redOp_t, 0U << 2) /* datum size: bytes - 1, in bits 2..4 */
+#define REDOP_BS2 STRATA_OCR_CAST(redOp_t, 1U << 2)
+#define REDOP_BS4 STRATA_OCR_CAST(redOp_t, 3U << 2)
+#define REDOP_BS8 STRATA_OCR_CAST(redOp_t, 7U << 2)
+#define REDOP_UNSIGNED STRATA_OCR_CAST(redOp_t, 0U)
+#define REDOP_SIGNED STRATA_OCR_CAST(redOp_t, 1U << 5)
+#define REDOP_INTEGER STRATA_OCR_CAST(redOp_t, 0U)
+#define REDOP_REAL STRATA_OCR_CAST(redOp_t, 1U << 6)
+#define REDOP_ADD STRATA_OCR_CAST(redOp_t, 0U << 7) /* operation in bits 7..9 */
+#define REDOP_MULT STRATA_OCR_CAST(redOp_t, 1U << 7)
+#define REDOP_MIN STRATA_OCR_CAST(redOp_t, 2U << 7)
+#define REDOP_MAX STRATA_OCR_CAST(redOp_t, 3U << 7)
+#define REDOP_BITAND STRATA_OCR_CAST(redOp_t, 4U << 7)
+#define REDOP_BITOR STRATA_OCR_CAST(redOp_t, 5U << 7)
+#define REDOP_BITXOR STRATA_OCR_CAST(redOp_t, 6U << 7)
+
+#define REDOP_F8_ADD (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS8 | REDOP_SIGNED | REDOP_REAL | REDOP_ADD)
+#define REDOP_F8_MULT (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS8 | REDOP_SIGNED | REDOP_REAL | REDOP_MULT)
+#define REDOP_F8_MIN (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS8 | REDOP_SIGNED | REDOP_REAL | REDOP_MIN)
+#define REDOP_F8_MAX (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS8 | REDOP_SIGNED | REDOP_REAL | REDOP_MAX)
+#define REDOP_F4_ADD (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS4 | REDOP_SIGNED | REDOP_REAL | REDOP_ADD)
+#define REDOP_F4_MULT (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS4 | REDOP_SIGNED | REDOP_REAL | REDOP_MULT)
+#define REDOP_F4_MIN (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS4 | REDOP_SIGNED | REDOP_REAL | REDOP_MIN)
+#define REDOP_F4_MAX (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS4 | REDOP_SIGNED | REDOP_REAL | REDOP_MAX)
+#define REDOP_U8_ADD (REDOP_BS8 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_ADD)
+#define REDOP_U8_MULT (REDOP_BS8 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_MULT)
+#define REDOP_U8_MIN (REDOP_BS8 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_MIN)
+#define REDOP_U8_MAX (REDOP_BS8 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_MAX)
+#define REDOP_U8_BITAND (REDOP_BS8 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_BITAND)
+#define REDOP_U8_BITOR (REDOP_BS8 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_BITOR)
+#define REDOP_U8_BITXOR (REDOP_BS8 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_BITXOR)
+#define REDOP_S8_MIN (REDOP_BS8 | REDOP_SIGNED | REDOP_INTEGER | REDOP_MIN)
+#define REDOP_S8_MAX (REDOP_BS8 | REDOP_SIGNED | REDOP_INTEGER | REDOP_MAX)
+#define REDOP_U4_ADD (REDOP_BS4 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_ADD)
+#define REDOP_U4_MULT (REDOP_BS4 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_MULT)
+#define REDOP_U4_MIN (REDOP_BS4 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_MIN)
+#define REDOP_U4_MAX (REDOP_BS4 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_MAX)
+#define REDOP_S4_MIN (REDOP_BS4 | REDOP_SIGNED | REDOP_INTEGER | REDOP_MIN)
+#define REDOP_S4_MAX (REDOP_BS4 | REDOP_SIGNED | REDOP_INTEGER | REDOP_MAX)
+#define REDOP_U4_BITAND (REDOP_BS4 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_BITAND)
+#define REDOP_U4_BITOR (REDOP_BS4 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_BITOR)
+#define REDOP_U4_BITXOR (REDOP_BS4 | REDOP_UNSIGNED | REDOP_INTEGER | REDOP_BITXOR)
+
+/** Contributes nbDatum values at dataPtr (copied) as slot islot's next
+ *  generation. OCR_EINVAL: not a collective event or islot out of range;
+ *  OCR_EBUSY: maxGen generations are already incomplete. */
+u8 ocrEventCollectiveSatisfySlot(ocrGuid_t eventGuid, void* dataPtr, u32 islot);
+
+#ifndef STRATA_OCR_NO_CALL_SITES
+#define ocrEventCollectiveSatisfySlot(...) STRATA_OCR_AT(ocrEventCollectiveSatisfySlot(__VA_ARGS__))
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* STRATA_OCR_REDUCTION_EVENT_H */

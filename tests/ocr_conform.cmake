@@ -1,0 +1,116 @@
+# OCR conformance (issue 14, docs/runtime.md "Conformance"): C programs
+# written from the OCR 1.2 specification, compiled as users of the reference
+# runtime compile theirs (the flags below, -Werror), each run directly and
+# through `strata ocr` with every monitor backend. A run passes on its exit
+# code only: ocrShutdown -> 0, ocrAbort(n) -> n, failed ocrAssert -> SIGABRT.
+set(STRATA_OCR_REFERENCE_FLAGS
+  -Wall -g -Werror -DOCR_TYPE_H=x86.h -DOCR_ENABLE_EDT_NAMING -DOCR_ASSERT -DENABLE_EXTENSION_AFFINITY
+  -DENABLE_EXTENSION_PARAMS_EVT -DENABLE_EXTENSION_COUNTED_EVT -DENABLE_EXTENSION_CHANNEL_EVT
+  -DENABLE_EXTENSION_LABELING -DENABLE_EXTENSION_LEGACY -DENABLE_EXTENSION_RTITF
+  -DENABLE_EXTENSION_DB_INFO -DENABLE_EXTENSION_PAUSE -DENABLE_EXTENSION_COLLECTIVE_EVT
+  -DENABLE_EXTENSION_MULTI_OUTPUT_SLOT)
+set(STRATA_OCR_EXPECT_EXIT ${CMAKE_CURRENT_SOURCE_DIR}/ocr/conform/expect_exit.sh)
+
+# strata_ocr_program(<target> <source>): built as a reference-runtime user builds it.
+function(strata_ocr_program target source)
+  add_executable(${target} ${source})
+  target_link_libraries(${target} PRIVATE strata::ocr)
+  target_compile_options(${target} PRIVATE ${STRATA_OCR_REFERENCE_FLAGS})
+endfunction()
+
+# strata_ocr_conformance(<name> [EXIT <code>|abort] [ARGS ...]): tests/ocr/conform/<name>.c
+function(strata_ocr_conformance name)
+  cmake_parse_arguments(C "" "EXIT" "ARGS" ${ARGN})
+  if(NOT DEFINED C_EXIT)
+    set(C_EXIT 0)
+  endif()
+  strata_ocr_program(ocr_conform_${name} ocr/conform/${name}.c)
+  add_test(NAME ocr.conform.${name}
+           COMMAND ${STRATA_OCR_EXPECT_EXIT} ${C_EXIT} $<TARGET_FILE:ocr_conform_${name}> ${C_ARGS})
+  set_tests_properties(ocr.conform.${name} PROPERTIES LABELS integration TIMEOUT 60)
+  foreach(backend off proc ebpf)
+    add_test(NAME ocr.conform.${name}.through_strata_ocr_with_monitor_${backend}
+             COMMAND ${STRATA_OCR_EXPECT_EXIT} ${C_EXIT} $<TARGET_FILE:strata_cli> ocr --monitor ${backend}
+                     $<TARGET_FILE:ocr_conform_${name}> ${C_ARGS})
+    set_tests_properties(ocr.conform.${name}.through_strata_ocr_with_monitor_${backend} PROPERTIES
+      LABELS integration TIMEOUT 60)
+  endforeach()
+endfunction()
+
+strata_ocr_conformance(arguments_reach_the_program_untouched
+  ARGS --ds 100 --stats --monitor off -- -h "x y")
+# strata's options end at `--` too, which is then dropped.
+add_test(NAME ocr.conform.arguments_after_a_double_dash_reach_the_program_untouched
+         COMMAND ${STRATA_OCR_EXPECT_EXIT} 0 $<TARGET_FILE:strata_cli> ocr --stats --monitor off --
+                 $<TARGET_FILE:ocr_conform_arguments_reach_the_program_untouched>
+                 --ds 100 --stats --monitor off -- -h "x y")
+add_test(NAME ocr.conform.a_reordered_argument_list_is_seen_by_the_program
+         COMMAND ${STRATA_OCR_EXPECT_EXIT} 4 $<TARGET_FILE:strata_cli> ocr
+                 $<TARGET_FILE:ocr_conform_arguments_reach_the_program_untouched>
+                 100 --ds --stats --monitor off -- -h "x y")
+set_tests_properties(ocr.conform.arguments_after_a_double_dash_reach_the_program_untouched
+  ocr.conform.a_reordered_argument_list_is_seen_by_the_program PROPERTIES LABELS integration TIMEOUT 60)
+
+strata_ocr_conformance(reference_header_surface_builds)
+strata_ocr_conformance(shutdown_exits_zero)
+strata_ocr_conformance(abort_code_is_the_exit_code EXIT 42)
+strata_ocr_conformance(failed_ocr_assert_aborts EXIT abort)
+strata_ocr_conformance(event_types_follow_their_rules)
+strata_ocr_conformance(edt_returning_an_event_chains_its_output_event)
+strata_ocr_conformance(finish_edt_output_event_carries_its_return_value)
+strata_ocr_conformance(db_mode_null_gives_null_guid_and_pointer)
+strata_ocr_conformance(edt_create_rejects_count_mismatches)
+strata_ocr_conformance(every_hint_property_is_accepted)
+strata_ocr_conformance(channel_event_honours_its_parameters)
+strata_ocr_conformance(labeled_guids_name_objects_before_they_exist)
+strata_ocr_conformance(legacy_program_runs_a_dag_and_waits)
+strata_ocr_conformance(runtime_interface_els_workers_and_blocking)
+strata_ocr_conformance(db_get_size_reports_the_created_size)
+strata_ocr_conformance(pause_holds_edts_until_resume)
+strata_ocr_conformance(collective_event_reduces_each_generation)
+
+# Example OCR applications with known results (tests/ocr/apps/), built with the
+# same flags, run directly and through `strata ocr` with each monitor. Cholesky
+# and FFT are checked against numpy, Smith-Waterman against a Python dynamic
+# program (tests/ocr/apps/check.py); N-Queens and the reduction tree against
+# known values.
+set(STRATA_OCR_APP_CHECK ${CMAKE_SOURCE_DIR}/.venv/bin/python ${CMAKE_CURRENT_SOURCE_DIR}/ocr/apps/check.py)
+foreach(app cholesky nqueens smith_waterman reduction_tree fft)
+  strata_ocr_program(ocr_app_${app} ocr/apps/${app}.c)
+  target_link_libraries(ocr_app_${app} PRIVATE m)
+endforeach()
+
+# strata_ocr_app_test(<name> <app target> <command before the program> <after>...)
+function(strata_ocr_app_test name)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS integration TIMEOUT 120)
+endfunction()
+
+set(runners direct)
+foreach(backend off proc ebpf)
+  list(APPEND runners ${backend})
+endforeach()
+foreach(runner ${runners})
+  if(runner STREQUAL direct)
+    set(prefix "")
+    set(suffix "")
+  else()
+    set(prefix $<TARGET_FILE:strata_cli> ocr --monitor ${runner})
+    set(suffix .through_strata_ocr_with_monitor_${runner})
+  endif()
+  strata_ocr_app_test(ocr.apps.tiled_cholesky_matches_numpy${suffix}
+    ${STRATA_OCR_APP_CHECK} cholesky --n 96 --tile 24 -- ${prefix} $<TARGET_FILE:ocr_app_cholesky>)
+  strata_ocr_app_test(ocr.apps.fft_matches_numpy${suffix}
+    ${STRATA_OCR_APP_CHECK} fft --n 1024 -- ${prefix} $<TARGET_FILE:ocr_app_fft>)
+  strata_ocr_app_test(ocr.apps.smith_waterman_score_matches_a_serial_dynamic_program${suffix}
+    ${STRATA_OCR_APP_CHECK} smith-waterman --length 300 --tile 32 -- ${prefix} $<TARGET_FILE:ocr_app_smith_waterman>)
+  strata_ocr_app_test(ocr.apps.nqueens_of_9_has_352_solutions${suffix}
+    ${STRATA_OCR_EXPECT_EXIT} 0 ${prefix} $<TARGET_FILE:ocr_app_nqueens> 9 352 3)
+  strata_ocr_app_test(ocr.apps.reduction_tree_sums_1_to_10000${suffix}
+    ${STRATA_OCR_EXPECT_EXIT} 0 ${prefix} $<TARGET_FILE:ocr_app_reduction_tree> 10000 4 50005000)
+endforeach()
+# The checks can fail: a wrong expected count is reported by the exit code.
+strata_ocr_app_test(ocr.apps.nqueens_with_a_wrong_expected_count_exits_1
+  ${STRATA_OCR_EXPECT_EXIT} 1 $<TARGET_FILE:ocr_app_nqueens> 8 93 2)
+strata_ocr_app_test(ocr.apps.nqueens_of_8_has_92_solutions_without_spawning
+  ${STRATA_OCR_EXPECT_EXIT} 0 $<TARGET_FILE:ocr_app_nqueens> 8 92 0)
