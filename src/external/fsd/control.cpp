@@ -146,7 +146,7 @@ int store_in_page_cache(Daemon& daemon, Entry& entry, std::string& error) {
         fuse_bufvec buf = FUSE_BUFVEC_INIT(length);
         buf.buf[0].mem = const_cast<char*>(bytes);
         const int rc = fuse_lowlevel_notify_store(daemon.session, entry.ino, static_cast<off_t>(offset), &buf,
-                                                  FUSE_BUF_SPLICE_NONBLOCK);
+                                                  static_cast<fuse_buf_copy_flags>(0));
         if (rc != 0) {
             error = fmt::format("id={}: fuse_lowlevel_notify_store at offset {}: {}", entry.name, offset,
                                 std::strerror(-rc));
