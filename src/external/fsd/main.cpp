@@ -8,6 +8,7 @@
 // dies (pidfd), `quit` arrives, SIGTERM/SIGINT/SIGHUP, or the mount goes away;
 // it then unmounts (lazily: a program still holding a file gets ENOTCONN) and
 // removes <dir>. Started by FuseExposure; `strata fs mount` starts one by hand.
+#include <linux/close_range.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
@@ -57,6 +58,9 @@ void remove_private_dir(const Daemon& daemon) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Descriptors the runtime left inheritable (a pipe to another child, say)
+    // must not be held open by a daemon that outlives that child.
+    ::close_range(4, ~0U, 0);
     Daemon daemon;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string_view key = argv[i];
@@ -74,6 +78,7 @@ int main(int argc, char** argv) {
         fail("--dir is required");
     }
     daemon.mount_point = daemon.dir + "/mnt";
+    daemon.registry.set_owner(daemon.owner);
 
     // Signals are read by the control thread, never delivered to FUSE workers.
     sigset_t signals;

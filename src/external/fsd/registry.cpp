@@ -158,6 +158,9 @@ bool Registry::may_access(const Entry& entry, pid_t pid) {
     if (in_process_tree(pid, ::getpid())) {
         return true;  // the daemon pins cached files by opening them itself
     }
+    if (owner_ > 0 && thread_group_of(pid) == owner_) {
+        return true;  // the runtime itself, not its other children
+    }
     std::vector<pid_t> roots;
     {
         std::unique_lock lock(mutex_);
@@ -205,6 +208,12 @@ bool tgid_and_ppid(pid_t pid, pid_t& tgid, pid_t& ppid) {
 }
 
 }  // namespace
+
+pid_t thread_group_of(pid_t pid) {
+    pid_t tgid = 0;
+    pid_t ppid = 0;
+    return tgid_and_ppid(pid, tgid, ppid) ? tgid : 0;
+}
 
 bool in_process_tree(pid_t pid, pid_t root) {
     // FUSE reports the calling thread's id; the ancestry is the thread group's.

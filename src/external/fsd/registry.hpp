@@ -73,13 +73,19 @@ public:
     /// Names of the entries `pid` may open (readdir of /db).
     std::vector<std::pair<std::string, std::uint64_t>> visible_to(pid_t pid);
 
+    /// The runtime that registers the files; it may open them too (to send a
+    /// program's stdout into an output, say), but its other children may not.
+    /// Call before the FUSE loop starts.
+    void set_owner(pid_t owner) { owner_ = owner; }
+
     /// Whether the process (or thread) `pid` may open `entry`: the daemon itself,
-    /// or a process in the tree of one of the entry's tasks. Waits up to
+    /// the owner's own threads, or a process in the tree of one of the entry's tasks. Waits up to
     /// started_wait for a task whose pid is not known yet.
     bool may_access(const Entry& entry, pid_t pid);
 
 private:
     std::chrono::milliseconds started_wait_;
+    pid_t owner_ = 0;
     std::mutex mutex_;
     std::condition_variable started_cv_;
     std::uint64_t next_ino_ = 3;
@@ -91,5 +97,7 @@ private:
 /// Whether `pid` (a thread or process id) is `root` or one of its descendants,
 /// following Tgid and PPid in /proc/<pid>/status.
 bool in_process_tree(pid_t pid, pid_t root);
+/// The thread group (process) of thread `pid`, or 0 when it is gone.
+pid_t thread_group_of(pid_t pid);
 
 }  // namespace strata::external::fsd
