@@ -140,5 +140,28 @@ TEST_F(ExternalFsCrash, a_mount_whose_daemon_died_with_its_owner_is_removed_by_s
     EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(stale).parent_path()));
 }
 
+TEST_F(ExternalFsCrash, strata_fs_mount_starts_a_daemon_that_strata_fs_umount_stops) {
+    TempDir dir;
+    const auto out = dir.path() / "mount";
+    ASSERT_EQ(wait_exit_code(spawn_program({STRATA_CLI, "fs", "mount", "--json"}, out)), 0);
+    const auto said = read_file(out, 0, 4096);
+    const std::string text(reinterpret_cast<const char*>(said.data()), said.size());
+    const auto key = text.find("\"mount_point\":\"");
+    ASSERT_NE(key, std::string::npos) << text;
+    const auto begin = key + 15;
+    const std::string mount = text.substr(begin, text.find('"', begin) - begin);
+    const pid_t daemon = std::stoi(text.substr(text.find("\"daemon\":") + 9));
+    ASSERT_TRUE(is_mounted(mount)) << text;
+    EXPECT_TRUE(external::fsd::daemon_alive(daemon));
+
+    const auto umount_out = dir.path() / "umount";
+    EXPECT_EQ(wait_exit_code(spawn_program({STRATA_CLI, "fs", "umount", mount}, umount_out)), 0);
+    EXPECT_FALSE(is_mounted(mount));
+    EXPECT_TRUE(eventually([&] { return !external::fsd::daemon_alive(daemon); }));
+    EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(mount).parent_path()));
+    EXPECT_NE(wait_exit_code(spawn_program({STRATA_CLI, "fs", "umount", mount}, umount_out)), 0)
+        << "a path that is no strata-fsd mount must be an error";
+}
+
 }  // namespace
 }  // namespace strata::test
