@@ -12,6 +12,29 @@
 namespace strata::test {
 namespace {
 
+// What a forked owner tells the test: its daemon's pid and mount point, one line on a pipe.
+struct DaemonReport {
+    pid_t daemon = 0;
+    std::string mount;
+};
+
+void send_report(int fd, pid_t daemon, const std::string& mount) {
+    const std::string line = fmt::format("{} {}\n", daemon, mount);
+    (void)!::write(fd, line.data(), line.size());
+}
+
+DaemonReport receive_report(int fd) {
+    char buf[512] = {};
+    const ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+    ::close(fd);
+    const std::string line(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+    const auto space = line.find(' ');
+    if (space == std::string::npos) {
+        return {};
+    }
+    return {std::stoi(line), line.substr(space + 1, line.find('\n') - space - 1)};
+}
+
 class ExternalFsCrash : public ::testing::Test {
 protected:
     void SetUp() override { STRATA_REQUIRE(fuse_available(), "/dev/fuse (kernel FUSE)"); }
@@ -77,20 +100,13 @@ TEST_F(ExternalFsCrash, killing_the_runtime_leaves_no_daemon_mount_or_directory)
         if (!files || !(*files)->add_input(block.view(1)) || !(*files)->add_output(2)) {
             return 2;
         }
-        const auto mount = exposure.mount_point();
-        const std::string line = fmt::format("{} {}\n", exposure.daemon_pid(), *mount);
-        (void)!::write(report[1], line.data(), line.size());
+        send_report(report[1], exposure.daemon_pid(), *exposure.mount_point());
         ::pause();
         return 0;
     });
     ::close(report[1]);
     owner.go();
-    char buf[512] = {};
-    ASSERT_GT(::read(report[0], buf, sizeof(buf) - 1), 0);
-    ::close(report[0]);
-    const std::string line(buf);
-    const pid_t daemon = std::stoi(line);
-    const std::string mount = line.substr(line.find(' ') + 1, line.find('\n') - line.find(' ') - 1);
+    const auto [daemon, mount] = receive_report(report[0]);
     ASSERT_TRUE(is_mounted(mount)) << mount;
 
     ASSERT_EQ(::kill(owner.pid(), SIGKILL), 0);
@@ -110,19 +126,14 @@ TEST_F(ExternalFsCrash, a_mount_whose_daemon_died_with_its_owner_is_removed_by_s
         if (!c) {
             return 2;
         }
-        const std::string line = fmt::format("{} {}\n", (*c)->pid(), (*c)->mount_point());
-        (void)!::write(report[1], line.data(), line.size());
+        send_report(report[1], (*c)->pid(), (*c)->mount_point());
         ::pause();
         return 0;
     });
     ::close(report[1]);
     owner.go();
-    char buf[512] = {};
-    ASSERT_GT(::read(report[0], buf, sizeof(buf) - 1), 0);
-    ::close(report[0]);
-    const std::string line(buf);
-    const pid_t stale_daemon = std::stoi(line);
-    const std::string stale = line.substr(line.find(' ') + 1, line.find('\n') - line.find(' ') - 1);
+    const auto [stale_daemon, stale] = receive_report(report[0]);
+    ASSERT_GT(stale_daemon, 0);
     ASSERT_EQ(::kill(owner.pid(), SIGKILL), 0);
     owner.wait();
     ASSERT_EQ(::kill(stale_daemon, SIGKILL), 0);

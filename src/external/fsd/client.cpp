@@ -1,6 +1,7 @@
 // Starting, talking to and stopping strata-fsd (see client.hpp).
 #include "client.hpp"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -73,6 +74,14 @@ std::string find_daemon() {
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (!ec && ::access((exe.parent_path() / kName).c_str(), X_OK) == 0) {
         return (exe.parent_path() / kName).string();
+    }
+    // Linked into a shared library (libstrata-ocr.so in <prefix>/lib): <prefix>/bin.
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<void*>(&find_daemon), &info) != 0 && info.dli_fname != nullptr) {
+        const auto bin = std::filesystem::path(info.dli_fname).parent_path().parent_path() / "bin" / kName;
+        if (::access(bin.c_str(), X_OK) == 0) {
+            return bin.string();
+        }
     }
 #ifdef STRATA_FSD_BUILD_PATH
     if (::access(STRATA_FSD_BUILD_PATH, X_OK) == 0) {

@@ -28,6 +28,16 @@ std::uint64_t Entry::current_size() {
     return size;
 }
 
+std::shared_ptr<Entry> Registry::insert_locked(std::uint64_t task, const std::string& name) {
+    auto entry = std::make_shared<Entry>();
+    entry->ino = next_ino_++;
+    entry->name = name;
+    entry->tasks.insert(task);
+    by_name_[name] = entry;
+    by_ino_[entry->ino] = entry;
+    return entry;
+}
+
 int Registry::add_input(std::uint64_t task, const std::string& name, std::unique_ptr<Source> source, bool cache,
                         std::shared_ptr<Entry>& out) {
     const std::lock_guard lock(mutex_);
@@ -41,15 +51,9 @@ int Registry::add_input(std::uint64_t task, const std::string& name, std::unique
         out = it->second;
         return 0;
     }
-    auto entry = std::make_shared<Entry>();
-    entry->ino = next_ino_++;
-    entry->name = name;
-    entry->source = std::move(source);
-    entry->cache = cache;
-    entry->tasks.insert(task);
-    by_name_[name] = entry;
-    by_ino_[entry->ino] = entry;
-    out = entry;
+    out = insert_locked(task, name);
+    out->source = std::move(source);
+    out->cache = cache;
     return 0;
 }
 
@@ -63,15 +67,9 @@ int Registry::add_output(std::uint64_t task, const std::string& name, std::share
         return errno;
     }
     task_pid_.try_emplace(task, 0);
-    auto entry = std::make_shared<Entry>();
-    entry->ino = next_ino_++;
-    entry->name = name;
-    entry->output = true;
-    entry->memfd = fd;
-    entry->tasks.insert(task);
-    by_name_[name] = entry;
-    by_ino_[entry->ino] = entry;
-    out = entry;
+    out = insert_locked(task, name);
+    out->output = true;
+    out->memfd = fd;
     return 0;
 }
 

@@ -84,6 +84,9 @@ public:
     bool may_access(const Entry& entry, pid_t pid);
 
 private:
+    /// A new entry for `name` owned by `task`; the caller holds mutex_.
+    std::shared_ptr<Entry> insert_locked(std::uint64_t task, const std::string& name);
+
     std::chrono::milliseconds started_wait_;
     pid_t owner_ = 0;
     std::mutex mutex_;
