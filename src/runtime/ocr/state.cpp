@@ -34,6 +34,7 @@ std::string_view to_string(Kind kind) noexcept {
         case Kind::edt: return "EDT";
         case Kind::event: return "event";
         case Kind::db: return "data block";
+        case Kind::external_template: return "external template";
         case Kind::none: break;
     }
     return "no object";
