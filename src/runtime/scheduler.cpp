@@ -150,15 +150,32 @@ void Runtime::Impl::wake_for_spawn() {
     }
 }
 
+Task* Runtime::Impl::take_injected() {
+    if (inject_size.load(std::memory_order_acquire) == 0) {
+        return nullptr;
+    }
+    std::lock_guard lock(inject_mutex);
+    if (inject.empty()) {
+        return nullptr;
+    }
+    Task* task = inject.front();
+    inject.pop_front();
+    inject_size.fetch_sub(1, std::memory_order_release);
+    return task;
+}
+
 Task* Runtime::Impl::find_task(detail::Worker& self) {
-    Task* task = self.deque.pop();
-    if (task == nullptr && inject_size.load(std::memory_order_acquire) > 0) {
-        std::lock_guard lock(inject_mutex);
-        if (!inject.empty()) {
-            task = inject.front();
-            inject.pop_front();
-            inject_size.fetch_sub(1, std::memory_order_release);
-        }
+    // Every 8th look starts at the injection queue: otherwise a task spawned
+    // from outside the workers (the external tasks' reactor) waits forever
+    // behind workers that keep spawning into their own deques (8, not the 61
+    // of Go and Tokio: EDTs run for milliseconds, so 61 looks are a long wait).
+    constexpr unsigned inject_period = 8;
+    Task* task = ++self.looks % inject_period == 0 ? take_injected() : nullptr;
+    if (task == nullptr) {
+        task = self.deque.pop();
+    }
+    if (task == nullptr) {
+        task = take_injected();
     }
     if (task == nullptr) {
         const int count = slot_count.load(std::memory_order_acquire);

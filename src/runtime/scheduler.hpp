@@ -47,6 +47,7 @@ struct Worker {
     bool wake_flag = false;
 
     int task_depth = 0;  // nested wait() inside tasks; >0 means inside a task
+    unsigned looks = 0;  // find_task() calls, to visit the injection queue now and then
 };
 
 /// One CPU: its workers and idle pool.
@@ -100,6 +101,7 @@ struct Runtime::Impl {
     // scheduler.cpp
     void push(Task* task);
     Task* find_task(detail::Worker& self);
+    Task* take_injected();
     void execute(detail::Worker& self, Task* task);
     void wake_for_spawn();
     void stop();

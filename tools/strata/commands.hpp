@@ -68,4 +68,17 @@ int run_shm_ls(const ShmOptions& options);
 /// `strata shm gc`: removes segments whose users all died; exit code.
 int run_shm_gc(const ShmOptions& options);
 
+/// Options of `strata fs mount|ls|umount` (strata-fsd mounts, docs/external-fs.md).
+struct FsOptions {
+    std::string mount_point;  ///< umount: the mount to remove
+    bool all = false;         ///< umount: every strata-fsd mount
+    bool json = false;
+};
+/// `strata fs mount`: starts a strata-fsd without an owner; prints its mount point.
+int run_fs_mount(const FsOptions& options);
+/// `strata fs ls`: lists strata-fsd mounts, removing those whose daemon died.
+int run_fs_ls(const FsOptions& options);
+/// `strata fs umount MOUNT|--all`: stops the daemon and unmounts.
+int run_fs_umount(const FsOptions& options);
+
 }  // namespace strata::cli

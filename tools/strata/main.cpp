@@ -65,6 +65,18 @@ int main(int argc, char** argv) {
         cmd->add_flag("--json", shm.json, "Print JSON");
     }
 
+    strata::cli::FsOptions fs;
+    auto* fs_cmd = app.add_subcommand("fs", "strata-fsd mounts (data blocks as files): mount, list, unmount");
+    fs_cmd->require_subcommand(1);
+    auto* fs_mount_cmd = fs_cmd->add_subcommand("mount", "Start a strata-fsd without an owner; print its mount point");
+    auto* fs_ls_cmd = fs_cmd->add_subcommand("ls", "List strata-fsd mounts; remove those whose daemon died");
+    auto* fs_umount_cmd = fs_cmd->add_subcommand("umount", "Stop a strata-fsd and unmount it");
+    fs_umount_cmd->add_option("mount_point", fs.mount_point, "The mount point (see strata fs ls)");
+    fs_umount_cmd->add_flag("--all", fs.all, "Every strata-fsd mount");
+    for (auto* cmd : {fs_mount_cmd, fs_ls_cmd}) {
+        cmd->add_flag("--json", fs.json, "Print JSON");
+    }
+
     std::vector<std::string> ocr_command;
     argc = strata::cli::split_ocr_command(*ocr_cmd, argc, argv, ocr_command);
     CLI11_PARSE(app, argc, argv);
@@ -86,6 +98,15 @@ int main(int argc, char** argv) {
     }
     if (*shm_gc_cmd) {
         return strata::cli::run_shm_gc(shm);
+    }
+    if (*fs_mount_cmd) {
+        return strata::cli::run_fs_mount(fs);
+    }
+    if (*fs_ls_cmd) {
+        return strata::cli::run_fs_ls(fs);
+    }
+    if (*fs_umount_cmd) {
+        return strata::cli::run_fs_umount(fs);
     }
     if (*run_cmd) {
         return strata::cli::run_workflow(run);

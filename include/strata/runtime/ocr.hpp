@@ -22,11 +22,13 @@
 
 namespace strata::ocr {
 
-/// Where data blocks live unless a hint says otherwise.
-enum class DbPlacement { memory, shared, storage };
+/// Where data blocks live unless a hint says otherwise. memfd: each block is
+/// a memfd mapped shared, which external tasks read without a copy
+/// (docs/external.md).
+enum class DbPlacement { memory, shared, storage, memfd };
 
 std::string_view to_string(DbPlacement placement) noexcept;
-/// Parses "memory", "shared", "storage"; errors name `param` and the value.
+/// Parses "memory", "shared", "storage", "memfd"; errors name `param` and the value.
 Result<DbPlacement> parse_db_placement(std::string_view text, std::string_view param);
 
 struct OcrOptions {

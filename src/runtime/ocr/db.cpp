@@ -1,7 +1,10 @@
 // Data blocks: placement in a region of any kind, holds (RW, EW, RO, CONST),
 // release and destruction.
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <new>
 
@@ -23,6 +26,12 @@ std::atomic<std::uint64_t> g_db_serial{0};
 }  // namespace
 
 Db::~Db() {
+    if (memfd >= 0) {
+        if (data != nullptr && memfd_mapped > 0) {
+            ::munmap(data, memfd_mapped);
+        }
+        ::close(memfd);
+    }
     if (heap != nullptr) {
         ::operator delete(heap, block_alignment);
     }
@@ -60,6 +69,19 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
             db->region.emplace(std::move(*region));
             break;
         }
+        case DbPlacement::memfd: {
+            const int fd =
+                ::memfd_create(fmt::format("strata-ocr-db-{}", serial).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+            if (fd < 0) {
+                return make_sys_error(errno, "ocrDbCreate: len={}: memfd_create", length);
+            }
+            if (::ftruncate(fd, static_cast<off_t>(length)) != 0) {
+                const int err = errno;
+                ::close(fd);
+                return make_sys_error(err, "ocrDbCreate: len={}: ftruncate of its memfd", length);
+            }
+            return adopt_memfd(fd, length);
+        }
         case DbPlacement::storage: {
             const auto path = state()->options().db_dir / fmt::format("strata-ocr-{}-{}.db", ::getpid(), serial);
             auto region = Region::storage(size, {.path = path});
@@ -74,16 +96,24 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
 
 // RW and EW holds are kept until released; CONST takes a private copy while
 // no EW holder can write (under the mutex, with ew_held false) and keeps no
-// hold; RO neither waits nor holds.
-bool Db::acquire_or_wait(const std::shared_ptr<Edt>& edt, ocrDbAccessMode_t mode, std::vector<std::byte>* copy) {
-    std::lock_guard lock(mutex);
-    const bool fits =
-        waiters.empty() && (mode == DB_MODE_RO || (mode == DB_MODE_EW ? !ew_held && rw_holders == 0 : !ew_held));
-    if (!fits) {
-        waiters.push_back({edt, mode});
-        return false;
+// hold; RO neither waits nor holds. An external read excludes writers both
+// ways (the program must read a block nobody changes) and lets RO and CONST in.
+bool Db::fits(ocrDbAccessMode_t mode) const {
+    if (mode == db_mode_external_read) {
+        return !ew_held && rw_holders == 0;
     }
-    if (mode == DB_MODE_EW) {
+    switch (mode) {
+        case DB_MODE_RO: return true;
+        case DB_MODE_EW: return !ew_held && rw_holders == 0 && external_readers == 0;
+        case DB_MODE_RW: return !ew_held && external_readers == 0;
+        default: return !ew_held;  // CONST
+    }
+}
+
+void Db::take(ocrDbAccessMode_t mode, std::vector<std::byte>* copy) {
+    if (mode == db_mode_external_read) {
+        ++external_readers;
+    } else if (mode == DB_MODE_EW) {
         ew_held = true;
     } else if (mode == DB_MODE_RW) {
         ++rw_holders;
@@ -91,6 +121,15 @@ bool Db::acquire_or_wait(const std::shared_ptr<Edt>& edt, ocrDbAccessMode_t mode
         copy->resize(static_cast<std::size_t>(size));
         std::memcpy(copy->data(), data, static_cast<std::size_t>(size));
     }
+}
+
+bool Db::acquire_or_wait(const std::shared_ptr<Edt>& edt, ocrDbAccessMode_t mode, std::vector<std::byte>* copy) {
+    std::lock_guard lock(mutex);
+    if (!waiters.empty() || !fits(mode)) {
+        waiters.push_back({edt, mode});
+        return false;
+    }
+    take(mode, copy);
     return true;
 }
 
@@ -98,7 +137,9 @@ void Db::release(ocrDbAccessMode_t mode) {
     std::vector<std::shared_ptr<Edt>> granted;
     {
         std::lock_guard lock(mutex);
-        if (mode == DB_MODE_EW) {
+        if (mode == db_mode_external_read) {
+            --external_readers;
+        } else if (mode == DB_MODE_EW) {
             ew_held = false;
         } else if (mode == DB_MODE_RW) {
             --rw_holders;
@@ -106,18 +147,10 @@ void Db::release(ocrDbAccessMode_t mode) {
         // Grant in order; the first that does not fit keeps the rest waiting.
         while (!waiters.empty()) {
             Waiter& w = waiters.front();
-            if (w.mode == DB_MODE_EW ? (ew_held || rw_holders > 0) : (w.mode != DB_MODE_RO && ew_held)) {
+            if (!fits(w.mode)) {
                 break;
             }
-            if (w.mode == DB_MODE_EW) {
-                ew_held = true;
-            } else if (w.mode == DB_MODE_RW) {
-                ++rw_holders;
-            } else if (w.mode == DB_MODE_CONST) {
-                Hold& hold = w.edt->holds[w.edt->next_hold - 1];
-                hold.copy.resize(static_cast<std::size_t>(size));
-                std::memcpy(hold.copy.data(), data, static_cast<std::size_t>(size));
-            }
+            take(w.mode, &w.edt->holds[w.edt->next_hold - 1].copy);
             granted.push_back(std::move(w.edt));
             waiters.pop_front();
         }
@@ -147,6 +180,24 @@ void release_all(Edt& edt) {
     edt.holds.clear();
 }
 
+Result<std::shared_ptr<Db>> adopt_memfd(int fd, u64 length) {
+    auto db = std::make_shared<Db>();
+    db->memfd = fd;  // closed by ~Db from here on
+    db->size = length;
+    db->placement = DbPlacement::memfd;
+    // A block keeps at least one page mapped so data is never null; the file
+    // keeps its exact length, since external programs see it as the block.
+    const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    const std::size_t mapped = std::max<std::size_t>((static_cast<std::size_t>(length) + page - 1) / page * page, page);
+    void* p = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        return make_sys_error(errno, "data block from memfd {} of {} bytes: mmap", fd, length);
+    }
+    db->data = p;
+    db->memfd_mapped = mapped;
+    return db;
+}
+
 Result<DbInfo> db_info(ocrGuid_t guid) {
     OcrState* s = state();
     auto db = s != nullptr ? s->table.find_as<Db>(guid, Kind::db) : nullptr;
@@ -169,6 +220,7 @@ std::string_view to_string(DbPlacement placement) noexcept {
         case DbPlacement::memory: return "memory";
         case DbPlacement::shared: return "shared";
         case DbPlacement::storage: return "storage";
+        case DbPlacement::memfd: return "memfd";
     }
     return "?";
 }
@@ -177,7 +229,8 @@ Result<DbPlacement> parse_db_placement(std::string_view text, std::string_view p
     if (text == "memory") return DbPlacement::memory;
     if (text == "shared") return DbPlacement::shared;
     if (text == "storage") return DbPlacement::storage;
-    return make_error(Errc::invalid_argument, "{}={}: expected memory, shared or storage", param, text);
+    if (text == "memfd") return DbPlacement::memfd;
+    return make_error(Errc::invalid_argument, "{}={}: expected memory, shared, storage or memfd", param, text);
 }
 
 }  // namespace strata::ocr

@@ -66,6 +66,10 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
         s->edt_finished();
         return;
     }
+    if (edt->body) {
+        edt->body->start(edt);  // it calls complete_edt() when the work ends
+        return;
+    }
     std::vector<ocrEdtDep_t> depv(edt->slots.size());
     for (std::size_t i = 0; i < edt->slots.size(); ++i) {
         const Slot& slot = edt->slots[i];
@@ -86,6 +90,13 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
                                            static_cast<u32>(depv.size()), depv.data());
     leave_edt();
     current_edt() = previous;
+    complete_edt(edt, result);
+}
+
+}  // namespace
+
+void complete_edt(const std::shared_ptr<Edt>& edt, ocrGuid_t result) {
+    OcrState* s = state();
     release_all(*edt);
     if (edt->own_scope) {
         edt->own_scope->result = result;
@@ -99,8 +110,6 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
     }
     s->edt_finished();
 }
-
-}  // namespace
 
 // Acquires the remaining holds in order; a hold that must wait queues the EDT
 // on that data block, whose release() calls back here.
@@ -123,6 +132,7 @@ void start_acquire(const std::shared_ptr<Edt>& edt) {
     s->edt_became_runnable();
     // One hold per data block, in the strongest mode any slot asks for.
     auto strength = [](ocrDbAccessMode_t m) {
+        if (m == db_mode_external_read) return 3;
         switch (m) {
             case DB_MODE_EW: return 4;
             case DB_MODE_RW: return 3;
@@ -135,11 +145,12 @@ void start_acquire(const std::shared_ptr<Edt>& edt) {
         if (!slot.block || slot.mode == DB_MODE_NULL) {
             continue;
         }
+        const ocrDbAccessMode_t mode = edt->body ? edt->body->hold_mode(slot.mode) : slot.mode;
         auto it = std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.db == slot.block; });
         if (it == edt->holds.end()) {
-            edt->holds.push_back(Hold{slot.block, slot.mode, {}, false});
-        } else if (strength(slot.mode) > strength(it->mode)) {
-            it->mode = slot.mode;
+            edt->holds.push_back(Hold{slot.block, mode, {}, false});
+        } else if (strength(mode) > strength(it->mode)) {
+            it->mode = mode;
         }
     }
     std::sort(edt->holds.begin(), edt->holds.end(),
@@ -148,6 +159,11 @@ void start_acquire(const std::shared_ptr<Edt>& edt) {
 }
 
 }  // namespace
+
+void start_edt(const std::shared_ptr<Edt>& edt) {
+    state()->table.erase(edt->guid);
+    start_acquire(edt);
+}
 
 void satisfy_edt(const std::shared_ptr<Edt>& edt, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mode,
                  const CallSite& site) {

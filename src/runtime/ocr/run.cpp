@@ -100,6 +100,16 @@ Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& 
     }
     (ocrEdtTemplateDestroy)(tpl);
     code = s->wait_finished();
+    // External programs still running are killed and reaped before the
+    // workers stop, so no process or file of the run outlives it.
+    std::shared_ptr<RunExtension> extension;
+    {
+        std::lock_guard lock(s->extension_mutex);
+        extension = s->extension;
+    }
+    if (extension) {
+        extension->stop();
+    }
     s->runtime->stop();
     auto objects = s->table.drain();
     clear_objects(objects);

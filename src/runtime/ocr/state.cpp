@@ -35,6 +35,7 @@ std::string_view to_string(Kind kind) noexcept {
         case Kind::event: return "event";
         case Kind::db: return "data block";
         case Kind::guid_map: return "GUID range or map";
+        case Kind::external_template: return "external template";
         case Kind::none: break;
     }
     return "no object";

@@ -33,7 +33,15 @@ struct CallSite {
 /// Takes the call site recorded for this thread's current API call.
 CallSite take_call_site() noexcept;
 
-enum class Kind : std::uint8_t { none = 0, edt_template = 1, edt = 2, event = 3, db = 4, guid_map = 5 };
+enum class Kind : std::uint8_t {
+    none = 0,
+    edt_template = 1,
+    edt = 2,
+    event = 3,
+    db = 4,
+    guid_map = 5,
+    external_template = 6,
+};
 std::string_view to_string(Kind kind) noexcept;
 
 inline std::uint64_t id_of(ocrGuid_t guid) noexcept {
@@ -114,6 +122,30 @@ struct FinishScope {
 struct Db;
 struct Edt;
 
+/// The hold an external task (src/external) takes on each input: RO and
+/// CONST holders proceed beside it, RW and EW requests wait until the program
+/// exits, and it waits for RW and EW holders itself, so the program reads a
+/// block nobody changes.
+constexpr auto db_mode_external_read = static_cast<ocrDbAccessMode_t>(0xC);  // no OCR mode uses it
+
+/// The body of an EDT that is not a C function (an external program). The
+/// runtime calls start() where it would call the function; the EDT stays live
+/// (counted as a running task, holding its data blocks) until the body calls
+/// complete_edt(), from any thread.
+struct EdtBody {
+    virtual ~EdtBody() = default;
+    virtual void start(const std::shared_ptr<Edt>& edt) = 0;
+    /// The hold taken for a slot added in `asked` mode (not DB_MODE_NULL).
+    [[nodiscard]] virtual ocrDbAccessMode_t hold_mode(ocrDbAccessMode_t asked) const { return asked; }
+};
+
+/// What a layer above attaches to a run (the external layer): stop() is called
+/// once the program finished, before the workers stop.
+struct RunExtension {
+    virtual ~RunExtension() = default;
+    virtual void stop() noexcept = 0;
+};
+
 /// One data block: its bytes (heap, or a Region of any kind) and who holds it.
 struct Db : Object {
     Db() : Object(Kind::db) {}
@@ -122,11 +154,14 @@ struct Db : Object {
     void* data = nullptr;
     std::byte* heap = nullptr;     // small memory blocks
     std::optional<Region> region;  // large memory blocks, shared and storage ones
+    int memfd = -1;                // memfd blocks and adopted outputs: the file, mapped shared at data
+    std::size_t memfd_mapped = 0;  // length of that mapping
     DbPlacement placement = DbPlacement::memory;
 
     std::mutex mutex;
     bool ew_held = false;  // guarded by mutex
     int rw_holders = 0;    // guarded by mutex
+    int external_readers = 0;  // guarded by mutex: db_mode_external_read holds
     struct Waiter {
         std::shared_ptr<Edt> edt;
         ocrDbAccessMode_t mode;
@@ -138,6 +173,10 @@ struct Db : Object {
     bool acquire_or_wait(const std::shared_ptr<Edt>& edt, ocrDbAccessMode_t mode, std::vector<std::byte>* copy);
     /// Drops a hold taken in `mode` and grants queued EDTs that now fit.
     void release(ocrDbAccessMode_t mode);
+
+private:
+    [[nodiscard]] bool fits(ocrDbAccessMode_t mode) const;             // mutex held
+    void take(ocrDbAccessMode_t mode, std::vector<std::byte>* copy);  // mutex held
 };
 
 /// One input slot of an EDT.
@@ -179,6 +218,8 @@ struct Edt : Object {
     // Acquisition, in GUID order so two EDTs never wait on each other in a cycle.
     std::vector<Hold> holds;
     std::size_t next_hold = 0;
+
+    std::shared_ptr<EdtBody> body;  // set for external tasks: runs instead of function
 };
 
 struct Collective;  // collective.cpp
@@ -267,6 +308,10 @@ public:
 
     std::mutex print_mutex;
 
+    /// The external layer's state for this run, made on first use.
+    std::mutex extension_mutex;
+    std::shared_ptr<RunExtension> extension;  // guarded by extension_mutex
+
 private:
     OcrOptions options_;
     std::atomic<std::int64_t> live_{0};
@@ -301,6 +346,14 @@ void leave_edt();
 void clear_objects(std::vector<std::shared_ptr<Object>>& objects);
 /// Creates a data block (db.cpp).
 Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement);
+/// A data block made of a memfd the runtime now owns (an external program's
+/// output): mapped shared, no copy. Closes `fd` on error too.
+Result<std::shared_ptr<Db>> adopt_memfd(int fd, u64 length);
+/// Makes an EDT with no unsatisfied slot runnable (its GUID goes stale).
+void start_edt(const std::shared_ptr<Edt>& edt);
+/// Ends an EDT whose body returned `result`: releases its holds, satisfies its
+/// output event, closes its part of the finish scope, counts it finished.
+void complete_edt(const std::shared_ptr<Edt>& edt, ocrGuid_t result);
 /// Releases every hold of the EDT that ends (db.cpp).
 void release_all(Edt& edt);
 

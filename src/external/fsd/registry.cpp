@@ -1,0 +1,232 @@
+// strata-fsd's registered files and who may open them (see registry.hpp).
+#include "registry.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <string>
+
+namespace strata::external::fsd {
+
+Entry::~Entry() {
+    if (pin_fd >= 0) {
+        ::close(pin_fd);
+    }
+    if (memfd >= 0) {
+        ::close(memfd);
+    }
+}
+
+std::uint64_t Entry::current_size() {
+    if (!output) {
+        return source->size();
+    }
+    const std::lock_guard lock(size_mutex);
+    return size;
+}
+
+std::shared_ptr<Entry> Registry::insert_locked(std::uint64_t task, const std::string& name) {
+    auto entry = std::make_shared<Entry>();
+    entry->ino = next_ino_++;
+    entry->name = name;
+    entry->tasks.insert(task);
+    by_name_[name] = entry;
+    by_ino_[entry->ino] = entry;
+    return entry;
+}
+
+int Registry::add_input(std::uint64_t task, const std::string& name, std::unique_ptr<Source> source, bool cache,
+                        std::shared_ptr<Entry>& out) {
+    const std::lock_guard lock(mutex_);
+    task_pid_.try_emplace(task, 0);
+    if (const auto it = by_name_.find(name); it != by_name_.end()) {
+        if (it->second->output) {
+            return EEXIST;
+        }
+        // The same block read by another task: one file, both trees may open it.
+        it->second->tasks.insert(task);
+        out = it->second;
+        return 0;
+    }
+    out = insert_locked(task, name);
+    out->source = std::move(source);
+    out->cache = cache;
+    return 0;
+}
+
+int Registry::add_output(std::uint64_t task, const std::string& name, std::shared_ptr<Entry>& out) {
+    const std::lock_guard lock(mutex_);
+    if (by_name_.contains(name)) {
+        return EEXIST;
+    }
+    const int fd = ::memfd_create(("strata-fsd-out-" + name).c_str(), MFD_CLOEXEC);
+    if (fd < 0) {
+        return errno;
+    }
+    task_pid_.try_emplace(task, 0);
+    out = insert_locked(task, name);
+    out->output = true;
+    out->memfd = fd;
+    return 0;
+}
+
+int Registry::started(std::uint64_t task, pid_t pid) {
+    {
+        const std::lock_guard lock(mutex_);
+        const auto it = task_pid_.find(task);
+        if (it == task_pid_.end()) {
+            return ENOENT;
+        }
+        it->second = pid;
+    }
+    started_cv_.notify_all();
+    return 0;
+}
+
+std::shared_ptr<Entry> Registry::find(const std::string& name) {
+    const std::lock_guard lock(mutex_);
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Entry> Registry::find(std::uint64_t ino) {
+    const std::lock_guard lock(mutex_);
+    const auto it = by_ino_.find(ino);
+    return it == by_ino_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Entry> Registry::find_for_task(std::uint64_t task, const std::string& name) {
+    const std::lock_guard lock(mutex_);
+    const auto it = by_name_.find(name);
+    return it == by_name_.end() || !it->second->tasks.contains(task) ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<Entry>> Registry::end(std::uint64_t task) {
+    std::vector<std::shared_ptr<Entry>> dropped;
+    const std::lock_guard lock(mutex_);
+    task_pid_.erase(task);
+    for (auto it = by_name_.begin(); it != by_name_.end();) {
+        it->second->tasks.erase(task);
+        if (it->second->tasks.empty()) {
+            dropped.push_back(it->second);
+            by_ino_.erase(it->second->ino);
+            it = by_name_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return dropped;
+}
+
+std::vector<std::shared_ptr<Entry>> Registry::all() {
+    std::vector<std::shared_ptr<Entry>> entries;
+    const std::lock_guard lock(mutex_);
+    for (const auto& [name, entry] : by_name_) {
+        entries.push_back(entry);
+    }
+    return entries;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> Registry::visible_to(pid_t pid) {
+    std::vector<std::pair<std::string, std::uint64_t>> names;
+    std::vector<std::pair<std::shared_ptr<Entry>, std::vector<pid_t>>> candidates;
+    {
+        const std::lock_guard lock(mutex_);
+        for (const auto& [name, entry] : by_name_) {
+            std::vector<pid_t> roots;
+            for (const auto task : entry->tasks) {
+                roots.push_back(task_pid_[task]);
+            }
+            candidates.emplace_back(entry, roots);
+        }
+    }
+    for (const auto& [entry, roots] : candidates) {
+        if (in_process_tree(pid, ::getpid()) ||
+            std::ranges::any_of(roots, [&](pid_t root) { return root > 0 && in_process_tree(pid, root); })) {
+            names.emplace_back(entry->name, entry->ino);
+        }
+    }
+    return names;
+}
+
+bool Registry::may_access(const Entry& entry, pid_t pid) {
+    if (in_process_tree(pid, ::getpid())) {
+        return true;  // the daemon pins cached files by opening them itself
+    }
+    if (owner_ > 0 && thread_group_of(pid) == owner_) {
+        return true;  // the runtime itself, not its other children
+    }
+    std::vector<pid_t> roots;
+    {
+        std::unique_lock lock(mutex_);
+        const auto known = [&] {
+            roots.clear();
+            bool any_unknown = false;
+            for (const auto task : entry.tasks) {
+                const pid_t root = task_pid_[task];
+                any_unknown = any_unknown || root == 0;
+                if (root > 0) {
+                    roots.push_back(root);
+                }
+            }
+            return !any_unknown;
+        };
+        // A program may open its files before the runtime has told us its pid.
+        started_cv_.wait_for(lock, started_wait_, [&] {
+            known();
+            return !roots.empty();
+        });
+        known();
+    }
+    return std::ranges::any_of(roots, [&](pid_t root) { return in_process_tree(pid, root); });
+}
+
+namespace {
+
+// Reads "Tgid:" and "PPid:" of /proc/<pid>/status (works for thread ids too).
+bool tgid_and_ppid(pid_t pid, pid_t& tgid, pid_t& ppid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string key;
+    int found = 0;
+    while (found < 2 && status >> key) {
+        if (key == "Tgid:") {
+            status >> tgid;
+            ++found;
+        } else if (key == "PPid:") {
+            status >> ppid;
+            ++found;
+        } else {
+            status.ignore(4096, '\n');
+        }
+    }
+    return found == 2;
+}
+
+}  // namespace
+
+pid_t thread_group_of(pid_t pid) {
+    pid_t tgid = 0;
+    pid_t ppid = 0;
+    return tgid_and_ppid(pid, tgid, ppid) ? tgid : 0;
+}
+
+bool in_process_tree(pid_t pid, pid_t root) {
+    // FUSE reports the calling thread's id; the ancestry is the thread group's.
+    for (int depth = 0; depth < 128 && pid > 1; ++depth) {
+        pid_t tgid = 0;
+        pid_t ppid = 0;
+        if (!tgid_and_ppid(pid, tgid, ppid)) {
+            return false;
+        }
+        if (tgid == root || pid == root) {
+            return true;
+        }
+        pid = ppid;
+    }
+    return false;
+}
+
+}  // namespace strata::external::fsd

@@ -1,0 +1,16 @@
+# The external layer's tests (docs/external.md): configuration and command
+# templates (unit), and real programs as external tasks of real OCR runs
+# (integration: processes, memfds, signals, timeouts).
+strata_add_test_binary(strata_external_unit_tests LABEL unit TIMEOUT 60 PREFIX "external." SOURCES
+  unit/external_command_test.cpp
+  unit/external_config_test.cpp)
+target_link_libraries(strata_external_unit_tests PRIVATE strata::runtime)
+target_include_directories(strata_external_unit_tests PRIVATE ${CMAKE_SOURCE_DIR}/src)
+
+strata_add_test_binary(strata_external_integration_tests LABEL integration TIMEOUT 120 PREFIX "external." SOURCES
+  integration/external_programs_test.cpp
+  integration/external_failure_test.cpp
+  integration/external_scheduling_test.cpp)
+target_link_libraries(strata_external_integration_tests PRIVATE strata::runtime)
+target_include_directories(strata_external_integration_tests PRIVATE ${CMAKE_SOURCE_DIR}/src)
+target_compile_definitions(strata_external_integration_tests PRIVATE STRATA_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
