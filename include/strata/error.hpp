@@ -24,21 +24,21 @@ namespace strata {
 
 /// What went wrong, independent of the component that reports it.
 enum class Errc {
-    invalid_argument,   ///< a parameter's value is outside what the operation accepts
-    not_found,          ///< a named file, segment or object does not exist
-    already_exists,     ///< create-only on a name that exists
-    permission_denied,  ///< the process may not do this (EACCES, EPERM, EROFS)
-    no_space,           ///< the file system, device or segment is full (ENOSPC, EDQUOT)
-    out_of_memory,      ///< address space or memory could not be had (ENOMEM)
-    io_error,           ///< the device or file system reported an error (EIO and others)
-    unsupported,        ///< the machine or the object does not offer the feature
-    busy,               ///< the object is in use
-    peer_dead,          ///< a process this one depends on has died; the object recovered and stays usable
-    broken,             ///< an object is unusable (a user died holding its lock): remove or recreate it
-    corrupted,          ///< shared state is not what strata wrote (bad magic, impossible values): recreate it
-    resource_exhausted, ///< a fixed limit of strata or the system was reached (the message names it)
-    timeout,            ///< a bounded wait ran out
-    internal,           ///< an invariant of strata itself did not hold
+    invalid_argument,    ///< a parameter's value is outside what the operation accepts
+    not_found,           ///< a named file, segment or object does not exist
+    already_exists,      ///< create-only on a name that exists
+    permission_denied,   ///< the process may not do this (EACCES, EPERM, EROFS)
+    no_space,            ///< the file system, device or segment is full (ENOSPC, EDQUOT)
+    out_of_memory,       ///< address space or memory could not be had (ENOMEM)
+    io_error,            ///< the device or file system reported an error (EIO and others)
+    unsupported,         ///< the machine or the object does not offer the feature
+    busy,                ///< the object is in use
+    peer_dead,           ///< a process this one depends on has died; the object recovered and stays usable
+    broken,              ///< an object is unusable (a user died holding its lock): remove or recreate it
+    corrupted,           ///< shared state is not what strata wrote (bad magic, impossible values): recreate it
+    resource_exhausted,  ///< a fixed limit of strata or the system was reached (the message names it)
+    timeout,             ///< a bounded wait ran out
+    internal,            ///< an invariant of strata itself did not hold
 };
 
 /// The name of an error code, as written in docs/errors.md ("invalid_argument").

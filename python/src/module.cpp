@@ -45,9 +45,8 @@ NB_MODULE(_strata, m) {
             try {
                 std::rethrow_exception(p);
             } catch (const PyError& e) {
-                nb::object text = nb::steal(PyUnicode_DecodeUTF8(e.message.data(),
-                                                                 static_cast<Py_ssize_t>(e.message.size()),
-                                                                 "backslashreplace"));
+                nb::object text = nb::steal(PyUnicode_DecodeUTF8(
+                    e.message.data(), static_cast<Py_ssize_t>(e.message.size()), "backslashreplace"));
                 if (e.value_error) {
                     PyErr_SetObject(PyExc_ValueError, text.ptr());
                     return;

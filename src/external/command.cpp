@@ -123,8 +123,7 @@ public:
         }
         if (mode != Mode::plain) {
             return make_error(Errc::invalid_argument, "the {} quote at offset {} is never closed: {}",
-                              mode == Mode::single ? "single" : "double", quote_start,
-                              text_.substr(quote_start, 40));
+                              mode == Mode::single ? "single" : "double", quote_start, text_.substr(quote_start, 40));
         }
         end_word();
         if (words_.empty()) {

@@ -12,9 +12,8 @@ namespace strata::external {
 
 namespace {
 
-constexpr std::string_view known_keys[] = {"command",  "env",    "cwd",    "timeout",
-                                           "stdout",   "stderr", "exposure", "success_exit_codes",
-                                           "allow_empty_outputs"};
+constexpr std::string_view known_keys[] = {
+    "command", "env", "cwd", "timeout", "stdout", "stderr", "exposure", "success_exit_codes", "allow_empty_outputs"};
 
 std::string describe(const toml::node& node) {
     std::ostringstream out;
@@ -70,8 +69,10 @@ private:
     Result<void> read_command() {
         const toml::node* node = table_.get("command");
         if (node == nullptr) {
-            return make_error(Errc::invalid_argument, "{}:{}: entry [{}]: key command: missing: every entry names its "
-                              "program in command", entry_.file, entry_.line, entry_.name);
+            return make_error(Errc::invalid_argument,
+                              "{}:{}: entry [{}]: key command: missing: every entry names its "
+                              "program in command",
+                              entry_.file, entry_.line, entry_.name);
         }
         auto text = string_key("command");
         if (!text) return std::unexpected(text.error());
@@ -148,7 +149,8 @@ private:
         } else if (*text == "tail" && is_stderr) {
             spec.target = T::tail;
         } else if (*text == "tail") {
-            return fail(key, quote_value(*text), "tail is for stderr only; expected inherit, null, [out:K] or a file path");
+            return fail(key, quote_value(*text),
+                        "tail is for stderr only; expected inherit, null, [out:K] or a file path");
         } else if (text->starts_with("[")) {
             std::size_t k = 0;
             const std::string_view digits = std::string_view(*text).substr(std::min<std::size_t>(5, text->size()));

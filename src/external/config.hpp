@@ -45,8 +45,8 @@ std::string_view to_string(ExposureChoice choice) noexcept;
 /// One program of the file.
 struct Entry {
     std::string name;
-    std::string file;  ///< the configuration file, for messages
-    int line = 0;      ///< the line of the entry's [name]
+    std::string file;                                   ///< the configuration file, for messages
+    int line = 0;                                       ///< the line of the entry's [name]
     std::map<std::string, int, std::less<>> key_lines;  ///< the line of each key present
 
     std::string command_text;

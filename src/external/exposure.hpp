@@ -37,8 +37,8 @@ enum class ExposureKind { memfd, fuse };
 
 /// A data block's bytes as the runtime holds them.
 struct BlockView {
-    std::uint64_t id = 0;         ///< data block id, unique within the runtime
-    const void* data = nullptr;   ///< the bytes in this process's address space
+    std::uint64_t id = 0;        ///< data block id, unique within the runtime
+    const void* data = nullptr;  ///< the bytes in this process's address space
     std::size_t size = 0;
     int fd = -1;                  ///< a descriptor backing the bytes (memfd, shared region), or -1 for private memory
     std::uint64_t fd_offset = 0;  ///< where the bytes start in fd

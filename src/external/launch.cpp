@@ -65,9 +65,10 @@ Result<Child> spawn(const SpawnRequest& request) {
     sigfillset(&all);
     rc = rc != 0 ? rc : ::posix_spawnattr_setsigmask(&o.attr, &none);
     rc = rc != 0 ? rc : ::posix_spawnattr_setsigdefault(&o.attr, &all);
-    rc = rc != 0 ? rc
-                 : ::posix_spawnattr_setflags(&o.attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                                         POSIX_SPAWN_SETSIGDEF));
+    rc = rc != 0
+             ? rc
+             : ::posix_spawnattr_setflags(
+                   &o.attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
     rc = rc != 0 ? rc : ::posix_spawn_file_actions_addopen(&o.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     if (rc == 0 && request.stdout_fd >= 0) {
         rc = ::posix_spawn_file_actions_adddup2(&o.actions, request.stdout_fd, STDOUT_FILENO);

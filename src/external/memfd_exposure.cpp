@@ -141,11 +141,13 @@ Result<void> MemfdExposure::probe() {
     static_cast<char*>(map)[0] = 'x';
     ::munmap(map, 4096);
     if (!sealed) {
-        return done(make_sys_error(seal_errno, "F_SEAL_FUTURE_WRITE on a memfd with a writable mapping (Linux >= 5.1)"));
+        return done(
+            make_sys_error(seal_errno, "F_SEAL_FUTURE_WRITE on a memfd with a writable mapping (Linux >= 5.1)"));
     }
     const char byte = 'y';
     if (::pwrite(fd, &byte, 1, 0) != -1 || errno != EPERM) {
-        return done(make_error(Errc::unsupported, "a write to a memfd sealed with F_SEAL_FUTURE_WRITE was not refused"));
+        return done(
+            make_error(Errc::unsupported, "a write to a memfd sealed with F_SEAL_FUTURE_WRITE was not refused"));
     }
     return done({});
 }

@@ -126,8 +126,8 @@ u8(ocrExternalConfigLoad)(const char* path) {
 
 u8 ocrExternalTemplateCreate_internal(ocrGuid_t* guid, const char* name, u32 nInputs, u32 nOutputs) {
     const CallSite site = take_call_site();
-    const std::string call = fmt::format("ocrExternalTemplateCreate(\"{}\", {}, {})", name != nullptr ? name : "(null)",
-                                         nInputs, nOutputs);
+    const std::string call =
+        fmt::format("ocrExternalTemplateCreate(\"{}\", {}, {})", name != nullptr ? name : "(null)", nInputs, nOutputs);
     OcrState* s = state();
     if (s == nullptr || guid == nullptr || name == nullptr) {
         return refuse(site, call, s == nullptr ? "no OCR program is running" : "guid or name is NULL");
@@ -174,7 +174,8 @@ u8(ocrExternalTaskCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 depc, ocr
                       fmt::format("depc={} outc={} but the template [{}] has {} inputs and {} outputs", depc, outc,
                                   tpl->entry->name, tpl->inputs, tpl->outputs));
     }
-    if (outc > 0 && outputEvents == nullptr) return refuse(site, call, fmt::format("outc={} with outputEvents=NULL", outc));
+    if (outc > 0 && outputEvents == nullptr)
+        return refuse(site, call, fmt::format("outc={} with outputEvents=NULL", outc));
     std::vector<ocrGuid_t> outs(outputEvents, outputEvents + outc);
     for (u32 k = 0; k < outc; ++k) {
         if (!s->table.find_as<Event>(outs[k], Kind::event)) {

@@ -62,7 +62,7 @@ public:
 
 private:
     std::mutex mutex_;
-    std::shared_ptr<const Config> config_;                         // guarded by mutex_
+    std::shared_ptr<const Config> config_;                          // guarded by mutex_
     std::map<std::uint64_t, std::shared_ptr<TaskRecord>> records_;  // guarded by mutex_
     MemfdExposure memfd_;
     std::unique_ptr<Reactor> reactor_;

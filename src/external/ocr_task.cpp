@@ -52,7 +52,8 @@ std::string describe(const ocrExternalStatus_t& st) {
         case OCR_EXTERNAL_EXIT: return fmt::format("exited with {}, not a success code", st.exitCode);
         case OCR_EXTERNAL_SIGNAL: return fmt::format("killed by signal {} ({})", st.signal, ::strsignal(st.signal));
         case OCR_EXTERNAL_TIMEOUT: return "ran past its timeout: its process group was killed";
-        case OCR_EXTERNAL_NO_OUTPUT: return fmt::format("exited with {} but left output {} empty", st.exitCode, st.output);
+        case OCR_EXTERNAL_NO_OUTPUT:
+            return fmt::format("exited with {} but left output {} empty", st.exitCode, st.output);
         case OCR_EXTERNAL_NO_START: return "could not be started";
         case OCR_EXTERNAL_CANCELLED: return "cancelled: the program ended while it ran";
         default: return "pending";
@@ -165,8 +166,9 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
                 break;
         }
         if (fd < 0) {
-            return make_sys_error(errno, "{}cannot open it", entry.where(is_stderr ? "stderr" : "stdout",
-                                                                          spec.target == T::file ? spec.path : "?"));
+            return make_sys_error(
+                errno, "{}cannot open it",
+                entry.where(is_stderr ? "stderr" : "stdout", spec.target == T::file ? spec.path : "?"));
         }
         auto owned = std::make_shared<OwnedFd>(fd);
         stream_fds.push_back(owned);
@@ -248,10 +250,10 @@ void ExternalBody::finish(Launch& launch, const ExitInfo& exit) {
         std::string tail = launch.stderr_capture ? tail_of(launch.stderr_capture->fd) : launch.stderr_note;
         std::lock_guard lock(s->print_mutex);
         std::fflush(stdout);
-        fmt::print(stderr, "strata-external: task {} [{}] failed after {:.3f} s: {}{}\n  command: {}\n  stderr tail:\n{}\n",
-                   show(launch.edt->guid), entry.name, std::chrono::duration<double>(exit.elapsed).count(),
-                   describe(st), adopt_error.empty() ? "" : ": " + adopt_error, show_command(launch.argv),
-                   tail.empty() ? "(empty)" : tail);
+        fmt::print(
+            stderr, "strata-external: task {} [{}] failed after {:.3f} s: {}{}\n  command: {}\n  stderr tail:\n{}\n",
+            show(launch.edt->guid), entry.name, std::chrono::duration<double>(exit.elapsed).count(), describe(st),
+            adopt_error.empty() ? "" : ": " + adopt_error, show_command(launch.argv), tail.empty() ? "(empty)" : tail);
     }
     {
         std::lock_guard lock(record_->mutex);

@@ -252,8 +252,8 @@ Result<Step> attach_once(Attachment& a, SegmentMode& mode, std::size_t size, mod
     const std::string& name = a.name;
     bool created_lock = false;
     auto missing = [&] {
-        return make_error(Errc::not_found, "Segment::open: mode={}: segment '{}' does not exist in {}",
-                          to_string(mode), name, a.dir.string());
+        return make_error(Errc::not_found, "Segment::open: mode={}: segment '{}' does not exist in {}", to_string(mode),
+                          name, a.dir.string());
     };
     if (auto opened = open_lock_file(a, may_create, permissions, created_lock); !opened) {
         if (opened.error().code != Errc::not_found) {
@@ -481,7 +481,8 @@ std::string Attachment::describe(std::uint64_t other) const {
     const UserEntry& u = header->users[s];
     const std::uint64_t generation = generation_of(other);
     if (u.generation.load(std::memory_order_acquire) == generation) {
-        return fmt::format("user {} (pid {} '{}')", s, u.pid, std::string_view(u.comm, ::strnlen(u.comm, sizeof u.comm)));
+        return fmt::format("user {} (pid {} '{}')", s, u.pid,
+                           std::string_view(u.comm, ::strnlen(u.comm, sizeof u.comm)));
     }
     if (u.previous_generation == generation) {
         return fmt::format("user {} (pid {} '{}'; its slot is now pid {}'s)", s, u.previous_pid,
@@ -509,8 +510,8 @@ std::string Attachment::broken_reason() const {
     }
     std::string reason(header->broken_reason, ::strnlen(header->broken_reason, sizeof header->broken_reason));
     if (reason.empty()) {
-        reason = fmt::format("segment '{}' is marked broken, but the user that marked it died before writing why",
-                             name);
+        reason =
+            fmt::format("segment '{}' is marked broken, but the user that marked it died before writing why", name);
     }
     return reason;
 }

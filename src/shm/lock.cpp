@@ -11,8 +11,8 @@
 #include <mutex>
 
 #include <linux/futex.h>
-#include <sys/syscall.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shm/layout.hpp"

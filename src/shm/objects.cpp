@@ -104,8 +104,7 @@ Result<void*> find_array(Attachment& a, const std::string& name_z) {
 
 /// Boost's construct of the array for an object; null when out of space. A
 /// name another user made meanwhile (already_exists) is retried by the caller.
-void* construct_array(Attachment& a, std::string_view name, const std::string& name_z, std::size_t bytes,
-                      int attempt) {
+void* construct_array(Attachment& a, std::string_view name, const std::string& name_z, std::size_t bytes, int attempt) {
     try {
         return name.empty() ? a.manager->construct<char>(bip::anonymous_instance, std::nothrow)[bytes]()
                             : a.manager->construct<char>(name_z.c_str(), std::nothrow)[bytes]();

@@ -335,8 +335,7 @@ std::span<std::byte> Port::payload(const PortSlot* slot) const noexcept {
 
 Result<void> Port::lock(std::string_view op) {
     if (shared_->broken.load(std::memory_order_acquire) != 0) {
-        return make_error(Errc::broken, "{}: {}", op,
-                          text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+        return make_error(Errc::broken, "{}: {}", op, text_of(shared_->broken_reason, sizeof shared_->broken_reason));
     }
     if (const std::uint64_t dead = shm_detail::lock_token(shared_->lock, *attachment_); dead != 0) {
         std::uint32_t expected = 0;
@@ -352,8 +351,7 @@ Result<void> Port::lock(std::string_view op) {
         while (shared_->broken.load(std::memory_order_acquire) == 2) {
             cpu_relax();
         }
-        return make_error(Errc::broken, "{}: {}", op,
-                          text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+        return make_error(Errc::broken, "{}: {}", op, text_of(shared_->broken_reason, sizeof shared_->broken_reason));
     }
     shm_detail::crash_point(static_cast<int>(shm_testing::CrashPoint::port_lock_held));
     return {};

@@ -66,8 +66,9 @@ TEST(ExternalFailure, a_program_killed_by_a_signal_reports_the_signal) {
 TEST(ExternalFailure, a_program_killed_mid_write_leaves_no_half_made_data_block) {
     ExternalScenario sc;
     // 8 MiB written, then SIGKILL in the middle of the output.
-    sc.config = "[t]\ncommand = \"sh -c 'head -c 8388608 /dev/zero; kill -KILL $$; printf never'\"\n"
-                "stdout = \"[out:0]\"\n";
+    sc.config =
+        "[t]\ncommand = \"sh -c 'head -c 8388608 /dev/zero; kill -KILL $$; printf never'\"\n"
+        "stdout = \"[out:0]\"\n";
     auto out = run_external(sc);  // checks that no memfd survives the run
     EXPECT_EQ(out.status.state, OCR_EXTERNAL_SIGNAL);
     EXPECT_EQ(out.status.signal, SIGKILL);

@@ -33,8 +33,10 @@ std::string python_sha256(const Bytes& bytes) {
         std::fwrite(bytes.data(), 1, bytes.size(), f);
         std::fclose(f);
     }
-    const std::string command = "python3 -c \"import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],'rb').read())"
-                                ".hexdigest())\" " + path.string();
+    const std::string command =
+        "python3 -c \"import hashlib,sys; print(hashlib.sha256(open(sys.argv[1],'rb').read())"
+        ".hexdigest())\" " +
+        path.string();
     std::FILE* p = ::popen(command.c_str(), "r");
     std::array<char, 128> line{};
     std::string out = std::fgets(line.data(), line.size(), p) != nullptr ? line.data() : "";
@@ -98,8 +100,9 @@ TEST_P(ExternalPrograms, a_python_script_writes_a_numpy_array_that_is_read_back_
 TEST_P(ExternalPrograms, outputs_grow_as_the_program_writes_them) {
     ExternalScenario sc;
     // 40 MiB in 4 KiB writes through stdout, plus a second output written by path.
-    sc.config = "[t]\ncommand = \"sh -c 'head -c 41943040 /dev/zero; printf end; printf 12345 > \\\"$1\\\"' sh [out:1]\"\n"
-                "stdout = \"[out:0]\"\n";
+    sc.config =
+        "[t]\ncommand = \"sh -c 'head -c 41943040 /dev/zero; printf end; printf 12345 > \\\"$1\\\"' sh [out:1]\"\n"
+        "stdout = \"[out:0]\"\n";
     sc.outputs = 2;
     sc.placement = GetParam();
     auto out = run_external(sc);
@@ -113,8 +116,9 @@ TEST_P(ExternalPrograms, outputs_grow_as_the_program_writes_them) {
 
 TEST_P(ExternalPrograms, arguments_come_from_int_float_and_str_blocks) {
     ExternalScenario sc;
-    sc.config = "[t]\ncommand = \"printf '%s|%s|%s' [arg:int:0] [arg:float:1] \\\"[arg:str:2] x\\\"\"\n"
-                "stdout = \"[out:0]\"\n";
+    sc.config =
+        "[t]\ncommand = \"printf '%s|%s|%s' [arg:int:0] [arg:float:1] \\\"[arg:str:2] x\\\"\"\n"
+        "stdout = \"[out:0]\"\n";
     const std::int32_t i = -7;
     const double d = 0.5;
     Bytes bi(sizeof i), bd(sizeof d);
@@ -130,8 +134,10 @@ TEST_P(ExternalPrograms, arguments_come_from_int_float_and_str_blocks) {
 TEST_P(ExternalPrograms, env_and_cwd_reach_the_program) {
     TempDir dir;
     ExternalScenario sc;
-    sc.config = "[t]\ncommand = \"sh -c 'printf \\\"%s %s\\\" \\\"$STRATA_T\\\" \\\"$(pwd)\\\"'\"\nstdout = \"[out:0]\"\n"
-                "env = { STRATA_T = \"v a l\" }\ncwd = \"" + dir.path().string() + "\"\n";
+    sc.config =
+        "[t]\ncommand = \"sh -c 'printf \\\"%s %s\\\" \\\"$STRATA_T\\\" \\\"$(pwd)\\\"'\"\nstdout = \"[out:0]\"\n"
+        "env = { STRATA_T = \"v a l\" }\ncwd = \"" +
+        dir.path().string() + "\"\n";
     sc.placement = GetParam();
     auto out = run_external(sc);
     ASSERT_EQ(out.status.state, OCR_EXTERNAL_OK);
@@ -141,8 +147,9 @@ TEST_P(ExternalPrograms, env_and_cwd_reach_the_program) {
 TEST_P(ExternalPrograms, a_program_cannot_change_its_input_block) {
     ExternalScenario sc;
     // Writing through the path fails (sealed); the shell reports it and exits 1 or 2.
-    sc.config = "[t]\ncommand = \"sh -c 'printf changed > \\\"$1\\\" || exit 9; echo wrote' sh [in:0]\"\n"
-                "stdout = \"[out:0]\"\nsuccess_exit_codes = [9]\n";
+    sc.config =
+        "[t]\ncommand = \"sh -c 'printf changed > \\\"$1\\\" || exit 9; echo wrote' sh [in:0]\"\n"
+        "stdout = \"[out:0]\"\nsuccess_exit_codes = [9]\n";
     sc.inputs = {bytes_of("original")};
     sc.placement = GetParam();
     auto out = run_external(sc);
@@ -160,18 +167,22 @@ TEST(ExternalFfmpeg, ffmpeg_transcodes_an_input_video_block_into_an_output_block
     TempDir dir;
     const auto source = dir / "in.avi";
     // The input video, made by ffmpeg itself from a test pattern: 2 s, 64x48, 10 fps.
-    const std::string make = ffmpeg.string() + " -loglevel error -f lavfi -i testsrc=size=64x48:rate=10:duration=2 "
-                                               "-c:v mjpeg -y " + source.string();
+    const std::string make = ffmpeg.string() +
+                             " -loglevel error -f lavfi -i testsrc=size=64x48:rate=10:duration=2 "
+                             "-c:v mjpeg -y " +
+                             source.string();
     ASSERT_EQ(std::system(make.c_str()), 0);
     std::FILE* f = std::fopen(source.c_str(), "rb");
     ASSERT_NE(f, nullptr);
     Bytes video;
     std::array<unsigned char, 65536> buf{};
-    for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), f)) > 0;) video.insert(video.end(), buf.data(), buf.data() + n);
+    for (std::size_t n; (n = std::fread(buf.data(), 1, buf.size(), f)) > 0;)
+        video.insert(video.end(), buf.data(), buf.data() + n);
     std::fclose(f);
     ExternalScenario sc;
     // Raw gray frames out: 20 frames of 64x48 bytes, a size the test knows without strata.
-    sc.config = "[t]\ncommand = \"ffmpeg -loglevel error -i [in:0] -f rawvideo -pix_fmt gray -y [out:0]\"\ntimeout = 60\n";
+    sc.config =
+        "[t]\ncommand = \"ffmpeg -loglevel error -i [in:0] -f rawvideo -pix_fmt gray -y [out:0]\"\ntimeout = 60\n";
     sc.inputs = {video};
     sc.placement = ocr::DbPlacement::memfd;
     auto out = run_external(sc);

@@ -96,7 +96,8 @@ TEST(ExternalScheduling, a_hundred_sleeping_programs_on_two_cores_leave_both_cor
     ASSERT_GE(CPU_COUNT(&mask), 2) << "the test needs 2 CPUs";
     TempDir dir;
     detail::g_config_path = (dir / "external.toml").string();
-    write_text(detail::g_config_path, "[nap]\ncommand = \"sleep 1\"\nstdout = \"[out:0]\"\nallow_empty_outputs = true\n");
+    write_text(detail::g_config_path,
+               "[nap]\ncommand = \"sleep 1\"\nstdout = \"[out:0]\"\nallow_empty_outputs = true\n");
     ocr::OcrOptions options;
     options.runtime.monitor = runtime::no_monitor();
     int first = -1, second = -1;

@@ -45,8 +45,8 @@ inline void write_text(const std::filesystem::path& path, std::string_view text)
 }
 
 struct ExternalOutcome {
-    int exit_code = -1;                    ///< of the OCR run
-    ocrExternalStatus_t status{};          ///< of the task, read by the sink
+    int exit_code = -1;                         ///< of the OCR run
+    ocrExternalStatus_t status{};               ///< of the task, read by the sink
     std::vector<std::optional<Bytes>> outputs;  ///< nullopt: the event carried NULL_GUID
 };
 

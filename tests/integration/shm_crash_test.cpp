@@ -227,8 +227,7 @@ TEST(ShmCrash, a_user_killed_in_the_middle_of_an_allocation_marks_the_segment_br
         const auto killed_at = Clock::now();
         const auto error = seg.make<int>(2);
         EXPECT_LT(Clock::now() - killed_at, 1s) << "kill " << kill;
-        ASSERT_TRUE(fails_with(error, Errc::broken, {f.name, "is broken", "died holding", "pid"}))
-            << "kill " << kill;
+        ASSERT_TRUE(fails_with(error, Errc::broken, {f.name, "is broken", "died holding", "pid"})) << "kill " << kill;
         EXPECT_NE(seg.broken_reason(), "");
         EXPECT_TRUE(fails_with(seg.find<int>("x"), Errc::broken, {"broken"}));
         EXPECT_TRUE(fails_with(seg.load<int>(Handle{seg.id(), 1, 0, 0}), Errc::broken, {"broken"}));

@@ -83,17 +83,17 @@ TEST(ShmTrust, files_planted_by_nobody_through_setpriv_are_refused_naming_owner_
     const std::string name = test::unique_name("planted");
     const auto seg = shared.dir / ("strata." + name + ".seg");
     const auto lock = shared.dir / ("strata." + name + ".lock");
-    const std::string plant = fmt::format(
-        "setpriv --reuid={} --regid={} --clear-groups sh -c 'umask 0; printf PLANTED > {}; : > {}'", kNobody,
-        kNogroup, seg.string(), lock.string());
+    const std::string plant =
+        fmt::format("setpriv --reuid={} --regid={} --clear-groups sh -c 'umask 0; printf PLANTED > {}; : > {}'",
+                    kNobody, kNogroup, seg.string(), lock.string());
     ASSERT_EQ(std::system(plant.c_str()), 0) << plant;
     struct stat st {};
     ASSERT_EQ(::stat(seg.c_str(), &st), 0);
     ASSERT_EQ(st.st_uid, kNobody) << "the planter really ran as nobody";
 
     const SegmentOptions options{.dir = shared.dir.path()};
-    for (auto mode : {SegmentMode::open_or_create, SegmentMode::open_only, SegmentMode::read_only,
-                      SegmentMode::create_only}) {
+    for (auto mode :
+         {SegmentMode::open_or_create, SegmentMode::open_only, SegmentMode::read_only, SegmentMode::create_only}) {
         auto sut = Segment::open(name, mode, test::kSegmentBytes, options);
         EXPECT_TRUE(fails_with(sut, Errc::permission_denied, {lock.string(), "uid 65534 (nobody)", "mode 0666"}))
             << to_string(mode);

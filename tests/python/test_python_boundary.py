@@ -16,7 +16,14 @@ import pytest
 def _cli_segments(directory):
     """`strata shm ls --json` for `directory`: name -> users alive."""
     out = subprocess.run(
-        [os.environ.get("STRATA_BIN", "build/default/bin/strata"), "shm", "ls", "--json", "--dir", str(directory)],
+        [
+            os.environ.get("STRATA_BIN", "build/default/bin/strata"),
+            "shm",
+            "ls",
+            "--json",
+            "--dir",
+            str(directory),
+        ],
         check=True,
         capture_output=True,
         text=True,

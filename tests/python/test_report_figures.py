@@ -19,7 +19,12 @@ def make_repo(tmp_path: Path, readme: str, top_readme: str = "# x\n") -> Path:
     (suite / "results.json").write_text(
         json.dumps(
             {
-                "summary": {"ratio_to_memory": 0.7712, "p50_ns": 418.0, "overhead": 0.0961, "memcpy_gbps": 12.46},
+                "summary": {
+                    "ratio_to_memory": 0.7712,
+                    "p50_ns": 418.0,
+                    "overhead": 0.0961,
+                    "memcpy_gbps": 12.46,
+                },
                 "records": [{"seconds": 9.99}],
             }
         )

@@ -32,8 +32,8 @@ std::vector<std::string> argv_of(std::string_view text) {
 }
 
 TEST(ExternalCommand, the_papers_example_expands_to_its_documented_command) {
-    const std::vector<std::string> expected{"./convert", "--in=/in/0", "--out=/out/0", "--size=arg1xarg1", "--fast",
-                                            "--level=3"};
+    const std::vector<std::string> expected{"./convert",        "--in=/in/0", "--out=/out/0",
+                                            "--size=arg1xarg1", "--fast",     "--level=3"};
     EXPECT_EQ(argv_of("./convert --in=[in:0] --out=[out:0]\n--size=[arg:int:1]x[arg:int:1] --fast --level=3"),
               expected);
 }
@@ -62,7 +62,8 @@ TEST(ExternalCommand, empty_quotes_make_an_empty_word) {
 TEST(ExternalCommand, an_expanded_value_with_blanks_stays_one_word) {
     auto words = split_command("prog [arg:str:0]");
     ASSERT_TRUE(words.has_value());
-    auto argv = expand(*words, [](const Placeholder&) -> Result<std::string> { return std::string("two words; rm -rf /"); });
+    auto argv =
+        expand(*words, [](const Placeholder&) -> Result<std::string> { return std::string("two words; rm -rf /"); });
     ASSERT_TRUE(argv.has_value());
     EXPECT_EQ(*argv, (std::vector<std::string>{"prog", "two words; rm -rf /"}));
 }

@@ -24,7 +24,7 @@ exposure = "memfd"
 success_exit_codes = [0, 3]
 allow_empty_outputs = true
 )",
-                                           "ext.toml"));
+                                            "ext.toml"));
     STRATA_ASSERT_ASSIGN(entry, sut.find("convert"));
     EXPECT_EQ(entry->line, 2);
     EXPECT_EQ(entry->command.size(), 4U);
@@ -58,9 +58,9 @@ TEST(ExternalConfig, an_unknown_entry_names_the_file_and_the_entries_it_has) {
 }
 
 TEST(ExternalConfig, an_unknown_placeholder_names_file_line_entry_key_value_and_cause) {
-    EXPECT_TRUE(fails_with(Config::parse("\n\n[conv]\n\ncommand = \"prog [inn:0]\"\n", "p.toml"), Errc::invalid_argument,
-                           {"p.toml:5:", "entry [conv]", "key command", "value \"prog [inn:0]\"", "unknown placeholder",
-                            "[inn:0]"}));
+    EXPECT_TRUE(fails_with(
+        Config::parse("\n\n[conv]\n\ncommand = \"prog [inn:0]\"\n", "p.toml"), Errc::invalid_argument,
+        {"p.toml:5:", "entry [conv]", "key command", "value \"prog [inn:0]\"", "unknown placeholder", "[inn:0]"}));
 }
 
 TEST(ExternalConfig, an_input_index_beyond_the_template_names_the_placeholder_and_the_count) {
@@ -143,7 +143,8 @@ TEST(ExternalConfig, a_file_that_is_not_toml_names_the_line) {
 }
 
 TEST(ExternalConfig, a_missing_file_names_the_path_and_the_errno) {
-    EXPECT_TRUE(fails_with(Config::load("/nonexistent/ext.toml"), Errc::not_found, {"/nonexistent/ext.toml", "ENOENT"}));
+    EXPECT_TRUE(
+        fails_with(Config::load("/nonexistent/ext.toml"), Errc::not_found, {"/nonexistent/ext.toml", "ENOENT"}));
 }
 
 TEST(ExternalConfig, load_reads_a_real_file) {

@@ -201,15 +201,11 @@ TEST(ShmBoundary, the_private_directory_is_made_0700_and_refused_when_another_us
 TEST(ShmBoundary, a_symbolic_link_planted_as_a_segment_or_lock_file_is_refused_and_its_target_untouched) {
     test::ShmFixture f;
     const auto target = f.dir / "target";
-    {
-        std::ofstream(target) << "keep";
-    }
+    { std::ofstream(target) << "keep"; }
     for (const auto& planted : {f.seg_file(), f.lock_file()}) {
         // The other file is a genuine one of this user, so every mode gets as far as the link.
         const auto& other = planted == f.seg_file() ? f.lock_file() : f.seg_file();
-        {
-            std::ofstream(other) << "";
-        }
+        { std::ofstream(other) << ""; }
         ::chmod(other.c_str(), 0600);
         ASSERT_EQ(::symlink(target.c_str(), planted.c_str()), 0);
         for (auto mode : {SegmentMode::open_or_create, SegmentMode::open_only, SegmentMode::read_only}) {

@@ -40,14 +40,14 @@ extern "C" {
 
 /** How an external task ended. */
 typedef enum {
-    OCR_EXTERNAL_PENDING = 0,    /**< not started yet, or still running */
-    OCR_EXTERNAL_OK = 1,         /**< exited with a success code; every output event got its block */
-    OCR_EXTERNAL_EXIT = 2,       /**< exited with another code (exitCode) */
-    OCR_EXTERNAL_SIGNAL = 3,     /**< killed by a signal (signal) */
-    OCR_EXTERNAL_TIMEOUT = 4,    /**< ran past its timeout; its process group was killed */
-    OCR_EXTERNAL_NO_OUTPUT = 5,  /**< exited well but left output `output` empty */
-    OCR_EXTERNAL_NO_START = 6,   /**< could not be started: bad argument block, exposure or spawn failure */
-    OCR_EXTERNAL_CANCELLED = 7   /**< the program ended (shutdown, SIGINT/SIGTERM) while it ran */
+    OCR_EXTERNAL_PENDING = 0,   /**< not started yet, or still running */
+    OCR_EXTERNAL_OK = 1,        /**< exited with a success code; every output event got its block */
+    OCR_EXTERNAL_EXIT = 2,      /**< exited with another code (exitCode) */
+    OCR_EXTERNAL_SIGNAL = 3,    /**< killed by a signal (signal) */
+    OCR_EXTERNAL_TIMEOUT = 4,   /**< ran past its timeout; its process group was killed */
+    OCR_EXTERNAL_NO_OUTPUT = 5, /**< exited well but left output `output` empty */
+    OCR_EXTERNAL_NO_START = 6,  /**< could not be started: bad argument block, exposure or spawn failure */
+    OCR_EXTERNAL_CANCELLED = 7  /**< the program ended (shutdown, SIGINT/SIGTERM) while it ran */
 } ocrExternalState_t;
 
 typedef struct {

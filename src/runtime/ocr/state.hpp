@@ -159,8 +159,8 @@ struct Db : Object {
     DbPlacement placement = DbPlacement::memory;
 
     std::mutex mutex;
-    bool ew_held = false;  // guarded by mutex
-    int rw_holders = 0;    // guarded by mutex
+    bool ew_held = false;      // guarded by mutex
+    int rw_holders = 0;        // guarded by mutex
     int external_readers = 0;  // guarded by mutex: db_mode_external_read holds
     struct Waiter {
         std::shared_ptr<Edt> edt;
@@ -175,7 +175,7 @@ struct Db : Object {
     void release(ocrDbAccessMode_t mode);
 
 private:
-    [[nodiscard]] bool fits(ocrDbAccessMode_t mode) const;             // mutex held
+    [[nodiscard]] bool fits(ocrDbAccessMode_t mode) const;            // mutex held
     void take(ocrDbAccessMode_t mode, std::vector<std::byte>* copy);  // mutex held
 };
 
