@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "paths.hpp"
 #include "sections.hpp"
 
 namespace strata::cli {
@@ -51,14 +52,14 @@ Result<Outcome> run_checked(const std::string& command) {
     return outcome;
 }
 
+// A demo program beside strata (build tree) or in <prefix>/libexec/strata (installed).
 Result<std::filesystem::path> program_beside_strata(const std::string& name) {
-    const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-    auto path = bin / name;
-    if (!std::filesystem::exists(path)) {
-        return make_error(Errc::not_found, "{}: not built (it is built with the tests: STRATA_BUILD_TESTS=ON)",
-                          path.string());
+    auto path = paths::find_helper(name);
+    if (!path) {
+        return make_error(Errc::not_found, "{}: not in {} (it is built with the tests: STRATA_BUILD_TESTS=ON)", name,
+                          paths::helper_dir().string());
     }
-    return path;
+    return *path;
 }
 
 }  // namespace
@@ -89,8 +90,7 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir) {
     tour.run(section, "an unmodified MPI binary under LD_PRELOAD", [&]() -> Result<std::string> {
         auto program = program_beside_strata("plain_mpi_windows");
         if (!program) return std::unexpected(program.error());
-        const auto lib =
-            std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "lib" / "libstrata-mpi.so";
+        const auto lib = paths::library_dir() / "libstrata-mpi.so";
         const auto files = dir / "preload";
         std::filesystem::create_directories(files);
         auto run = run_checked(fmt::format(
@@ -110,8 +110,7 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir) {
     tour.run(section, "a bad hint stops the job with a clear error", [&]() -> Result<std::string> {
         auto program = program_beside_strata("plain_mpi_windows");
         if (!program) return std::unexpected(program.error());
-        const auto lib =
-            std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "lib" / "libstrata-mpi.so";
+        const auto lib = paths::library_dir() / "libstrata-mpi.so";
         Outcome bad = run_command(
             fmt::format("env STRATA_MPI_WINDOW_HINTS={} {} -n 2 -genv LD_PRELOAD {} {} run",
                         quoted("alloc_type=storage,storage_alloc_factor=1.5,storage_alloc_filename=/nonexistent/%r"),

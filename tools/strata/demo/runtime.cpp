@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ocr/ocr.h"
+#include "paths.hpp"
 #include "sections.hpp"
 #include "strata/runtime.hpp"
 #include "strata/runtime/ocr.hpp"
@@ -116,12 +117,14 @@ void tour_runtime(Tour& tour) {
     });
 
     tour.run(section, "strata ocr ./ocr_fibonacci 20 (unmodified C)", [&]() -> Result<std::string> {
-        const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-        const auto program = bin / "ocr_fibonacci";
-        if (!std::filesystem::exists(program)) {
-            return make_error(Errc::not_found, "{}: not built (tests/ocr, STRATA_BUILD_TESTS)", program.string());
+        const auto found = paths::find_helper("ocr_fibonacci");
+        if (!found) {
+            return make_error(Errc::not_found, "ocr_fibonacci: not in {} (tests/ocr, STRATA_BUILD_TESTS)",
+                              paths::helper_dir().string());
         }
-        const std::string command = fmt::format("'{}' ocr '{}' 20 2>&1", (bin / "strata").string(), program.string());
+        const auto program = *found;
+        const auto self = std::filesystem::read_symlink("/proc/self/exe");
+        const std::string command = fmt::format("'{}' ocr '{}' 20 2>&1", self.string(), program.string());
         FILE* pipe = ::popen(command.c_str(), "r");
         if (pipe == nullptr) return make_sys_error(errno, "popen {}", command);
         std::string output;
