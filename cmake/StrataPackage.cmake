@@ -15,7 +15,7 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_GENERATOR DEB)
-set(CPACK_STRIP_FILES OFF)
+set(CPACK_STRIP_FILES ON)  # debug info stays in the build tree
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
@@ -29,6 +29,11 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/lib)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "mpich, fuse3, python3")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libfmt-dev, libboost-dev, libmpich-dev, pkg-config")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-matplotlib, python3-numpy")
-# ldconfig after install and removal, so the libraries in /usr/lib are found.
-set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+# ldconfig after install and removal, so the libraries in /usr/lib are found:
+# through libc-bin's ldconfig trigger, as Debian's library packages do; the
+# postinst and postrm do nothing (cmake/debian/postinst says why).
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${PROJECT_SOURCE_DIR}/cmake/debian/triggers ${PROJECT_SOURCE_DIR}/cmake/debian/postinst
+    ${PROJECT_SOURCE_DIR}/cmake/debian/postrm)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)

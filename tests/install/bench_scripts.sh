@@ -31,7 +31,7 @@ for suite in "${suites[@]}"; do
     [[ ! -e "$tmp/$suite-out" ]] || fail "$run $bad made its report directory"
   done
   # Through the strata command, with the suite's own --help.
-  quick "$strata" bench "$suite" --help | grep -q "^Usage: bench/$suite/run" || fail "strata bench $suite --help"
+  quick "$strata" bench "$suite" --help | has "^Usage: bench/$suite/run" || fail "strata bench $suite --help"
 done
 
 list=$("$strata" bench --list) || fail "strata bench --list exited $?"
@@ -46,11 +46,11 @@ expect_usage_error() {
   [[ $code == 2 ]] || fail "$* exited $code, expected 2: $message"
   echo "$message"
 }
-expect_usage_error "$strata" bench no-such-suite | grep -q "suite=no-such-suite: no such suite" ||
+expect_usage_error "$strata" bench no-such-suite | has "suite=no-such-suite: no such suite" ||
   fail "strata bench no-such-suite does not name the suite"
 expect_usage_error "$strata" bench > /dev/null
 expect_usage_error "$strata" bench ../etc > /dev/null
-expect_usage_error "$strata" demo --only no-such-section | grep -q "no-such-section" ||
+expect_usage_error "$strata" demo --only no-such-section | has "no-such-section" ||
   fail "strata demo --only no-such-section does not name the section"
 expect_usage_error "$strata" --no-such-option > /dev/null
 echo "bench scripts: ok"

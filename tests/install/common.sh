@@ -12,6 +12,11 @@ fail() {
   echo "FAIL: $*" >&2
   exit 1
 }
+# `producer | has PATTERN`: grep that reads all its input (grep -q may exit
+# early and, with pipefail, fail the producer with SIGPIPE).
+has() {
+  grep "$@" > /dev/null
+}
 # Runs a command, showing it; its output goes to the test log.
 run() {
   echo "+ $*" >&2
@@ -22,7 +27,7 @@ tmp=$(mktemp -d /tmp/strata-install-test-XXXXXX)
 cleanup() {
   # Mounts made by a test live in its own mount namespace and end with it; never
   # remove a tree that still has a mount point under it.
-  if findmnt -rn -o TARGET | grep -q "^$tmp"; then
+  if findmnt -rn -o TARGET | has "^$tmp"; then
     echo "install test: mounts left under $tmp; not removing it" >&2
     return
   fi

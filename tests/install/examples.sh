@@ -40,7 +40,7 @@ grep -q "strata_DIR:PATH=$prefix/lib/cmake/strata" "$tmp/cmake-build/CMakeCache.
 run cmake --build "$tmp/cmake-build" > "$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; fail "build the examples"; }
 check_sum "$tmp/cmake-build/parallel_sum" 8 1000
 check_storage_window "$tmp/w-cmake" "$mpiexec" -n 2 "$tmp/cmake-build/storage_window"
-run "$tmp/cmake-build/combined_region" /var/tmp | grep -q "verified in the file" || fail "combined_region (CMake)"
+run "$tmp/cmake-build/combined_region" /var/tmp | has "verified in the file" || fail "combined_region (CMake)"
 
 echo "== find_package(strata) from a project that enables only C"
 mkdir -p "$tmp/c-only"
@@ -64,7 +64,7 @@ run make -C "$tmp/examples" O="$tmp/pc-build" > "$tmp/make.log" 2>&1 || { cat "$
 LD_LIBRARY_PATH="$prefix/lib" check_sum "$tmp/pc-build/parallel_sum" 4 250
 LD_LIBRARY_PATH="$prefix/lib" check_storage_window "$tmp/w-pc" "$mpiexec" -n 2 -genv LD_LIBRARY_PATH "$prefix/lib" \
   "$tmp/pc-build/storage_window"
-LD_LIBRARY_PATH="$prefix/lib" run "$tmp/pc-build/combined_region" /var/tmp | grep -q "verified in the file" ||
+LD_LIBRARY_PATH="$prefix/lib" run "$tmp/pc-build/combined_region" /var/tmp | has "verified in the file" ||
   fail "combined_region (pkg-config)"
 # The one-line build of the issue: cc app.c $(pkg-config --cflags --libs strata-ocr).
 # shellcheck disable=SC2046
@@ -78,7 +78,7 @@ echo "== LD_PRELOAD of the installed libstrata-mpi into a binary built without s
 # shellcheck disable=SC2046
 run mpicc "$tmp/examples/mpi/storage_window.c" $(pkg-config --cflags strata-mpi) -o "$tmp/plain" ||
   fail "mpicc storage_window.c without strata"
-! readelf -d "$tmp/plain" | grep -q "libstrata" || fail "the plain build links strata"
+! readelf -d "$tmp/plain" | has "libstrata" || fail "the plain build links strata"
 # Without strata the hints are ignored: memory windows, no file.
 mkdir -p "$tmp/w-none"
 "$mpiexec" -n 2 "$tmp/plain" "$tmp/w-none" > /dev/null 2>&1 || fail "the plain build without LD_PRELOAD"

@@ -46,13 +46,13 @@ shopt -s nullglob
 objects=("$prefix"/share/strata/bpf/*.bpf.o)
 ((${#objects[@]} >= 2)) || fail "share/strata/bpf has ${#objects[@]} BPF objects, expected monitor and doctor probe"
 for o in "${objects[@]}"; do
-  readelf -h "$o" | grep -q "Machine:.*BPF" || fail "$o is not a BPF object"
+  readelf -h "$o" | has "Machine:.*BPF" || fail "$o is not a BPF object"
 done
 
 # RPATHs: relative to the file, never the build tree; every library resolves, libstrata* inside the prefix.
 elves=()
 while IFS= read -r -d '' f; do
-  if [[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" == "177ELF" ]] && readelf -h "$f" | grep -q "Machine:.*X86-64\|Machine:.*AArch64"; then
+  if [[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" == "177ELF" ]] && readelf -h "$f" | has "Machine:.*X86-64\|Machine:.*AArch64"; then
     elves+=("$f")
   fi
 done < <(find "$prefix/bin" "$prefix/lib" "$prefix/libexec" -type f -print0)
@@ -80,5 +80,5 @@ cflags=$(pkg-config --cflags strata-ocr)
 [[ "$(pkg-config --variable=libdir strata)" -ef "$prefix/lib" ]] || fail "pkg-config libdir of strata"
 [[ "$(pkg-config --modversion strata-mpi)" == "$(sed -n 's/^project(strata VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")" ]] ||
   fail "strata-mpi.pc version"
-pkg-config --libs strata-mpi | grep -q -- "-lstrata-mpi .*-lmpich" || fail "strata-mpi.pc does not link MPI after -lstrata-mpi"
+pkg-config --libs strata-mpi | has -- "-lstrata-mpi .*-lmpich" || fail "strata-mpi.pc does not link MPI after -lstrata-mpi"
 echo "install layout: ok"
