@@ -41,6 +41,14 @@ done
   fail "libexec/strata/strata does not lead to bin/strata"
 [[ "$(readlink "$prefix/libexec/strata/strata")" != /* ]] || fail "libexec/strata/strata is an absolute symlink"
 
+# Bash completion, generated from the command: it completes subcommands and options.
+completion=$prefix/share/bash-completion/completions/strata
+[[ -f "$completion" ]] || fail "share/bash-completion/completions/strata is not installed"
+completed=$(bash -c 'source "$1"; COMP_WORDS=(strata sh); COMP_CWORD=1; _strata; echo "${COMPREPLY[*]}";
+  COMP_WORDS=(strata shm ls --j); COMP_CWORD=3; _strata; echo "${COMPREPLY[*]}"' _ "$completion") ||
+  fail "sourcing $completion"
+[[ "$completed" == $'shm\n--json' ]] || fail "the completion of 'strata sh' and 'strata shm ls --j': $completed"
+
 # The BPF objects: ELF files for the BPF machine.
 shopt -s nullglob
 objects=("$prefix"/share/strata/bpf/*.bpf.o)

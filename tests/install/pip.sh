@@ -21,7 +21,7 @@ run "${pip[@]}" wheel -q --no-build-isolation --no-deps -w "$tmp/wheels" "$src" 
 wheels=("$tmp"/wheels/strata-*.whl)
 [[ -f "${wheels[0]}" ]] || fail "pip wheel made no strata-*.whl"
 contents=$("$py" -m zipfile -l "${wheels[0]}")
-for member in strata/__init__.py strata/_strata strata/libstrata.so.0; do
+for member in strata/__init__.py strata/_strata strata/libstrata.so.0 strata/_strata.pyi strata/py.typed; do
   grep -q "$member" <<< "$contents" || fail "the wheel has no $member: $contents"
 done
 

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "completion.hpp"
 #include "doctor/doctor.hpp"
 #include "strata/version.hpp"
 
@@ -91,6 +92,18 @@ int main(int argc, char** argv) {
     if (argc >= 3 && std::string_view(argv[1]) == "bench" && argv[2][0] != '-') {
         return strata::cli::run_bench(argv[2], std::vector<std::string>(argv + 3, argv + argc));
     }
+    auto* completion_cmd =
+        app.add_subcommand("completion", "Print a shell completion script generated from these commands");
+    std::string shell = "bash";
+    completion_cmd->add_option("shell", shell, "Shell to complete for")
+        ->check(CLI::IsMember({"bash"}))
+        ->capture_default_str();
+
+    app.footer(
+        "Exit codes: 0 success (and --help, --version), 1 failure, 2 usage error; `strata ocr` and `strata bench "
+        "SUITE` exit with the program's or the suite's code. `strata COMMAND --help` lists a command's options "
+        "with their defaults (docs/install.md).");
+
     std::vector<std::string> ocr_command;
     argc = strata::cli::split_ocr_command(*ocr_cmd, argc, argv, ocr_command);
     // Exit codes (docs/install.md "The strata command"): 0 success, 1 failure, 2 usage
@@ -101,6 +114,10 @@ int main(int argc, char** argv) {
         return app.exit(e) == 0 ? 0 : 2;
     }
 
+    if (*completion_cmd) {
+        fmt::print("{}", strata::cli::bash_completion(app));
+        return 0;
+    }
     if (*doctor_cmd) {
         return strata::doctor::run(doctor);
     }
