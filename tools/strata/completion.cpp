@@ -1,7 +1,7 @@
 #include "completion.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 namespace strata::cli {
 
