@@ -4,7 +4,8 @@
 # unmodified OCR C program (parallel_sum), an MPI program with storage
 # windows (storage_window, linked with libstrata-mpi, and the same source
 # without strata under LD_PRELOAD of the installed libstrata-mpi) and a C++
-# program of the region API (combined_region); a C-only CMake project gets strata::ocr.
+# program of the region API (combined_region), a C++ MPI program of the DSM
+# (dsm_stencil); a C-only CMake project gets strata::ocr.
 # Usage: examples.sh <build dir> <source dir> <mpiexec>
 source "$(dirname "$0")/common.sh"
 install_prefix
@@ -41,6 +42,14 @@ run cmake --build "$tmp/cmake-build" > "$tmp/build.log" 2>&1 || { cat "$tmp/buil
 check_sum "$tmp/cmake-build/parallel_sum" 8 1000
 check_storage_window "$tmp/w-cmake" "$mpiexec" -n 2 "$tmp/cmake-build/storage_window"
 run "$tmp/cmake-build/combined_region" /var/tmp | has "verified in the file" || fail "combined_region (CMake)"
+# check_stencil BINARY [mpiexec options]: 1 server and 3 clients, every cell matches the serial stencil.
+check_stencil() {
+  local output
+  output=$("$mpiexec" -n 4 "${@:2}" "$1" 1 64 5 2>&1) || fail "dsm_stencil $1: $output"
+  has ": 0 of 192 cells differ" <<< "$output" || fail "dsm_stencil $1: $output"
+  echo "$output"
+}
+check_stencil "$tmp/cmake-build/dsm_stencil"
 
 echo "== find_package(strata) from a project that enables only C"
 mkdir -p "$tmp/c-only"
@@ -66,6 +75,7 @@ LD_LIBRARY_PATH="$prefix/lib" check_storage_window "$tmp/w-pc" "$mpiexec" -n 2 -
   "$tmp/pc-build/storage_window"
 LD_LIBRARY_PATH="$prefix/lib" run "$tmp/pc-build/combined_region" /var/tmp | has "verified in the file" ||
   fail "combined_region (pkg-config)"
+LD_LIBRARY_PATH="$prefix/lib" check_stencil "$tmp/pc-build/dsm_stencil" -genv LD_LIBRARY_PATH "$prefix/lib"
 # The one-line build of the issue: cc app.c $(pkg-config --cflags --libs strata-ocr).
 # shellcheck disable=SC2046
 run cc "$tmp/examples/ocr/parallel_sum.c" $(pkg-config --cflags --libs strata-ocr) -o "$tmp/one-line" ||

@@ -17,7 +17,7 @@
 namespace strata::cli {
 
 const std::vector<std::string>& demo_sections() {
-    static const std::vector<std::string> names{"regions", "mpi", "monitor", "runtime", "shm", "workflow"};
+    static const std::vector<std::string> names{"regions", "mpi", "monitor", "runtime", "shm", "workflow", "dsm"};
     return names;
 }
 
@@ -53,6 +53,7 @@ int run_demo(const DemoOptions& options) {
     if (wanted("runtime")) tour_runtime(tour);
     if (wanted("shm")) tour_shm(tour, dir);
     if (wanted("workflow")) tour_workflow(tour, dir);
+    if (wanted("dsm")) tour_dsm(tour);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);
