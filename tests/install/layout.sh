@@ -30,7 +30,7 @@ for f in include/strata/region.hpp include/strata/shm.hpp include/strata/version
 done
 # A header whose library is not installed is not installed either.
 [[ ! -e "$prefix/include/strata/workflow.hpp" ]] || fail "include/strata/workflow.hpp installed without its library"
-for helper in strata-workflow-task strata-mpi-probe storage_window plain_mpi_windows ocr_fibonacci \
+for helper in strata-workflow-task strata-mpi-probe storage_window plain_mpi_windows ocr_fibonacci dsm_stencil \
   strata-bench-regions strata-bench-shm-handoff sw-mstream strata-umt-synthetic bench_external_harness; do
   [[ -x "$prefix/libexec/strata/$helper" ]] || fail "libexec/strata/$helper is not installed"
 done
