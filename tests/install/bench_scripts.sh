@@ -38,6 +38,11 @@ list=$("$strata" bench --list) || fail "strata bench --list exited $?"
 for suite in "${suites[@]}"; do
   grep -q "^$suite " <<< "$list" || fail "strata bench --list does not list $suite: $list"
 done
+json=$("$strata" bench --list --json) || fail "strata bench --list --json exited $?"
+names=$(python3 -c 'import json, sys; print(" ".join(sorted(s["name"] for s in json.load(sys.stdin))))' <<< "$json") ||
+  fail "strata bench --list --json is not JSON: $json"
+expected=$(printf '%s\n' "${suites[@]}" | LC_ALL=C sort | tr '\n' ' ')
+[[ "$names " == "$expected" ]] || fail "strata bench --list --json lists '$names', the tree has '$expected'"
 expect_usage_error() {
   set +e
   message=$("$@" 2>&1)

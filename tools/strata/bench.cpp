@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "paths.hpp"
@@ -51,13 +52,22 @@ std::vector<Suite> find_suites(const std::filesystem::path& dir) {
 
 }  // namespace
 
-int list_bench_suites() {
+int list_bench_suites(bool json) {
     const auto dir = paths::bench_dir();
     const auto suites = find_suites(dir);
     if (suites.empty()) {
         fmt::print(stderr, "strata bench: no suites in {} (set STRATA_BENCH_DIR to a directory of <suite>/run)\n",
                    dir.string());
         return 1;
+    }
+    if (json) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const auto& suite : suites) {
+            list.push_back(
+                {{"name", suite.name}, {"summary", suite.summary}, {"run", (dir / suite.name / "run").string()}});
+        }
+        fmt::print("{}\n", list.dump(2));
+        return 0;
     }
     for (const auto& suite : suites) {
         fmt::print("{:<16} {}\n", suite.name, suite.summary);

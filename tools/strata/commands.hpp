@@ -24,8 +24,8 @@ int run_demo(const DemoOptions& options);
 
 /// `strata bench <suite> [args...]`: runs <bench dir>/<suite>/run (tools/strata/paths.hpp); exit code.
 int run_bench(const std::string& suite, const std::vector<std::string>& args);
-/// `strata bench --list`: one line per suite, its name and what it measures; exit code.
-int list_bench_suites();
+/// `strata bench --list [--json]`: one line (or JSON object) per suite, its name and what it measures; exit code.
+int list_bench_suites(bool json);
 
 /// Options of `strata ocr`; each sets the environment variable libstrata-ocr reads.
 struct OcrOptions {

@@ -34,7 +34,9 @@ int main(int argc, char** argv) {
         "bench",
         "Run a benchmark suite; its report goes to --out DIR (default: docs/benchmarks/<suite> in a source tree, "
         "else ./strata-bench-<suite>)");
+    bool bench_json = false;
     bench_cmd->add_flag("--list", bench_list, "List the suites and what each measures");
+    bench_cmd->add_flag("--json", bench_json, "With --list: print JSON");
     bench_cmd->add_option("suite", suite, "Suite to run (see --list); `strata bench <suite> --help` gives its options");
     // Everything after the suite name goes to the suite unparsed (see `strata bench <suite> --help`).
     bench_cmd->prefix_command();
@@ -126,7 +128,7 @@ int main(int argc, char** argv) {
     }
     if (*bench_cmd) {
         if (bench_list) {
-            return strata::cli::list_bench_suites();
+            return strata::cli::list_bench_suites(bench_json);
         }
         if (suite.empty()) {
             fmt::print(stderr, "strata bench: give a suite (strata bench --list) or --list\n");
