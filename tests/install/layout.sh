@@ -10,13 +10,16 @@ install_prefix
 for f in bin/strata bin/strata-fsd; do
   [[ -x "$prefix/$f" ]] || fail "$f is not installed"
 done
+version=$(sed -n 's/^project(strata VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+major=${version%%.*}
+[[ -n "$version" ]] || fail "no project version in $src/CMakeLists.txt"
 for lib in strata strata-mpi strata-ocr strata-dsm; do
-  real="$prefix/lib/lib$lib.so.0.1.0"
-  [[ -f "$real" && ! -L "$real" ]] || fail "lib/lib$lib.so.0.1.0 is not installed"
+  real="$prefix/lib/lib$lib.so.$version"
+  [[ -f "$real" && ! -L "$real" ]] || fail "lib/lib$lib.so.$version is not installed"
   soname=$(readelf -d "$real" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
-  [[ "$soname" == "lib$lib.so.0" ]] || fail "lib$lib: SONAME '$soname', expected lib$lib.so.0"
-  [[ "$(readlink "$prefix/lib/lib$lib.so.0")" == "lib$lib.so.0.1.0" ]] || fail "lib$lib.so.0 symlink"
-  [[ "$(readlink "$prefix/lib/lib$lib.so")" == "lib$lib.so.0" ]] || fail "lib$lib.so (the namelink)"
+  [[ "$soname" == "lib$lib.so.$major" ]] || fail "lib$lib: SONAME '$soname', expected lib$lib.so.$major"
+  [[ "$(readlink "$prefix/lib/lib$lib.so.$major")" == "lib$lib.so.$version" ]] || fail "lib$lib.so.$major symlink"
+  [[ "$(readlink "$prefix/lib/lib$lib.so")" == "lib$lib.so.$major" ]] || fail "lib$lib.so (the namelink)"
 done
 for f in include/strata/region.hpp include/strata/shm.hpp include/strata/version.hpp include/strata/mpi.h \
   include/strata/runtime.hpp include/ocr/ocr.h include/ocr/extensions/ocr-affinity.h \
@@ -86,7 +89,6 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 cflags=$(pkg-config --cflags strata-ocr)
 [[ -f "$(sed -E 's/.*-I([^ ]*\/ocr)( |$).*/\1/' <<< "$cflags")/ocr.h" ]] || fail "pkg-config --cflags strata-ocr: $cflags"
 [[ "$(pkg-config --variable=libdir strata)" -ef "$prefix/lib" ]] || fail "pkg-config libdir of strata"
-[[ "$(pkg-config --modversion strata-mpi)" == "$(sed -n 's/^project(strata VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")" ]] ||
-  fail "strata-mpi.pc version"
+[[ "$(pkg-config --modversion strata-mpi)" == "$version" ]] || fail "strata-mpi.pc version"
 pkg-config --libs strata-mpi | has -- "-lstrata-mpi .*-lmpich" || fail "strata-mpi.pc does not link MPI after -lstrata-mpi"
 echo "install layout: ok"
