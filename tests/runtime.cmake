@@ -6,6 +6,7 @@ strata_add_test_binary(strata_runtime_unit_tests LABEL unit TIMEOUT 60 PREFIX "r
   unit/runtime_ocr_event_test.cpp
   unit/runtime_ocr_edt_test.cpp
   unit/runtime_ocr_db_test.cpp
+  unit/runtime_ocr_db_dir_test.cpp
   unit/runtime_ocr_program_test.cpp)
 target_link_libraries(strata_runtime_unit_tests PRIVATE strata::runtime)
 

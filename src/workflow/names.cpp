@@ -108,7 +108,7 @@ Result<std::size_t> parse_size(std::string_view text, std::string_view param) {
     for (const auto& [name, factor] : kUnits) {
         if (name == unit) {
             const double bytes = number * factor;
-            if (bytes > 1e15) {
+            if (bytes > static_cast<double>(kMaxByteCount)) {
                 return make_error(Errc::invalid_argument, "{}={}: larger than 1 PB", param, text);
             }
             if (bytes != std::floor(bytes)) {

@@ -60,12 +60,14 @@ int run_workflow(const RunOptions& options);
 
 /// Options of `strata shm ls|gc`.
 struct ShmOptions {
-    std::string dir;  ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
+    std::string dir;         ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
+    std::string ocr_db_dir;  ///< gc: where dead OCR runs' data-block directories are; empty: $STRATA_OCR_DB_DIR or /var/tmp
     bool json = false;
 };
 /// `strata shm ls`: segments with size, users alive and age; exit code.
 int run_shm_ls(const ShmOptions& options);
-/// `strata shm gc`: removes segments whose users all died; exit code.
+/// `strata shm gc`: removes segments whose users all died, and the storage
+/// data-block directories of OCR runs that died; exit code.
 int run_shm_gc(const ShmOptions& options);
 
 /// Options of `strata fs mount|ls|umount` (strata-fsd mounts, docs/external-fs.md).

@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
     shm_cmd->require_subcommand(1);
     auto* shm_ls_cmd = shm_cmd->add_subcommand("ls", "List segments: size, users alive, age");
     auto* shm_gc_cmd = shm_cmd->add_subcommand("gc", "Remove segments whose users are all dead (never one in use)");
+    shm_gc_cmd->add_option("--ocr-db-dir", shm.ocr_db_dir,
+                           "Where OCR runs keep storage data blocks: the directories of dead runs are removed "
+                           "(default: $STRATA_OCR_DB_DIR or /var/tmp)");
     for (auto* cmd : {shm_ls_cmd, shm_gc_cmd}) {
         cmd->add_option("--dir", shm.dir, "Segment directory (default: $STRATA_SHM_DIR or /dev/shm)");
         cmd->add_flag("--json", shm.json, "Print JSON");
