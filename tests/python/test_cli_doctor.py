@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from capability import require
 
 REPO = Path(__file__).resolve().parents[2]
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
@@ -38,8 +39,7 @@ TIMEOUT_S = 60
 
 
 def run_doctor(*args):
-    if not STRATA_BIN.exists():
-        pytest.skip(f"{STRATA_BIN} is not built (set STRATA_BIN)")
+    require(STRATA_BIN.exists(), f"{STRATA_BIN} (build it, or set STRATA_BIN)")
     return subprocess.run(
         [str(STRATA_BIN), "doctor", *args],
         capture_output=True,
@@ -111,8 +111,7 @@ def test_exit_code_is_zero_exactly_when_every_required_capability_is_present(jso
 
 @pytest.mark.parametrize("name", OK_AS_ROOT)
 def test_capabilities_of_this_machine_are_ok_when_run_as_root(by_name, name):
-    if os.geteuid() != 0:
-        pytest.skip("the capabilities are only guaranteed to root")
+    require(os.geteuid() == 0, "root (the capabilities are only guaranteed to root)")
     assert by_name[name]["status"] == "ok", by_name[name]
 
 
