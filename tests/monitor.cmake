@@ -6,7 +6,7 @@ strata_add_test_binary(strata_monitor_unit_tests LABEL unit TIMEOUT 60 PREFIX "m
 # Real BPF (root) and real threads blocked on pipes.
 # The callback-latency test runs alone: it measures time on the cores.
 strata_add_test_binary(strata_monitor_integration_tests LABEL integration TIMEOUT 120 PREFIX "monitor."
-  SERIAL "*within_one_millisecond*" SOURCES
+  SERIAL "*within_4x_the_documented_median*" SOURCES
   integration/monitor_backends_test.cpp
   integration/monitor_ebpf_test.cpp
   integration/monitor_auto_test.cpp)

@@ -1,4 +1,4 @@
-// The ebpf backend: callback latency, nothing left loaded afterwards (also
+// The ebpf backend: callback latency, ready() without a system call, nothing left loaded afterwards (also
 // when the process is killed), the error without privilege, exiting workers.
 #include <grp.h>
 #include <linux/audit.h>
@@ -105,7 +105,11 @@ protected:
     void SetUp() override { STRATA_REQUIRE(strata::test::is_root(), "root, for the BPF monitor"); }
 };
 
-TEST_F(MonitorEbpf, the_callback_for_a_worker_blocked_in_read_runs_within_one_millisecond) {
+// docs/monitor.md claims a median of 20-80 us on this 2-core machine under
+// load; the bound is 4x the upper end, so a regression to the old 1 ms bound fails.
+constexpr double kClaimedMedianUs = 80.0;
+
+TEST_F(MonitorEbpf, the_callback_for_a_worker_blocked_in_read_runs_within_4x_the_documented_median) {
     std::atomic<std::uint64_t> called_at{0};
     STRATA_ASSERT_ASSIGN(sut, Monitor::start(ebpf_options(), 1, [&](int) { called_at = now_ns(); }));
     // Repeated, because the two cores are shared with other work: the median
@@ -131,7 +135,7 @@ TEST_F(MonitorEbpf, the_callback_for_a_worker_blocked_in_read_runs_within_one_mi
     const double median = latencies_us[latencies_us.size() / 2];
     std::cout << fmt::format("callback latency: median {:.1f} us, min {:.1f} us, max {:.1f} us\n", median,
                              latencies_us.front(), latencies_us.back());
-    EXPECT_LT(median, 1000.0);
+    EXPECT_LT(median, 4 * kClaimedMedianUs);
     EXPECT_EQ(sut->stats(0).callbacks, 21U);
 }
 
@@ -188,11 +192,12 @@ TEST_F(MonitorEbpf, ready_is_read_from_memory_shared_with_the_kernel_without_a_s
     Pipe pipe;
     std::atomic<bool> go{false};
     std::atomic<bool> unblock{false};
+    std::atomic<bool> done{false};
     PinnedWorker worker(sut.get(), 0, 0, [&] {
         spin_until([&] { return go.load(); });
         pipe.read_byte();
+        spin_until([&] { return done.load(); });  // ready until the reader has seen it
     });
-    std::atomic<bool> done{false};
     bool filtered = false;  // written by the reader, read after join
     bool saw_blocked = false;
     bool saw_ready_again = false;
