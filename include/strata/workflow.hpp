@@ -44,6 +44,7 @@
 #pragma once
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -133,6 +134,12 @@ enum class Shape {
 };
 std::string_view to_string(Shape shape) noexcept;
 Result<Shape> parse_shape(std::string_view text, std::string_view param = "shape");
+
+/// STRATA_WORKFLOW_TIMEOUT_MS: how long a task of a process run waits for a
+/// handoff (default 30000 when unset or empty). A whole number from 1 to
+/// 86400000 read in full width; anything else is invalid_argument naming the
+/// variable and the value (`strata run` checks it before starting any task).
+Result<std::chrono::milliseconds> handoff_timeout_from_env();
 
 struct GenerateOptions {
     Shape shape = Shape::simple;

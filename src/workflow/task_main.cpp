@@ -7,12 +7,10 @@
 // through it), every rank attaches and opens its producers' and consumers'
 // Ports; the last rank to detach removes the segment. Rank 0 writes the report.
 #include <mpi.h>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
-#include <string_view>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -34,24 +32,6 @@ using namespace strata::workflow::detail;
     std::exit(1);
 }
 
-// STRATA_WORKFLOW_TIMEOUT_MS, parsed in full width: a value atoi would
-// overflow or turn into 0 is an error, not a silent default.
-Result<std::int64_t> timeout_ms() {
-    const char* v = std::getenv("STRATA_WORKFLOW_TIMEOUT_MS");
-    if (v == nullptr || *v == '\0') {
-        return 30'000;
-    }
-    const std::string_view text(v);
-    std::int64_t ms = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
-    if (ec != std::errc{} || end != text.data() + text.size() || ms < 1 || ms > 86'400'000) {
-        return make_error(Errc::invalid_argument,
-                          "STRATA_WORKFLOW_TIMEOUT_MS={}: expected a whole number of milliseconds from 1 to 86400000",
-                          text);
-    }
-    return ms;
-}
-
 // The port of producer `t`, opened with the full shape by whichever side comes first.
 Result<Port> open_port(Segment& segment, const Workflow& wf, std::size_t t, PortRole role) {
     unsigned consumers = 0;
@@ -70,11 +50,11 @@ Result<Port> open_port(Segment& segment, const Workflow& wf, std::size_t t, Port
 // producers create their ports before any consumer opens one (a barrier in
 // between): Segment::port refuses an open while another user constructs the port.
 Result<TaskIo> plan(const Workflow& wf, int rank, Segment* segment) {
-    const auto ms = timeout_ms();
+    const auto ms = handoff_timeout_from_env();
     if (!ms) {
         return std::unexpected(ms.error());
     }
-    const Port::Timeout timeout = std::chrono::milliseconds(*ms);
+    const Port::Timeout timeout = *ms;
     TaskIo io;
     std::optional<Port> own_port;
     const auto self = static_cast<std::size_t>(rank);
