@@ -43,8 +43,8 @@
 // Thread safety: the types are values; functions are reentrant.
 #pragma once
 
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>

@@ -160,9 +160,9 @@ std::expected<void, HintError> parse_storage_keys(const HintMap& hints, WindowHi
         }
         out.order = *order;
     }
-    for (auto [key, flag] : {std::pair{"storage_alloc_unlink", &out.unlink},
-                             std::pair{"storage_alloc_discard", &out.discard},
-                             std::pair{"storage_alloc_allow_other_owner", &out.allow_other_owner}}) {
+    for (auto [key, flag] :
+         {std::pair{"storage_alloc_unlink", &out.unlink}, std::pair{"storage_alloc_discard", &out.discard},
+          std::pair{"storage_alloc_allow_other_owner", &out.allow_other_owner}}) {
         if (const auto* v = value_of(key)) {
             auto parsed = parse_bool(key, *v);
             if (!parsed) {

@@ -49,7 +49,7 @@ struct WindowHints {
     bool unlink = false;
     bool discard = false;
     bool allow_other_owner = false;  ///< storage_alloc_allow_other_owner: reuse another user's file
-    std::optional<Advice> advice;  ///< from access_style
+    std::optional<Advice> advice;    ///< from access_style
     mode_t file_perm = 0600;
     std::optional<std::uint64_t> striping_factor;
     std::optional<std::uint64_t> striping_unit;

@@ -87,7 +87,8 @@ std::expected<std::vector<SharedPeer>, Failure> layout(const char* routine, int 
         if (size < 0 || total > max_total || static_cast<std::size_t>(size) > max_total - total) {
             total = 0;
             return std::unexpected(make_failure(
-                MPI_ERR_SIZE, routine, rank, "size", std::to_string(sizes_and_units[2 * static_cast<std::size_t>(rank)]),
+                MPI_ERR_SIZE, routine, rank, "size",
+                std::to_string(sizes_and_units[2 * static_cast<std::size_t>(rank)]),
                 fmt::format("the segments of the {} ranks add up to more than {} bytes, the most an MPI_Aint "
                             "holds (the sum overflows at rank {}, which asks for {} bytes{})",
                             peers.size(), max_total, i, size, noncontig ? ", each segment page-aligned" : "")));

@@ -101,8 +101,8 @@ Result<StorageFile> open_file(const char* op, const StorageOptions& options) {
         return file;
     }
     // O_EXCL first so that a failure later knows whether the file is ours to remove.
-    file.fd = UniqueFd(
-        ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, static_cast<mode_t>(options.permissions)));
+    file.fd = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                              static_cast<mode_t>(options.permissions)));
     if (file.fd.get() >= 0) {
         file.origin.created = true;
         return file;

@@ -51,8 +51,8 @@ std::size_t segment_bytes_for_ports(const Workflow& wf) {
                 }
                 const std::size_t slot_bytes = (port_slot_bytes(t.data_size) + 63) / 64 * 64;
                 std::size_t port = 0;
-                if (__builtin_mul_overflow(std::size_t{wf.slots}, slot_bytes, &port) || port > saturated - (64U << 10) ||
-                    __builtin_add_overflow(bytes, port + (64U << 10), &bytes)) {
+                if (__builtin_mul_overflow(std::size_t{wf.slots}, slot_bytes, &port) ||
+                    port > saturated - (64U << 10) || __builtin_add_overflow(bytes, port + (64U << 10), &bytes)) {
                     return saturated;
                 }
                 break;

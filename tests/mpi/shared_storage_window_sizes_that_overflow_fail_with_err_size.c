@@ -47,9 +47,11 @@ int main(int argc, char** argv) {
     const MPI_Aint huge = PTRDIFF_MAX - 10;
     MPI_Info noncontig = make_info(STRATA_MPI_ALLOC_TYPE, STRATA_MPI_STORAGE, STRATA_MPI_FILENAME, path,
                                    STRATA_MPI_SHARED_NONCONTIG, "true", NULL);
-    expect_err_size(
-        MPI_Win_allocate_shared(rank == 0 ? huge : rank == 1 ? 1 : 0, 1, noncontig, MPI_COMM_WORLD, &base, &win),
-        "noncontig rounding");
+    expect_err_size(MPI_Win_allocate_shared(rank == 0   ? huge
+                                            : rank == 1 ? 1
+                                                        : 0,
+                                            1, noncontig, MPI_COMM_WORLD, &base, &win),
+                    "noncontig rounding");
     MPI_Info_free(&noncontig);
     CHECK(count_files(dir) == 0, "the failed calls left %d files", count_files(dir));
 

@@ -15,7 +15,9 @@ STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin
 
 
 def dead_pid() -> int:
-    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     return int(child.stdout)
 
 

@@ -37,9 +37,7 @@ std::string content_of(const std::filesystem::path& path) {
 // A directory anyone may write to (like /tmp), where nobody plants `name`.
 class RegionFileOwner : public ::testing::Test {
 protected:
-    void SetUp() override {
-        ASSERT_EQ(::chmod(dir_.path().c_str(), 01777), 0);
-    }
+    void SetUp() override { ASSERT_EQ(::chmod(dir_.path().c_str(), 01777), 0); }
 
     // Runs `script` as nobody (sh -c) and checks that it ran as nobody.
     void plant_as_nobody(const std::string& script) {
@@ -61,9 +59,9 @@ TEST_F(RegionFileOwner, a_file_planted_by_nobody_is_refused_naming_owner_and_mod
 
     for (bool read_only : {false, true}) {
         auto sut = Region::storage(page_size(), {.path = path_, .read_only = read_only});
-        EXPECT_TRUE(fails_with(sut, Errc::permission_denied,
-                               {"Region::storage", path_.string(), "uid 65534 (nobody)", "mode 0666",
-                                "allow_other_owner"}))
+        EXPECT_TRUE(
+            fails_with(sut, Errc::permission_denied,
+                       {"Region::storage", path_.string(), "uid 65534 (nobody)", "mode 0666", "allow_other_owner"}))
             << "read_only=" << read_only;
     }
     auto combined = Region::combined(4 * page_size(), {.storage = {.path = path_}});

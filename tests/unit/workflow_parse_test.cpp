@@ -174,10 +174,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"slots zero", "slots = 3", "slots = 0", {"workflow.slots=0"}},
         BadInput{"slots too many", "slots = 3", "slots = 65", {"workflow.slots=65", "between 1 and 64"}},
         // Values that narrowing to 32 bits would turn into 1 and 0: checked in full width first.
-        BadInput{"slots of 2^32 + 1",
-                 "slots = 3",
-                 "slots = 4294967297",
-                 {"workflow.slots=4294967297", "between 1 and 64"}},
+        BadInput{
+            "slots of 2^32 + 1", "slots = 3", "slots = 4294967297", {"workflow.slots=4294967297", "between 1 and 64"}},
         BadInput{"slots of 2^32", "slots = 3", "slots = 4294967296", {"workflow.slots=4294967296", "between 1 and 64"}},
         BadInput{"slots of 2^63 - 1",
                  "slots = 3",
@@ -191,10 +189,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "\"1MB\"",
                  "9223372036854775800",
                  {"task[0].data_size=9223372036854775800", "larger than 1 PB"}},
-        BadInput{"iterations beyond 64 bits",
-                 "iterations = 10",
-                 "iterations = 18446744073709551617",
-                 {"not valid TOML"}},
+        BadInput{
+            "iterations beyond 64 bits", "iterations = 10", "iterations = 18446744073709551617", {"not valid TOML"}},
         BadInput{"wait unknown", "\"busy-poll\"", "\"sleepy\"", {"workflow.wait=sleepy", "unknown wait"}},
         BadInput{"segment size bad unit", "\"64MiB\"", "\"64MiBs\"", {"workflow.segment_size=64MiBs"}},
         BadInput{"segment size negative", "\"64MiB\"", "-5", {"workflow.segment_size=-5", "negative"}},
@@ -244,7 +240,8 @@ TEST(WorkflowValidate, sizes_of_a_workflow_built_in_code_are_checked_before_any_
     wf.edges.clear();
     for (int i = 0; i < 1024; ++i) wf.tasks.push_back({fmt::format("t{}", i), 0, kMaxByteCount});
     wf.tasks.back().data_size = 0;
-    for (int i = 0; i + 1 < 1024; ++i) wf.edges.push_back({fmt::format("t{}", i), fmt::format("t{}", i + 1), Method::shm});
+    for (int i = 0; i + 1 < 1024; ++i)
+        wf.edges.push_back({fmt::format("t{}", i), fmt::format("t{}", i + 1), Method::shm});
     EXPECT_EQ(wf.segment_bytes_needed(), std::numeric_limits<std::size_t>::max());
     EXPECT_TRUE(fails_with(validate(wf), Errc::invalid_argument, {"workflow.slots=64", "2^64"}));
 }

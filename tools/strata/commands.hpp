@@ -60,8 +60,9 @@ int run_workflow(const RunOptions& options);
 
 /// Options of `strata shm ls|gc`.
 struct ShmOptions {
-    std::string dir;         ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
-    std::string ocr_db_dir;  ///< gc: where dead OCR runs' data-block directories are; empty: $STRATA_OCR_DB_DIR or /var/tmp
+    std::string dir;  ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
+    std::string
+        ocr_db_dir;  ///< gc: where dead OCR runs' data-block directories are; empty: $STRATA_OCR_DB_DIR or /var/tmp
     bool json = false;
 };
 /// `strata shm ls`: segments with size, users alive and age; exit code.

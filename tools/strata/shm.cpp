@@ -102,8 +102,8 @@ int run_shm_gc(const ShmOptions& options) {
     for (const auto& p : *db_dirs) {
         fmt::print("removed {} (storage data blocks of an OCR run that died)\n", p.string());
     }
-    fmt::print("strata shm gc: {} segment(s) removed from {}, {} OCR data-block director{} from {}\n",
-               removed->size(), dir.string(), db_dirs->size(), db_dirs->size() == 1 ? "y" : "ies", db_dir.string());
+    fmt::print("strata shm gc: {} segment(s) removed from {}, {} OCR data-block director{} from {}\n", removed->size(),
+               dir.string(), db_dirs->size(), db_dirs->size() == 1 ? "y" : "ies", db_dir.string());
     return 0;
 }
 

@@ -161,8 +161,7 @@ Result<RunDbDir> RunDbDir::make(const std::filesystem::path& base) {
     return RunDbDir(pattern, fd);
 }
 
-RunDbDir::RunDbDir(RunDbDir&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
+RunDbDir::RunDbDir(RunDbDir&& other) noexcept : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
 
 RunDbDir::~RunDbDir() {
     if (fd_ < 0) {

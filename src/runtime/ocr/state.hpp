@@ -16,12 +16,12 @@
 
 #include <fmt/format.h>
 
+#include "db_dir.hpp"
 #include "ocr/ocr-errors.h"
 #include "ocr/ocr-types.h"
 #include "strata/region.hpp"
 #include "strata/runtime.hpp"
 #include "strata/runtime/ocr.hpp"
-#include "db_dir.hpp"
 
 namespace strata::ocr {
 
