@@ -56,6 +56,7 @@ struct ExternalScenario {
     std::vector<Bytes> inputs;
     u32 outputs = 1;
     ocr::DbPlacement placement = ocr::DbPlacement::memory;
+    std::string exposure;  ///< "memfd" or "fuse": set as STRATA_EXTERNAL_EXPOSURE for the run; empty: auto
 };
 
 namespace detail {
@@ -130,6 +131,35 @@ inline std::vector<std::string> strata_memfds() {
     return found;
 }
 
+/// strata-fsd mounts whose daemon this process started and that are still
+/// mounted (source "strata-fsd:<pid>" of a child of ours, or of a dead daemon).
+inline int strata_fsd_mounts_of_this_process() {
+    std::FILE* f = std::fopen("/proc/self/mountinfo", "r");
+    if (f == nullptr) return -1;
+    int count = 0;
+    char line[4096];
+    const std::string self = std::to_string(::getpid());
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+        const char* at = std::strstr(line, " - fuse.strata-fsd strata-fsd:");
+        if (at == nullptr) continue;
+        const pid_t daemon = static_cast<pid_t>(std::atoi(at + std::strlen(" - fuse.strata-fsd strata-fsd:")));
+        std::FILE* st = std::fopen(("/proc/" + std::to_string(daemon) + "/stat").c_str(), "r");
+        if (st == nullptr) {
+            ++count;  // a dead daemon's mount: stale, whoever made it
+            continue;
+        }
+        int pid = 0;
+        char comm[256];
+        char state = 0;
+        int ppid = 0;
+        const int got = std::fscanf(st, "%d %255s %c %d", &pid, comm, &state, &ppid);
+        std::fclose(st);
+        if (got == 4 && std::to_string(ppid) == self) ++count;
+    }
+    std::fclose(f);
+    return count;
+}
+
 /// Runs the scenario on 2 workers without a monitor.
 inline ExternalOutcome run_external(ExternalScenario scenario) {
     TempDir dir;
@@ -142,11 +172,18 @@ inline ExternalOutcome run_external(ExternalScenario scenario) {
     options.db_placement = detail::g_scenario.placement;
     char arg0[] = "test";
     char* argv[] = {arg0, nullptr};
+    if (detail::g_scenario.exposure.empty()) {
+        ::unsetenv("STRATA_EXTERNAL_EXPOSURE");
+    } else {
+        ::setenv("STRATA_EXTERNAL_EXPOSURE", detail::g_scenario.exposure.c_str(), 1);
+    }
     auto code = ocr::run_ocr(detail::external_main, 1, argv, options);
+    ::unsetenv("STRATA_EXTERNAL_EXPOSURE");
     EXPECT_TRUE(code.has_value());
     detail::g_outcome.exit_code = code ? *code : -1;
     EXPECT_EQ(strata_memfds(), std::vector<std::string>{}) << "a memfd outlived the run";
-    EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "a child process outlived the run";
+    EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "a child process (program or strata-fsd) outlived the run";
+    EXPECT_EQ(strata_fsd_mounts_of_this_process(), 0) << "a strata-fsd mount of this run outlived it";
     return detail::g_outcome;
 }
 

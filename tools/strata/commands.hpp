@@ -30,6 +30,8 @@ struct OcrOptions {
     std::string db_dir;        ///< STRATA_OCR_DB_DIR
     bool stats = false;        ///< STRATA_STATS=1
     bool verbose = false;      ///< STRATA_VERBOSE=1
+    std::string external_config;    ///< STRATA_EXTERNAL_CONFIG: checked before the program starts
+    std::string external_exposure;  ///< STRATA_EXTERNAL_EXPOSURE: auto, memfd, fuse
 };
 /// `strata ocr`: strata's options end at the first non-option (the program
 /// path) or at `--`, as with mpiexec and env. When argv is an `ocr` command,
