@@ -131,30 +131,34 @@ inline std::vector<std::string> strata_memfds() {
     return found;
 }
 
-/// strata-fsd mounts whose daemon this process started and that are still
-/// mounted (source "strata-fsd:<pid>" of a child of ours, or of a dead daemon).
+/// The parent pid of `pid`, or 0 when it is gone.
+inline pid_t parent_of(pid_t pid) {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (f == nullptr) return 0;
+    char line[1024];
+    const bool got = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    const char* close = got ? std::strrchr(line, ')') : nullptr;
+    char state = 0;
+    int ppid = 0;
+    return close != nullptr && std::sscanf(close + 1, " %c %d", &state, &ppid) == 2 ? static_cast<pid_t>(ppid) : 0;
+}
+
+/// strata-fsd mounts whose daemon is a child of this process (mount source
+/// "strata-fsd:<pid>").
 inline int strata_fsd_mounts_of_this_process() {
     std::FILE* f = std::fopen("/proc/self/mountinfo", "r");
     if (f == nullptr) return -1;
     int count = 0;
     char line[4096];
-    const std::string self = std::to_string(::getpid());
+    constexpr std::string_view tag = " - fuse.strata-fsd strata-fsd:";
     while (std::fgets(line, sizeof line, f) != nullptr) {
-        const char* at = std::strstr(line, " - fuse.strata-fsd strata-fsd:");
+        const char* at = std::strstr(line, tag.data());
         if (at == nullptr) continue;
-        const pid_t daemon = static_cast<pid_t>(std::atoi(at + std::strlen(" - fuse.strata-fsd strata-fsd:")));
-        std::FILE* st = std::fopen(("/proc/" + std::to_string(daemon) + "/stat").c_str(), "r");
-        if (st == nullptr) {
-            ++count;  // a dead daemon's mount: stale, whoever made it
-            continue;
-        }
-        int pid = 0;
-        char comm[256];
-        char state = 0;
-        int ppid = 0;
-        const int got = std::fscanf(st, "%d %255s %c %d", &pid, comm, &state, &ppid);
-        std::fclose(st);
-        if (got == 4 && std::to_string(ppid) == self) ++count;
+        const pid_t daemon = static_cast<pid_t>(std::atoi(at + tag.size()));
+        // Ours (alive or a zombie). A dead daemon's stale mount cannot be told
+        // apart from another test binary's, which run at the same time.
+        if (parent_of(daemon) == ::getpid()) ++count;
     }
     std::fclose(f);
     return count;

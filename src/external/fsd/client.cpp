@@ -270,8 +270,8 @@ void Client::shutdown() noexcept {
         return;  // a forked child's copy: the daemon and the mount are the parent's
     }
     const std::lock_guard lock(shutdown_mutex_);
-    if (stopped_.exchange(true)) {
-        return;
+    if (stopped_.exchange(true) || pid_ <= 0) {
+        return;  // stopped already, or start() failed before a daemon ran (never kill(0, ...))
     }
     const std::uint64_t one = 1;
     (void)!::write(stop_fd_, &one, sizeof(one));
