@@ -154,10 +154,13 @@ std::vector<std::pair<std::string, std::uint64_t>> Registry::visible_to(pid_t pi
 }
 
 bool Registry::may_access(const Entry& entry, pid_t pid) {
-    if (in_process_tree(pid, ::getpid())) {
-        return true;  // the daemon pins cached files by opening them itself
+    // One /proc read for the two cheap cases; every open pays for this check,
+    // so the caller's own ancestry is walked only when its task needs it.
+    const pid_t group = thread_group_of(pid);
+    if (group == ::getpid()) {
+        return true;  // the daemon pins cached files by opening them itself (it has no children)
     }
-    if (owner_ > 0 && thread_group_of(pid) == owner_) {
+    if (owner_ > 0 && group == owner_) {
         return true;  // the runtime itself, not its other children
     }
     // A program may open its files before the runtime has told us its pid;
