@@ -4,6 +4,7 @@
 #pragma once
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -191,8 +192,9 @@ inline ExternalOutcome run_external(ExternalScenario scenario) {
     return detail::g_outcome;
 }
 
-/// Processes whose command line contains `marker` (for leftovers of killed groups).
-inline int processes_with(std::string_view marker) {
+/// Processes whose command line contains `marker` (for leftovers of killed groups);
+/// with `kill_them`, also sends each SIGKILL (a failed test cleans up what it started).
+inline int processes_with(std::string_view marker, bool kill_them = false) {
     int count = 0;
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
         const std::string name = entry.path().filename().string();
@@ -205,7 +207,10 @@ inline int processes_with(std::string_view marker) {
         for (char& c : cmdline) {
             if (c == '\0') c = ' ';
         }
-        if (cmdline.find(marker) != std::string::npos) ++count;
+        if (cmdline.find(marker) != std::string::npos) {
+            ++count;
+            if (kill_them) ::kill(static_cast<pid_t>(std::stoi(name)), SIGKILL);
+        }
     }
     return count;
 }
