@@ -37,6 +37,7 @@ int run_demo(const DemoOptions& options) {
     tour_external(tour, dir);
     tour_shm(tour, dir);
     tour_workflow(tour, dir);
+    tour_dsm(tour);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);

@@ -27,4 +27,7 @@ void tour_external(Tour& tour, const std::filesystem::path& dir);
 /// Shared objects: segments, containers, handles and ports between processes (docs/shm.md).
 void tour_shm(Tour& tour, const std::filesystem::path& dir);
 
+/// Distributed shared memory: an example stencil over mpiexec (docs/dsm.md).
+void tour_dsm(Tour& tour);
+
 }  // namespace strata::cli
