@@ -138,8 +138,8 @@ ocrGuid_t chain_main(u32, u64*, u32, ocrEdtDep_t[]) {
     return NULL_GUID;
 }
 
-double external_per_task(const std::filesystem::path& dir, const std::string& entry, const char* exposure,
-                         int tasks, bool expect_bytes) {
+double external_per_task(const std::filesystem::path& dir, const std::string& entry, const char* exposure, int tasks,
+                         bool expect_bytes) {
     g_chain.config = (dir / "launch.toml").string();
     std::ofstream(g_chain.config) << "[t]\n" << entry << "exposure = \"" << exposure << "\"\n";
     g_chain.tasks = tasks;
@@ -150,12 +150,11 @@ double external_per_task(const std::filesystem::path& dir, const std::string& en
     char name[] = "launch";
     char* argv[] = {name, nullptr};
     auto code = strata::ocr::run_ocr(chain_main, 1, argv, *options);
-    if (!code || *code != 0 || g_chain.ok.load() != tasks ||
-        g_chain.last_size != (expect_bytes ? kInputBytes : 0)) {
-        throw std::runtime_error(fmt::format("the chain through {} failed: exit {}, {} of {} tasks ok, last output "
-                                             "{} bytes",
-                                             exposure, code ? *code : -1, g_chain.ok.load(), tasks,
-                                             g_chain.last_size));
+    if (!code || *code != 0 || g_chain.ok.load() != tasks || g_chain.last_size != (expect_bytes ? kInputBytes : 0)) {
+        throw std::runtime_error(
+            fmt::format("the chain through {} failed: exit {}, {} of {} tasks ok, last output "
+                        "{} bytes",
+                        exposure, code ? *code : -1, g_chain.ok.load(), tasks, g_chain.last_size));
     }
     return std::chrono::duration<double>(g_chain.last_done - g_chain.first_done).count() / (tasks - 1);
 }
@@ -200,7 +199,10 @@ int main(int argc, char** argv) {
         const std::vector<std::pair<std::string, std::function<double()>>> configs{
             {"true-by-hand", [&] { return by_hand_per_task({true_path}, tasks); }},
             {"true-memfd", [&] { return external_per_task(dir, true_entry, "memfd", tasks, false); }},
-            {"touch-by-hand", [&] { return by_hand_per_task({touch, in.string(), (dir / "out").string()}, tasks); }},
+            {"touch-by-hand",
+             [&] {
+                 return by_hand_per_task({touch, in.string(), (dir / "out").string()}, tasks);
+             }},
             {"touch-memfd", [&] { return external_per_task(dir, touch_entry, "memfd", tasks, true); }},
             {"touch-fuse", [&] { return external_per_task(dir, touch_entry, "fuse", tasks, true); }},
         };
@@ -210,7 +212,8 @@ int main(int argc, char** argv) {
         doc["parameters"] = {{"tasks", tasks}, {"repeats", repeats}, {"input_bytes", kInputBytes}};
         utsname u{};
         ::uname(&u);
-        doc["machine"] = {{"kernel", u.release}, {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)}, {"loadavg_start", loadavg()}};
+        doc["machine"] = {
+            {"kernel", u.release}, {"cpus", ::sysconf(_SC_NPROCESSORS_ONLN)}, {"loadavg_start", loadavg()}};
         json samples = json::array();
         for (int rep = 0; rep < repeats; ++rep) {
             for (std::size_t k = 0; k < configs.size(); ++k) {

@@ -13,8 +13,8 @@ AutoPick pick_automatic(const Result<void>& memfd_probe, const std::function<Res
     const std::string memfd_why = memfd_probe.error().message;
     auto fuse = fuse_check ? fuse_check() : make_error(Errc::unsupported, "no FUSE check given");
     if (fuse) {
-        return {ExposureKind::fuse, fmt::format("fuse: the memfd path does not serve here ({}); strata-fsd mounted",
-                                                memfd_why)};
+        return {ExposureKind::fuse,
+                fmt::format("fuse: the memfd path does not serve here ({}); strata-fsd mounted", memfd_why)};
     }
     return {std::nullopt, fmt::format("none: the memfd path does not serve here ({}) and strata-fsd did not mount ({})",
                                       memfd_why, fuse.error().message)};

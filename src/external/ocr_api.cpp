@@ -78,12 +78,10 @@ Result<void> ExternalRun::load_config(const std::string& path) {
 Result<Exposure*> ExternalRun::exposure(const Entry& entry) {
     const bool named = entry.key_lines.contains("exposure");
     const ExposureChoice choice = named ? entry.exposure : default_choice_;
-    const std::string chosen_by = named ? entry.where("exposure", fmt::format("\"{}\"", to_string(choice)))
-                                        : fmt::format("entry [{}]: exposure {} (from {}): ", entry.name,
-                                                      to_string(choice),
-                                                      default_choice_ == ExposureChoice::automatic
-                                                          ? "the default"
-                                                          : "STRATA_EXTERNAL_EXPOSURE");
+    const std::string chosen_by =
+        named ? entry.where("exposure", fmt::format("\"{}\"", to_string(choice)))
+              : fmt::format("entry [{}]: exposure {} (from {}): ", entry.name, to_string(choice),
+                            default_choice_ == ExposureChoice::automatic ? "the default" : "STRATA_EXTERNAL_EXPOSURE");
     std::lock_guard lock(exposure_mutex_);
     if (stopped_) return make_error(Errc::busy, "{}the run is ending", chosen_by);
     auto fuse = [&]() -> Result<Exposure*> {

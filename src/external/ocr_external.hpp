@@ -78,8 +78,8 @@ private:
     ExposureChoice default_choice_ = ExposureChoice::automatic;     // $STRATA_EXTERNAL_EXPOSURE
     // Separate from mutex_: starting strata-fsd takes tens of ms under it.
     std::mutex exposure_mutex_;
-    bool stopped_ = false;               // guarded by exposure_mutex_
-    std::optional<AutoPick> auto_pick_;  // guarded by exposure_mutex_; decided once per run
+    bool stopped_ = false;                // guarded by exposure_mutex_
+    std::optional<AutoPick> auto_pick_;   // guarded by exposure_mutex_; decided once per run
     std::unique_ptr<FuseExposure> fuse_;  // guarded by exposure_mutex_; made on first use
     MemfdExposure memfd_;
     std::unique_ptr<Reactor> reactor_;

@@ -250,9 +250,10 @@ Result<std::unique_ptr<Reactor>> Reactor::start(OnSignal on_signal) {
     if (auto keeper = Keeper::start()) {
         impl->keeper = std::move(*keeper);
     } else {
-        strata::detail::log().warn("strata-external: no keeper process ({}): external programs would outlive a "
-                                   "SIGKILL of this process",
-                                   keeper.error().message);
+        strata::detail::log().warn(
+            "strata-external: no keeper process ({}): external programs would outlive a "
+            "SIGKILL of this process",
+            keeper.error().message);
     }
     int expected = -1;
     if (g_wake_fd.compare_exchange_strong(expected, impl->wake_fd)) {

@@ -165,7 +165,8 @@ TEST_P(ExternalPrograms, env_and_cwd_reach_the_program) {
 
 TEST_P(ExternalPrograms, a_program_cannot_change_its_input_block) {
     ExternalScenario sc = scenario();
-    // Writing through the path fails (sealed memfd; a read-only strata-fsd file); the shell reports it and exits 1 or 2.
+    // Writing through the path fails (sealed memfd; a read-only strata-fsd file); the shell reports it and exits 1
+    // or 2.
     sc.config =
         "[t]\ncommand = \"sh -c 'printf changed > \\\"$1\\\" || exit 9; echo wrote' sh [in:0]\"\n"
         "stdout = \"[out:0]\"\nsuccess_exit_codes = [9]\n";
@@ -177,15 +178,11 @@ TEST_P(ExternalPrograms, a_program_cannot_change_its_input_block) {
 
 // memory blocks reach strata-fsd through process_vm_readv, memfd blocks through
 // the shared mapping; both are pushed into the page cache (the fast path).
-INSTANTIATE_TEST_SUITE_P(ExposuresAndPlacements, ExternalPrograms,
-                         ::testing::Values(ProgramsParam{"memfd", ocr::DbPlacement::memory},
-                                           ProgramsParam{"memfd", ocr::DbPlacement::memfd},
-                                           ProgramsParam{"fuse", ocr::DbPlacement::memory},
-                                           ProgramsParam{"fuse", ocr::DbPlacement::memfd}),
-                         [](const auto& p) {
-                             return std::string(p.param.exposure) + "_" +
-                                    std::string(ocr::to_string(p.param.placement));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    ExposuresAndPlacements, ExternalPrograms,
+    ::testing::Values(ProgramsParam{"memfd", ocr::DbPlacement::memory}, ProgramsParam{"memfd", ocr::DbPlacement::memfd},
+                      ProgramsParam{"fuse", ocr::DbPlacement::memory}, ProgramsParam{"fuse", ocr::DbPlacement::memfd}),
+    [](const auto& p) { return std::string(p.param.exposure) + "_" + std::string(ocr::to_string(p.param.placement)); });
 
 TEST(ExternalFfmpeg, ffmpeg_transcodes_an_input_video_block_into_an_output_block) {
     const auto ffmpeg = find_program("ffmpeg");

@@ -226,14 +226,11 @@ TEST_P(ExternalAccessModes, ro_and_const_run_beside_a_reading_program_and_rw_wai
     EXPECT_EQ(strata_memfds(), std::vector<std::string>{});
 }
 
-INSTANTIATE_TEST_SUITE_P(ExposuresAndPlacements, ExternalAccessModes,
-                         ::testing::Values(std::pair{"memfd", ocr::DbPlacement::memory},
-                                           std::pair{"memfd", ocr::DbPlacement::memfd},
-                                           std::pair{"fuse", ocr::DbPlacement::memory},
-                                           std::pair{"fuse", ocr::DbPlacement::memfd}),
-                         [](const auto& p) {
-                             return std::string(p.param.first) + "_" + std::string(ocr::to_string(p.param.second));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    ExposuresAndPlacements, ExternalAccessModes,
+    ::testing::Values(std::pair{"memfd", ocr::DbPlacement::memory}, std::pair{"memfd", ocr::DbPlacement::memfd},
+                      std::pair{"fuse", ocr::DbPlacement::memory}, std::pair{"fuse", ocr::DbPlacement::memfd}),
+    [](const auto& p) { return std::string(p.param.first) + "_" + std::string(ocr::to_string(p.param.second)); });
 
 }  // namespace
 }  // namespace strata::test

@@ -122,8 +122,8 @@ TEST_P(ExternalSignals, a_signal_to_the_ocr_program_kills_every_running_program_
 
     ASSERT_EQ(::kill(runtime, param.signal), 0);
     int status = 0;
-    const bool ended = eventually([&] { return ::waitpid(runtime, &status, WNOHANG) == runtime; },
-                                  std::chrono::seconds(20));
+    const bool ended =
+        eventually([&] { return ::waitpid(runtime, &status, WNOHANG) == runtime; }, std::chrono::seconds(20));
     if (!ended) {
         ::kill(runtime, SIGKILL);
         ::waitpid(runtime, &status, 0);

@@ -79,7 +79,15 @@ def test_the_config_path_reaches_the_program_absolute(tmp_path):
     config = tmp_path / "ext.toml"
     config.write_text('[sort]\ncommand = "true"\n')
     result = subprocess.run(
-        [str(STRATA_BIN), "ocr", "--external-config", "ext.toml", "sh", "-c", 'printf %s "$STRATA_EXTERNAL_CONFIG"'],
+        [
+            str(STRATA_BIN),
+            "ocr",
+            "--external-config",
+            "ext.toml",
+            "sh",
+            "-c",
+            'printf %s "$STRATA_EXTERNAL_CONFIG"',
+        ],
         capture_output=True,
         text=True,
         timeout=60,

@@ -78,7 +78,8 @@ ocrGuid_t external_main(u32, u64*, u32, ocrEdtDep_t[]) {
 Result<std::string> read_through(const std::filesystem::path& dir, const char* exposure) {
     g_config = (dir / fmt::format("external-{}.toml", exposure)).string();
     if (std::FILE* f = std::fopen(g_config.c_str(), "wx"); f != nullptr) {
-        fmt::print(f, "[copy]\ncommand = '''sh -c 'cat \"$1\" > \"$2\"; printf %s \"$1\" > \"$3\"' sh [in:0] "
+        fmt::print(f,
+                   "[copy]\ncommand = '''sh -c 'cat \"$1\" > \"$2\"; printf %s \"$1\" > \"$3\"' sh [in:0] "
                    "[out:0] [out:1]'''\nexposure = \"{}\"\n",
                    exposure);
         std::fclose(f);
@@ -106,9 +107,10 @@ Result<std::string> read_through(const std::filesystem::path& dir, const char* e
     if (g_copy.size() != kBlockSize || wrong != 0) {
         return make_error(Errc::internal, "the copy has {} bytes, {} differ from the block", g_copy.size(), wrong);
     }
-    return fmt::format("the program read the 1 MiB block as {} and its copy came back byte for byte ({:.0f} ms "
-                       "for the whole OCR run)",
-                       g_path, ms);
+    return fmt::format(
+        "the program read the 1 MiB block as {} and its copy came back byte for byte ({:.0f} ms "
+        "for the whole OCR run)",
+        g_path, ms);
 }
 
 }  // namespace
