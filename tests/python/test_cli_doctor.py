@@ -5,7 +5,9 @@ Capabilities the machine may lack are only asserted "ok" when the test runs as
 root, where this project's machines provide all of them.
 """
 
+import fcntl
 import json
+import mmap
 import os
 import re
 import subprocess
@@ -27,12 +29,13 @@ CAPABILITIES = [
     "shm",
     "mpi",
     "zeromq",
+    "external-exposure",
     "cgroup-cpu",
     "cgroup-memory",
     "cgroup-blkio",
 ]
 REQUIRED = {"fuse", "memfd", "shm", "mpi", "zeromq"}
-OK_AS_ROOT = ["fuse", "bpf", "monitor", "memfd", "shm", "mpi", "zeromq"]
+OK_AS_ROOT = ["fuse", "bpf", "monitor", "memfd", "shm", "mpi", "zeromq", "external-exposure"]
 STATUSES = {"ok", "degraded", "missing"}
 # Every probe is bounded (the slowest, mpi, by 10 s); this catches a hang.
 TIMEOUT_S = 60
@@ -134,3 +137,28 @@ def test_text_output_has_a_fix_line_under_each_capability_that_is_not_ok(text_ru
 
 def test_text_and_json_modes_agree_on_the_exit_code(text_run, json_run):
     assert text_run.returncode == json_run.returncode
+
+
+def memfd_sealing_works() -> bool:
+    """Whether a memfd mapped writable takes F_SEAL_FUTURE_WRITE, checked here without strata."""
+    f_seal_future_write = 0x0010  # linux/fcntl.h
+    fd = os.memfd_create("strata-doctor-test", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, 4096)
+        with mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE):
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, f_seal_future_write)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_external_exposure_says_which_exposure_auto_picks_and_why(by_name):
+    detail = by_name["external-exposure"]["detail"]
+    if memfd_sealing_works():
+        assert detail.startswith("auto picks memfd: "), detail
+        assert "F_SEAL_FUTURE_WRITE" in detail, detail
+    else:
+        assert detail.startswith(("auto picks fuse: ", "auto picks none: ")), detail
+    assert "exposure=fuse" in detail, detail
