@@ -17,7 +17,7 @@
 namespace strata::cli {
 
 const std::vector<std::string>& demo_sections() {
-    static const std::vector<std::string> names{"regions", "mpi", "monitor", "runtime", "shm", "workflow", "dsm"};
+    static const std::vector<std::string> names{"regions", "mpi", "monitor", "runtime", "external", "shm", "workflow", "dsm"};
     return names;
 }
 
@@ -51,6 +51,7 @@ int run_demo(const DemoOptions& options) {
     if (wanted("mpi")) tour_mpi(tour, dir);
     if (wanted("monitor")) tour_monitor(tour);
     if (wanted("runtime")) tour_runtime(tour);
+    if (wanted("external")) tour_external(tour, dir);
     if (wanted("shm")) tour_shm(tour, dir);
     if (wanted("workflow")) tour_workflow(tour, dir);
     if (wanted("dsm")) tour_dsm(tour);
