@@ -17,7 +17,8 @@
 namespace strata::cli {
 
 const std::vector<std::string>& demo_sections() {
-    static const std::vector<std::string> names{"regions", "mpi", "monitor", "runtime", "external", "shm", "workflow", "dsm"};
+    static const std::vector<std::string> names{"regions",  "mpi", "monitor",  "runtime",
+                                                "external", "shm", "workflow", "dsm"};
     return names;
 }
 
