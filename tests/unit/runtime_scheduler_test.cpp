@@ -79,9 +79,10 @@ TEST(RuntimeScheduler, tasks_spawned_by_one_worker_are_stolen_by_the_others) {
     std::mutex mutex;
     std::set<int> cpus;
     TaskGroup group;
+    // 256 tasks of 1 ms: enough time for the other worker to be scheduled even on a loaded machine.
     sut->spawn(
         [&] {
-            for (int i = 0; i < 64; ++i) {
+            for (int i = 0; i < 256; ++i) {
                 sut->spawn(
                     [&] {
                         std::this_thread::sleep_for(1ms);

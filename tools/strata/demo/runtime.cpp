@@ -81,10 +81,13 @@ ocrGuid_t spawner_edt(u32, u64*, u32, ocrEdtDep_t[]) {
 // A finish EDT creates 1000 EDTs; its output event starts the reporter.
 ocrGuid_t demo_main(u32, u64*, u32, ocrEdtDep_t[]) {
     ocrGuid_t finish_tpl, report_tpl, finish, report, done;
-    ocrEdtTemplateCreate(&finish_tpl, spawner_edt, 0, 0);
+    ocrEdtTemplateCreate(&finish_tpl, spawner_edt, 0, 1);
     ocrEdtTemplateCreate(&report_tpl, report_edt, 0, 1);
-    ocrEdtCreate(&finish, finish_tpl, 0, nullptr, 0, nullptr, EDT_PROP_FINISH, NULL_HINT, &done);
+    // The finish EDT waits on slot 0 until the reporter depends on its output
+    // event: a ONCE event satisfied before anyone depends on it is gone.
+    ocrEdtCreate(&finish, finish_tpl, 0, nullptr, 1, nullptr, EDT_PROP_FINISH, NULL_HINT, &done);
     ocrEdtCreate(&report, report_tpl, 0, nullptr, 1, &done, EDT_PROP_NONE, NULL_HINT, nullptr);
+    ocrAddDependence(NULL_GUID, finish, 0, DB_MODE_NULL);
     return NULL_GUID;
 }
 
