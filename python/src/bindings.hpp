@@ -72,5 +72,6 @@ struct VectorRef {
 
 void bind_segment(nb::module_& m);
 void bind_port(nb::module_& m);
+void bind_region(nb::module_& m);
 
 }  // namespace strata::python

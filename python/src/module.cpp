@@ -87,4 +87,5 @@ NB_MODULE(_strata, m) {
 
     strata::python::bind_segment(m);
     strata::python::bind_port(m);
+    strata::python::bind_region(m);
 }

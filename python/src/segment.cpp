@@ -1,4 +1,6 @@
 // strata.Segment and its vectors as zero-copy numpy arrays.
+#include <cstring>
+
 #include <fmt/format.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -61,6 +63,7 @@ nb::object array_of(nb::handle owner, const VectorRef& ref) {
 }  // namespace
 
 void bind_segment(nb::module_& m) {
+    m.attr("_BLOB_TYPE") = type_id<strata::vector<char>>();
     nb::class_<VectorRef>(m, "_VectorRef")
         .def_prop_ro("dtype", [](const VectorRef& r) { return std::string(to_string(r.dtype)); })
         .def("array", [](nb::handle self) { return array_of(self, nb::cast<const VectorRef&>(self)); });
@@ -152,6 +155,32 @@ void bind_segment(nb::module_& m) {
                 });
             },
             nb::arg("address"))
+        .def(
+            "_make_blob",
+            [](PySegment& s, nb::bytes data) {
+                // A pickled object: a vector<char>, a type of its own, so a
+                // receiver tells it from a uint8 array by the handle's type.
+                auto& seg = open_segment(s);
+                auto* v = unwrap(seg.segment.make<strata::vector<char>>(data.size()));
+                std::memcpy(v->data(), data.c_str(), data.size());
+                return unwrap(seg.segment.save(*v));
+            },
+            nb::arg("data"))
+        .def(
+            "_load_blob",
+            [](PySegment& s, const Handle& h) {
+                auto& seg = open_segment(s);
+                auto* v = unwrap(seg.segment.load<strata::vector<char>>(h));
+                return nb::bytes(v->data(), v->size());
+            },
+            nb::arg("handle"))
+        .def(
+            "_free_blob",
+            [](PySegment& s, const Handle& h) {
+                auto& seg = open_segment(s);
+                unwrap(seg.segment.destroy(unwrap(seg.segment.load<strata::vector<char>>(h))));
+            },
+            nb::arg("handle"))
         .def(
             "_erase",
             [](PySegment& s, const std::string& name, const std::string& dtype) {

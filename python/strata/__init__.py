@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._strata import Error, Handle, _Port, _Segment
+import os
+import pickle
 
-__all__ = ["Error", "Handle", "Segment", "Port", "Message", "DTYPES"]
+from ._strata import _BLOB_TYPE, Error, Handle, _Port, _Region, _Segment
+
+__all__ = ["Error", "Handle", "Segment", "Port", "Message", "Region", "DTYPES"]
 
 DTYPES = ("float64", "float32", "int64", "int32", "uint8")
 
@@ -182,3 +185,179 @@ class Port:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class Region:
+    """A tiered memory region (strata::Region, docs/regions.md): one
+    contiguous range of bytes in memory, in a file, or split between both.
+    array() is a numpy view of it (no copy); np.asarray(region) and
+    memoryview(region) are too. Make one with Region.memory(),
+    Region.storage() or Region.combined().
+
+    >>> import numpy as np, os, tempfile, strata
+    >>> path = os.path.join(tempfile.mkdtemp(), "data.bin")
+    >>> r = strata.Region.storage(8192, path)
+    >>> a = r.array(np.float64)                 # 1024 float64 over the file's pages
+    >>> a[:] = 2.5
+    >>> r.sync()                                # durable in the file now
+    >>> np.fromfile(path, np.float64)[:3]
+    array([2.5, 2.5, 2.5])
+    >>> del a
+    >>> r.close(unlink=True)
+
+    Bad arguments raise ValueError naming the parameter, its value and the
+    cause, and leave nothing behind:
+
+    >>> strata.Region.storage(4096, path, offset=3)
+    Traceback (most recent call last):
+    ...
+    ValueError: invalid_argument: Region::storage: offset=3: not a multiple of the page size 4096
+    >>> os.path.exists(path)
+    False
+    """
+
+    def __init__(self, region: _Region):
+        self._r = region
+
+    @classmethod
+    def memory(cls, size: int) -> Region:
+        """Anonymous private memory of `size` bytes, zeroed.
+
+        >>> import strata
+        >>> r = strata.Region.memory(100)
+        >>> r.kind, r.size, int(r.array().sum())
+        ('memory', 100, 0)
+        """
+        return cls(_Region.memory(size))
+
+    @classmethod
+    def storage(
+        cls,
+        size: int,
+        path: str | os.PathLike,
+        *,
+        offset: int = 0,
+        writeback: str = "kernel",
+        read_only: bool = False,
+        create_only: bool = False,
+        allow_other_owner: bool = False,
+    ) -> Region:
+        """`size` bytes of the file (or block device) `path` from `offset` (a
+        page multiple), created 0600 if absent and grown to hold the range.
+        writeback: "kernel" (stores reach the page cache; sync() makes them
+        durable) or "explicit_sync" (stores stay private until sync(); close(discard=True)
+        drops them). A symbolic link, or a file of another user unless
+        allow_other_owner, is refused."""
+        return cls(
+            _Region.storage(size, os.fspath(path), offset, writeback, read_only, create_only, allow_other_owner)
+        )
+
+    @classmethod
+    def combined(
+        cls,
+        size: int,
+        path: str | os.PathLike,
+        *,
+        factor: float | str = 0.5,
+        order: str = "memory_first",
+        offset: int = 0,
+        writeback: str = "kernel",
+        create_only: bool = False,
+        allow_other_owner: bool = False,
+    ) -> Region:
+        """`size` bytes: `factor` of them (in [0, 1], or "auto": what fits in
+        the memory this process may use) in memory, the rest in the file
+        `path`. order: "memory_first" or "storage_first".
+
+        >>> import os, tempfile, strata
+        >>> path = os.path.join(tempfile.mkdtemp(), "c.bin")
+        >>> r = strata.Region.combined(1 << 16, path, factor=0.25)
+        >>> r.memory_bytes, r.storage_bytes, r.tier(0), r.tier(r.size - 1)
+        (16384, 49152, 'memory', 'storage')
+        >>> r.close(unlink=True)
+        """
+        return cls(
+            _Region.combined(
+                size, os.fspath(path), factor, order, offset, writeback, create_only, allow_other_owner
+            )
+        )
+
+    size = property(lambda self: self._r.size, doc="Bytes in the region.")
+    kind = property(lambda self: self._r.kind, doc='"memory", "storage" or "combined".')
+    path = property(lambda self: self._r.path, doc="The file of the storage part; empty for memory.")
+    memory_bytes = property(lambda self: self._r.memory_bytes, doc="Bytes placed in memory.")
+    storage_bytes = property(lambda self: self._r.storage_bytes, doc="Bytes placed on storage.")
+    is_open = property(lambda self: self._r.is_open)
+
+    def array(self, dtype=np.uint8) -> np.ndarray:
+        """The whole region as a 1-D numpy array of `dtype` (no copy); it keeps
+        the region mapped while it lives. The size must be a multiple of the
+        dtype's itemsize."""
+        dt = np.dtype(dtype)
+        if self.size % dt.itemsize:
+            raise ValueError(f"dtype={dt.name}: region size {self.size} is not a multiple of its itemsize {dt.itemsize}")
+        view = self._r.array()
+        return view if dt == np.uint8 else view.view(dt)
+
+    def __array__(self, dtype=None, copy=None):
+        if copy:
+            raise ValueError("copy=True: a Region is viewed, never copied; use np.array(region.array())")
+        return self.array(np.uint8 if dtype is None else dtype)
+
+    def __buffer__(self, flags):
+        return memoryview(self._r.array())
+
+    def __len__(self) -> int:
+        return self.size
+
+    def tier(self, offset: int) -> str:
+        """Where byte `offset` lives: "memory" or "storage"."""
+        return self._r.tier(offset)
+
+    def sync(self, offset: int = 0, length: int | None = None) -> None:
+        """Makes the storage-backed changes in [offset, offset+length) durable (default: all)."""
+        self._r.sync(offset, length)
+
+    def sync_async(self, offset: int = 0, length: int | None = None) -> None:
+        """Starts writing back the changes without waiting; a later sync() is the barrier."""
+        self._r.sync_async(offset, length)
+
+    def advise(self, advice: str) -> None:
+        """normal, sequential, random, read_mostly or write_mostly (madvise/fadvise)."""
+        self._r.advise(advice)
+
+    def stats(self) -> dict[str, int]:
+        """size, memory_bytes, storage_bytes, resident_bytes, dirty_bytes (from /proc/self/smaps)."""
+        return self._r.stats()
+
+    def close(self, *, discard: bool = False, unlink: bool = False, roll_back: bool = False) -> None:
+        """Unmaps. discard: changes since the last sync() never reach the file
+        (needs writeback="explicit_sync"); unlink: remove the file; roll_back:
+        undo what creating the region did to the file system. Fails (code
+        busy) while arrays of the region are alive.
+
+        >>> import numpy as np, os, tempfile, strata
+        >>> path = os.path.join(tempfile.mkdtemp(), "d.bin")
+        >>> r = strata.Region.storage(4096, path, writeback="explicit_sync")
+        >>> a = r.array(); a[:] = 7; del a
+        >>> r.close(discard=True)                   # the 7s never reach the file
+        >>> open(path, "rb").read() == bytes(4096)
+        True
+        """
+        self._r.close(discard, unlink, roll_back)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._r.is_open:
+            try:
+                self.close()
+            except Error:
+                if exc_type is None:
+                    raise
+
+    def __repr__(self):
+        if not self.is_open:
+            return "strata.Region(closed)"
+        return f"strata.Region(kind={self.kind!r}, size={self.size}, path={self.path!r})"
