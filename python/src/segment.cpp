@@ -155,6 +155,14 @@ void bind_segment(nb::module_& m) {
                 });
             },
             nb::arg("address"))
+        .def("_addresses",
+             [](PySegment& s) {
+                 nb::list out;
+                 for (const auto& [address, known] : s.arrays) {
+                     out.append(reinterpret_cast<std::uintptr_t>(address));
+                 }
+                 return out;
+             })
         .def(
             "_make_blob",
             [](PySegment& s, nb::bytes data) {

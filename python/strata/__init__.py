@@ -78,6 +78,9 @@ class Segment:
         """The vector behind `handle`, checked (segment, generation, offset, type), as a numpy view."""
         return self._seg._load(handle).array()
 
+    def _known_addresses(self) -> set[int]:
+        return set(self._seg._addresses())
+
     def erase(self, name: str, dtype) -> None:
         """Destroys the vector `name`; arrays still viewing it must not be used afterwards."""
         self._seg._erase(name, _dtype_name(dtype))
@@ -121,17 +124,25 @@ class Segment:
 
 
 class Message:
-    """A received message: `array` views the vector it names (no copy). The
-    message's slot stays held - the producer cannot reuse it - until
+    """A received message. `object` is what was sent: a numpy array viewing
+    the segment's vector (no copy) for arrays, or the unpickled object for
+    anything else; `array` is the same array, or None for a pickled object.
+    The message's slot stays held - the producer cannot reuse it - until
     release() (or the end of a `with` block)."""
 
     def __init__(self, segment: Segment, sample):
         self._sample = sample
         self.handle: Handle = sample.handle
-        self.array: np.ndarray = segment.load(self.handle)
+        if self.handle.type == _BLOB_TYPE:
+            self.array: np.ndarray | None = None
+            self.object = pickle.loads(segment._seg._load_blob(self.handle))
+        else:
+            self.array = segment.load(self.handle)
+            self.object = self.array
 
     def release(self) -> None:
         self.array = None
+        self.object = None
         self._sample.release()
 
     def __enter__(self):
@@ -168,9 +179,45 @@ class Port:
     messages = property(lambda self: self._port.messages)
 
     def send(self, obj, timeout: float | None = None) -> None:
-        """Sends a vector (an array of the segment) or a Handle; waits while every slot is in use."""
-        handle = obj if isinstance(obj, Handle) else self._segment.save(obj)
-        self._port.send(handle, timeout)
+        """Sends `obj` by handle; waits while every slot is in use.
+
+        - a Handle, or an array that vector(), find(), make() or load()
+          returned: its handle, no copy;
+        - another 1-D contiguous numpy array of a dtype in DTYPES: copied once
+          into a new vector of the segment, received as an array;
+        - anything else picklable (dicts, tuples, n-d arrays, ...): pickled
+          into the segment, unpickled by each receiver (Message.object).
+
+        Copied arrays and pickled objects take segment space until the
+        segment is removed.
+
+        >>> import os, numpy as np, strata
+        >>> seg = strata.Segment(f"doctest-port-{os.getpid()}", "create_only", 1 << 20)
+        >>> out, inp = seg.port("p", "producer"), seg.port("p", "consumer")
+        >>> out.send({"step": 3, "dt": 0.5})
+        >>> with inp.recv() as m:
+        ...     m.object
+        {'step': 3, 'dt': 0.5}
+        >>> out.send(np.arange(4, dtype=np.int32))
+        >>> with inp.recv() as m:
+        ...     m.array.dtype.name, m.array.tolist()
+        ('int32', [0, 1, 2, 3])
+        >>> out.close(); inp.close(); seg.close()
+        """
+        self._port.send(self._handle_of(obj), timeout)
+
+    def _handle_of(self, obj) -> Handle:
+        if isinstance(obj, Handle):
+            return obj
+        seg = self._segment
+        if isinstance(obj, np.ndarray):
+            if obj.__array_interface__["data"][0] in seg._known_addresses():
+                return seg.save(obj)
+            if obj.ndim == 1 and obj.dtype.name in DTYPES and obj.flags.c_contiguous:
+                copy = seg.make(obj.dtype, obj.size)
+                copy[:] = obj
+                return seg.save(copy)
+        return seg._seg._make_blob(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
 
     def recv(self, timeout: float | None = None) -> Message | None:
         """The next message, waiting for it; None at the end of the stream (every producer closed)."""
