@@ -17,7 +17,8 @@ Worker*& current_worker() noexcept;
 using detail::Core;
 using detail::Worker;
 
-Result<Worker*> Runtime::Impl::add_worker(Core& core) {
+// `cover`: created for a core whose active workers are all blocked (attend()).
+Result<Worker*> Runtime::Impl::add_worker(Core& core, bool cover) {
     std::unique_lock core_lock(core.mutex);
     if (core.workers >= options.max_workers_per_core) {
         return make_error(Errc::busy, "Runtime: cpu={}: already {} workers (max_workers_per_core)", core.cpu,
@@ -33,12 +34,18 @@ Result<Worker*> Runtime::Impl::add_worker(Core& core) {
     worker->core = &core;
     worker->slot = slot_count.load(std::memory_order_relaxed);
     Worker* raw = worker.get();
+    const bool covering = cover && core.active.load(std::memory_order_acquire) > 0;
+    core.members.push_back(raw);
     core.active.fetch_add(1, std::memory_order_acq_rel);
     ++core.workers;
+    if (covering) {
+        cover_core(core, *raw);
+    }
     try {
         raw->thread = std::thread([this, raw] { worker_main(*raw); });
     } catch (const std::system_error& e) {
         core.active.fetch_sub(1, std::memory_order_acq_rel);
+        core.members.pop_back();
         --core.workers;
         return make_error(Errc::out_of_memory, "Runtime: cpu={}: cannot create a worker thread: {}", core.cpu,
                           e.what());
@@ -64,6 +71,7 @@ void Runtime::Impl::worker_main(Worker& self) {
             strata::detail::log().warn("strata runtime: {}", registered.error().what());
         }
     }
+    start_cover(self);  // created to cover for a blocked worker
     self.core->wake_in_flight.store(false, std::memory_order_release);
 
     int idle_rounds = 0;
@@ -104,6 +112,11 @@ void Runtime::Impl::scheduling_point(Worker& self) {
         return;
     }
     Core& core = *self.core;
+    // Normally the worker that leaves restores its cover; this catches the rest.
+    if (self.idle_priority.load(std::memory_order_relaxed) &&
+        (core.active.load(std::memory_order_acquire) <= 1 || !cover_idle.load(std::memory_order_relaxed))) {
+        check_cover(self);
+    }
     if (monitor->ready(core.cpu) > 1 && core.active.load(std::memory_order_acquire) > 1) {
         park(self, true);
     }
@@ -145,6 +158,9 @@ bool Runtime::Impl::park(Worker& self, bool surrender) {
         if (surrender) {
             core.surrenders.fetch_add(1, std::memory_order_relaxed);
         }
+        // The worker left behind alone gets the normal policy back as soon as
+        // this one sleeps, not at its own next scheduling point.
+        leave_core(core);
     }
     // A worker that leaves its core idle hands the core to one that holds an
     // unfinished task, so surrendered tasks always make progress.
@@ -155,13 +171,16 @@ bool Runtime::Impl::park(Worker& self, bool surrender) {
     std::unique_lock lock(self.wake_mutex);
     self.wake_cv.wait(lock, [&] { return self.wake_flag; });
     self.wake_flag = false;
+    lock.unlock();
+    start_cover(self);  // woken to cover for a blocked worker
     core.wake_in_flight.store(false, std::memory_order_release);
     return true;
 }
 
 // Wakes one parked worker of `core`, preferring one that holds an unfinished
-// task; false when the pool is empty.
-bool Runtime::Impl::unpark_one(Core& core) {
+// task; false when the pool is empty. `cover`: woken because every active
+// worker of the core is blocked (attend()), so it covers for them.
+bool Runtime::Impl::unpark_one(Core& core, bool cover) {
     Worker* chosen = nullptr;
     {
         std::lock_guard lock(core.mutex);
@@ -173,6 +192,7 @@ bool Runtime::Impl::unpark_one(Core& core) {
             it = core.idle.end() - 1;
         }
         chosen = *it;
+        const bool covering = cover && core.active.load(std::memory_order_acquire) > 0;
         core.idle.erase(it);
         chosen->parked = false;
         if (chosen->parked_in_task) {
@@ -181,6 +201,11 @@ bool Runtime::Impl::unpark_one(Core& core) {
         }
         core.active.fetch_add(1, std::memory_order_acq_rel);
         sleepers.fetch_sub(1, std::memory_order_seq_cst);
+        if (covering) {
+            cover_core(core, *chosen);
+        } else {
+            set_priority(*chosen, false);
+        }
     }
     wake(*chosen);
     return true;
