@@ -225,6 +225,7 @@ private:
     }
 
     void run() {
+        (void)::pthread_setname_np(::pthread_self(), "strata-monitor");
         raise_priority();
         std::array<pollfd, 2> fds{pollfd{ring_buffer__epoll_fd(ring_), POLLIN, 0}, pollfd{stop_fd_, POLLIN, 0}};
         for (;;) {

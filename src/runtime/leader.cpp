@@ -1,6 +1,8 @@
 // The leader: an unbound thread that wakes idle workers for cores the
 // monitor reports without a ready worker, and rescans every core each period
 // to catch reports lost to the monitor's races (seed 002, §III-D).
+#include <pthread.h>
+
 #include <chrono>
 
 #include "core/log.hpp"
@@ -17,6 +19,7 @@ void Runtime::Impl::notify_leader() {
 }
 
 void Runtime::Impl::leader_main() {
+    (void)::pthread_setname_np(::pthread_self(), "strata-leader");
     while (!stopping.load(std::memory_order_acquire)) {
         {
             std::unique_lock lock(leader_mutex);

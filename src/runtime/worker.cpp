@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <algorithm>
+#include <string>
 
 #include "core/log.hpp"
 #include "scheduler.hpp"
@@ -59,6 +60,9 @@ Result<Worker*> Runtime::Impl::add_worker(Core& core, bool cover) {
 void Runtime::Impl::worker_main(Worker& self) {
     detail::current_worker() = &self;
     self.tid.store(static_cast<pid_t>(::gettid()), std::memory_order_release);
+    // Named for perf, top -H and gdb: "strata-w<cpu>".
+    const std::string name = fmt::format("strata-w{}", self.core->cpu);
+    (void)::pthread_setname_np(::pthread_self(), name.c_str());
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(static_cast<std::size_t>(self.core->cpu), &set);
@@ -117,8 +121,14 @@ void Runtime::Impl::scheduling_point(Worker& self) {
         (core.active.load(std::memory_order_acquire) <= 1 || !cover_idle.load(std::memory_order_relaxed))) {
         check_cover(self);
     }
-    if (monitor->ready(core.cpu) > 1 && core.active.load(std::memory_order_acquire) > 1) {
-        park(self, true);
+    // Again after waking: a worker woken to cover for a short block finds the
+    // blocked worker back already, and leaves again rather than resume its
+    // task beside it.
+    while (monitor->ready(core.cpu) > 1 && core.active.load(std::memory_order_acquire) > 1 &&
+           !stopping.load(std::memory_order_relaxed)) {
+        if (!park(self, true)) {
+            break;
+        }
     }
 }
 
