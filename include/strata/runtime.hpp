@@ -100,6 +100,9 @@ public:
     /// next takes its ready count from two to one; false when the monitor
     /// cannot (then the runtime acts at once). No system call.
     virtual bool notify_when_one_ready(int /*core*/) noexcept { return false; }
+    /// True when the factory's callback surely runs each time a core is left
+    /// with no ready worker (the runtime then leaves waking to it).
+    [[nodiscard]] virtual bool reports_empty_cores() const noexcept { return false; }
 };
 
 /// Makes the monitor for `cores` CPU numbers [0, cores); it calls

@@ -78,6 +78,7 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     }
     rt.monitor = std::move(*monitor);
     rt.monitored = rt.monitor && rt.monitor->backend() != "off";
+    rt.empty_cores_reported = rt.monitored && rt.monitor->reports_empty_cores();
     auto cover = detail::choose_cover_priority(rt.options.cover_priority, rt.monitored);
     if (!cover) {
         rt.stop();

@@ -83,6 +83,7 @@ struct Runtime::Impl {
     std::vector<std::unique_ptr<detail::Core>> cores;
     std::unique_ptr<CoreMonitor> monitor;
     bool monitored = false;                  // a real monitor: ready() is meaningful
+    bool empty_cores_reported = false;       // it calls back when a core is left without a ready worker
     std::atomic<bool> monitor_ready{false};  // monitor and monitored are set: callbacks may act
     int max_cpu = 0;                         // CPU numbers are < max_cpu
     // Covering workers run at SCHED_IDLE (cover.cpp); cleared for good if the

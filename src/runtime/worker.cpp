@@ -173,8 +173,12 @@ bool Runtime::Impl::park(Worker& self, bool surrender) {
         leave_core(core);
     }
     // A worker that leaves its core idle hands the core to one that holds an
-    // unfinished task, so surrendered tasks always make progress.
-    if (!surrender && core.active.load(std::memory_order_acquire) == 0 &&
+    // unfinished task, so surrendered tasks always make progress. With a
+    // monitor that reports empty cores, the monitor's thread does it once this
+    // worker sleeps (attend()): woken from here, the other worker would
+    // preempt this one before it sleeps, and the core would hold two ready
+    // workers for up to a time slice.
+    if (!surrender && !empty_cores_reported && core.active.load(std::memory_order_acquire) == 0 &&
         core.parked_in_task.load(std::memory_order_acquire) > 0) {
         unpark_one(core);
     }
