@@ -34,6 +34,7 @@ int run_demo(const DemoOptions& options) {
     tour_mpi(tour, dir);
     tour_monitor(tour);
     tour_runtime(tour);
+    tour_external(tour, dir);
     tour_shm(tour, dir);
     tour_workflow(tour, dir);
     tour_dsm(tour);
