@@ -11,8 +11,8 @@
 /* One cache line per core in the BPF_F_MMAPABLE array `cores`. User space
  * reads `ready` with a plain load; everything else is statistics. */
 struct strata_monitor_core {
-    __s32 ready;        /* registered workers of this core that are not blocked */
-    __u32 settle_armed; /* user space sets 1: send one event when a block leaves one ready worker */
+    __s32 ready;          /* registered workers of this core that are not blocked */
+    __u32 settle_armed;   /* user space sets 1: send one event when a block leaves one ready worker */
     __u64 blocks;         /* switched out, not preempted, prev_state != TASK_RUNNING */
     __u64 unblocks;       /* wakeups of a worker recorded as blocked */
     __u64 switches;       /* every switch away from a registered worker */

@@ -100,7 +100,9 @@ def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
     env.pop("UMT_SLICE_US", None)
     env.pop("STRATA_COVER_PRIORITY", None)
     if variant and variant not in VARIANT_ENV:
-        raise SystemExit(f"driver.py: --modes: {mode}: unknown variant {variant!r} (known: {', '.join(VARIANT_ENV)})")
+        raise SystemExit(
+            f"driver.py: --modes: {mode}: unknown variant {variant!r} (known: {', '.join(VARIANT_ENV)})"
+        )
     env.update(VARIANT_ENV.get(variant, {}))
     env.pop("STRATA_STATS", None)
     if extra_env:

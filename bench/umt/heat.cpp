@@ -98,9 +98,8 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
     std::snprintf(sum_text, sizeof sum_text, "%.17g", sum);
     umt::report("heat", "\"blocks\":" + std::to_string(g.blocks) + ",\"block_size\":" + std::to_string(g.bs) +
                             ",\"iters\":" + std::to_string(g.iters) + ",\"sweeps\":" + std::to_string(g.sweeps) +
-                            ",\"ckpt_every\":" + std::to_string(g.ckpt_every) +
-                            ",\"direct\":" + (g.direct ? "true" : "false") +
-                            ",\"latency_us\":" + std::to_string(g.latency_us) +
+                            ",\"ckpt_every\":" + std::to_string(g.ckpt_every) + ",\"direct\":" +
+                            (g.direct ? "true" : "false") + ",\"latency_us\":" + std::to_string(g.latency_us) +
                             ",\"io_bytes\":" + std::to_string(checkpoints * g.n * g.n * sizeof(double)) +
                             ",\"checksum\":\"" + sum_text + "\"");
     for (const auto event : g_done) ocrEventDestroy(event);

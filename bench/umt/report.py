@@ -206,7 +206,10 @@ def targets(summary, verdict_mode, baseline_mode):
                 f"speedup ≥ 1.5× on {name} with the paper's blocking share ({verdict_mode}; {experiment}: off's "
                 f"task utilization {fmt(util, '.1f')}%, target ≤ 60%)",
                 r["speedup_vs_off"],
-                r["speedup_vs_off"] is not None and r["speedup_vs_off"] >= 1.5 and util is not None and util <= 60,
+                r["speedup_vs_off"] is not None
+                and r["speedup_vs_off"] >= 1.5
+                and util is not None
+                and util <= 60,
                 "×",
             )
         )

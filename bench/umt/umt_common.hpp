@@ -15,9 +15,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

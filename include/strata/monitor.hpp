@@ -119,8 +119,7 @@ public:
     /// notify_when_one_ready(core), when a block leaves the core with one
     /// ready worker.
     static Result<std::unique_ptr<Monitor>> start(const Options& options, int cores,
-                                                  Callback on_core_without_ready_worker,
-                                                  Callback on_core_settled = {});
+                                                  Callback on_core_without_ready_worker, Callback on_core_settled = {});
 
     virtual ~Monitor();
     Monitor(const Monitor&) = delete;

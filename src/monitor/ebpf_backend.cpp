@@ -266,7 +266,7 @@ std::string kernel_release() {
 }  // namespace
 
 Result<std::unique_ptr<Monitor>> start_ebpf(const Options& options, int cores, Monitor::Callback callback,
-                                           Monitor::Callback settled) {
+                                            Monitor::Callback settled) {
     auto skel = load_skeleton(cores, "Monitor::start: backend=ebpf");
     if (!skel) return std::unexpected(skel.error());
 

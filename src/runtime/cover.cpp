@@ -29,12 +29,9 @@ using detail::Worker;
 
 std::string_view to_string(CoverPriority priority) noexcept {
     switch (priority) {
-        case CoverPriority::automatic:
-            return "auto";
-        case CoverPriority::idle:
-            return "idle";
-        case CoverPriority::normal:
-            return "normal";
+        case CoverPriority::automatic: return "auto";
+        case CoverPriority::idle: return "idle";
+        case CoverPriority::normal: return "normal";
     }
     return "?";
 }
@@ -107,8 +104,8 @@ Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitore
         }
         return CoverChoice{false, fmt::format("auto: normal, because the runtime {}", probe.error().what())};
     }
-    return CoverChoice{true, fmt::format("{}: idle (SCHED_IDLE while covering for a blocked worker)",
-                                         to_string(requested))};
+    return CoverChoice{true,
+                       fmt::format("{}: idle (SCHED_IDLE while covering for a blocked worker)", to_string(requested))};
 }
 
 }  // namespace detail

@@ -88,9 +88,8 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     rt.cover_reason = std::move(cover->reason);
     rt.monitor_ready.store(true, std::memory_order_release);
     if (rt.options.verbose) {
-        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}; cover priority {}\n",
-                   rt.cpus.size(), describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason(),
-                   rt.cover_reason);
+        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}; cover priority {}\n", rt.cpus.size(),
+                   describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason(), rt.cover_reason);
     }
 
     for (auto& core : rt.cores) {

@@ -33,8 +33,8 @@ std::vector<CoreStats> Runtime::stats() const {
 
 std::string Runtime::stats_report() const {
     auto ms = [](std::chrono::nanoseconds t) { return std::chrono::duration<double, std::milli>(t).count(); };
-    std::string out = fmt::format("strata runtime statistics (monitor {}: {}; cover priority {})\n",
-                                  monitor_backend(), monitor_reason(), cover_reason());
+    std::string out = fmt::format("strata runtime statistics (monitor {}: {}; cover priority {})\n", monitor_backend(),
+                                  monitor_reason(), cover_reason());
     out += fmt::format("{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14} {:>16} {:>10} {:>6} {:>6} {:>7}\n", "cpu",
                        "tasks", "steals", "blocks", "unblocks", "ctx-sw", "no-ready ms", "oversubscr. ms", "surrenders",
                        "wakes", "wrk", "covers");

@@ -167,15 +167,14 @@ void run_cover_rounds(CoverPriority priority, int rounds, std::vector<CoverRound
         ::close(fds[0]);
         ::close(fds[1]);
         r.wake_to_run_us = static_cast<double>(woke_at.load() - written_at) / 1e3;
-        r.oversubscribed_us =
-            std::chrono::duration<double, std::micro>(after.monitor.oversubscribed_time -
-                                                      before.monitor.oversubscribed_time)
-                .count();
+        r.oversubscribed_us = std::chrono::duration<double, std::micro>(after.monitor.oversubscribed_time -
+                                                                        before.monitor.oversubscribed_time)
+                                  .count();
         EXPECT_TRUE(surrendered.load()) << "round " << round << ": the woken worker never surrendered";
-        r.stats = "wakes " + std::to_string(after.wakes) + ", workers " + std::to_string(after.workers) +
-                  ", covers " + std::to_string(after.covers) + ", restores " + std::to_string(after.restores) +
-                  ", surrenders " + std::to_string(after.surrenders) + ", blocks " +
-                  std::to_string(after.monitor.blocks) + ", unblocks " + std::to_string(after.monitor.unblocks);
+        r.stats = "wakes " + std::to_string(after.wakes) + ", workers " + std::to_string(after.workers) + ", covers " +
+                  std::to_string(after.covers) + ", restores " + std::to_string(after.restores) + ", surrenders " +
+                  std::to_string(after.surrenders) + ", blocks " + std::to_string(after.monitor.blocks) +
+                  ", unblocks " + std::to_string(after.monitor.unblocks);
         out.push_back(r);
         // Starts the next round from one active worker: the stats' surrender count is cumulative.
         sut->stop();
@@ -211,8 +210,9 @@ TEST(RuntimeCoverPriority, a_cover_runs_at_sched_idle_and_the_woken_worker_gets_
         normal_covering += normal[i].policy_while_covering == SCHED_OTHER ? 1 : 0;
         normal_after += normal[i].policy_after == SCHED_OTHER ? 1 : 0;
         if (idle[i].policy_while_covering != SCHED_IDLE || idle[i].policy_after != SCHED_OTHER) {
-            misses += "; idle round " + std::to_string(i) + ": policy " + std::to_string(idle[i].policy_while_covering) +
-                      " while covering, " + std::to_string(idle[i].policy_after) + " after (" + idle[i].stats + ")";
+            misses += "; idle round " + std::to_string(i) + ": policy " +
+                      std::to_string(idle[i].policy_while_covering) + " while covering, " +
+                      std::to_string(idle[i].policy_after) + " after (" + idle[i].stats + ")";
         }
     }
     EXPECT_GE(idle_covering, rounds - 1) << "covers at SCHED_IDLE" << misses;

@@ -277,9 +277,9 @@ TEST(RuntimeOptions, strata_cpus_accepts_lists_and_ranges_and_names_bad_values) 
 }
 
 TEST(RuntimeOptions, strata_cover_priority_accepts_its_three_values_and_names_a_bad_one) {
-    for (const auto& [text, expected] : {std::pair{"auto", CoverPriority::automatic},
-                                         std::pair{"idle", CoverPriority::idle},
-                                         std::pair{"normal", CoverPriority::normal}}) {
+    for (const auto& [text, expected] :
+         {std::pair{"auto", CoverPriority::automatic}, std::pair{"idle", CoverPriority::idle},
+          std::pair{"normal", CoverPriority::normal}}) {
         ::setenv("STRATA_COVER_PRIORITY", text, 1);
         auto options = Options::from_env();
         STRATA_EXPECT_OK(options);
