@@ -95,8 +95,8 @@ void bind_region(nb::module_& m) {
              [](PyRegion& r, std::size_t offset) {
                  auto& region = r.get();
                  if (offset >= region.size()) {
-                     throw PyError("invalid_argument", fmt::format("offset={}: outside the region of {} bytes",
-                                                                   offset, region.size()));
+                     throw PyError("invalid_argument",
+                                   fmt::format("offset={}: outside the region of {} bytes", offset, region.size()));
                  }
                  return tier_name(unwrap(region.placement(region.data() + offset)));
              })
@@ -112,8 +112,8 @@ void bind_region(nb::module_& m) {
             "sync_async",
             [](PyRegion& r, std::size_t offset, std::optional<std::size_t> length) {
                 auto& region = r.get();
-                unwrap(region.sync_async(offset,
-                                         length.value_or(offset <= region.size() ? region.size() - offset : 0)));
+                unwrap(
+                    region.sync_async(offset, length.value_or(offset <= region.size() ? region.size() - offset : 0)));
             },
             nb::arg("offset") = 0, nb::arg("length") = nb::none())
         .def(

@@ -12,10 +12,10 @@ See docs/python.md.
 
 from __future__ import annotations
 
-import numpy as np
-
 import os
 import pickle
+
+import numpy as np
 
 from ._strata import _BLOB_TYPE, Error, Handle, _Port, _Region, _Segment
 
@@ -296,7 +296,9 @@ class Region:
         drops them). A symbolic link, or a file of another user unless
         allow_other_owner, is refused."""
         return cls(
-            _Region.storage(size, os.fspath(path), offset, writeback, read_only, create_only, allow_other_owner)
+            _Region.storage(
+                size, os.fspath(path), offset, writeback, read_only, create_only, allow_other_owner
+            )
         )
 
     @classmethod
@@ -342,7 +344,9 @@ class Region:
         dtype's itemsize."""
         dt = np.dtype(dtype)
         if self.size % dt.itemsize:
-            raise ValueError(f"dtype={dt.name}: region size {self.size} is not a multiple of its itemsize {dt.itemsize}")
+            raise ValueError(
+                f"dtype={dt.name}: region size {self.size} is not a multiple of its itemsize {dt.itemsize}"
+            )
         view = self._r.array()
         return view if dt == np.uint8 else view.view(dt)
 

@@ -146,7 +146,9 @@ def test_an_array_keeps_its_region_mapped_after_the_region_object_is_dropped(str
         (lambda s, p: s.Region.memory(PAGE).advise("often"), ["advice", "often"]),
     ],
 )
-def test_bad_arguments_raise_value_error_naming_them_and_leave_nothing_behind(strata_module, tmp_path, make, names):
+def test_bad_arguments_raise_value_error_naming_them_and_leave_nothing_behind(
+    strata_module, tmp_path, make, names
+):
     path = tmp_path / "bad.bin"
     with pytest.raises(ValueError) as e:
         make(strata_module, path)
