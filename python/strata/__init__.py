@@ -217,7 +217,11 @@ class Port:
                 copy = seg.make(obj.dtype, obj.size)
                 copy[:] = obj
                 return seg.save(copy)
-        return seg._seg._make_blob(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+        try:
+            data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, AttributeError, TypeError) as e:
+            raise TypeError(f"obj: a {type(obj).__name__} is neither an array nor picklable: {e}") from e
+        return seg._seg._make_blob(data)
 
     def recv(self, timeout: float | None = None) -> Message | None:
         """The next message, waiting for it; None at the end of the stream (every producer closed)."""
