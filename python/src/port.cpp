@@ -16,6 +16,9 @@ namespace {
 struct PyPort {
     nb::object segment;  // PySegment: the port lives in its mapping
     std::optional<Port> port;
+    /// A copy of PySegment::views while open: the segment refuses close()
+    /// (busy) while a port lives in its mapping, instead of unmapping it.
+    std::shared_ptr<int> view;
 
     Port& get() {
         if (!port) {
@@ -77,7 +80,7 @@ void bind_port(nb::module_& m) {
                                           .consumers = consumers,
                                           .sync = unwrap(parse_port_sync(sync))};
                 auto port = unwrap(seg.segment.port(name, unwrap(parse_port_role(role)), options));
-                new (self) PyPort{segment, std::move(port)};
+                new (self) PyPort{segment, std::move(port), seg.views};
             },
             nb::arg("segment"), nb::arg("name"), nb::arg("role"), nb::arg("slots") = nb::none(),
             nb::arg("consumers") = nb::none(), nb::arg("sync") = "blocking")
@@ -118,6 +121,7 @@ void bind_port(nb::module_& m) {
             if (p.port) {
                 auto r = p.port->close();
                 p.port.reset();
+                p.view.reset();
                 unwrap(std::move(r));
             }
         });

@@ -88,9 +88,11 @@ void bind_segment(nb::module_& m) {
         .def("close",
              [](PySegment& s) {
                  if (const auto users = s.views.use_count() - 1; users > 0) {
-                     throw PyError("busy", fmt::format("segment {}: {} vector(s) still viewed from Python; drop the "
-                                                       "arrays before close() (or let the segment be collected)",
-                                                       s.segment.is_open() ? s.segment.name() : "?", users));
+                     throw PyError(
+                         "busy",
+                         fmt::format("segment {}: {} vector(s) or port(s) still open from Python; drop the "
+                                     "arrays and close the ports before close() (or let the segment be collected)",
+                                     s.segment.is_open() ? s.segment.name() : "?", users));
                  }
                  s.arrays.clear();
                  unwrap(s.segment.close());

@@ -88,3 +88,15 @@ def test_an_unpicklable_object_raises_and_sends_nothing(strata_module, segment_n
         out.close()
         assert inp.recv(timeout=5) is None  # end of stream, nothing queued
         inp.close()
+
+
+def test_a_segment_refuses_close_while_a_port_lives_in_it(strata_module, segment_name):
+    # Unmapping under an open port used to crash the interpreter when the port was collected.
+    strata = strata_module
+    seg = strata.Segment(segment_name, "create_only", 16 << 20)
+    port = seg.port("p", "producer", slots=2, consumers=1)
+    with pytest.raises(strata.Error, match="port") as e:
+        seg.close()
+    assert e.value.code == "busy" and seg.is_open
+    port.close()
+    seg.close()
