@@ -206,3 +206,15 @@ def test_a_storage_region_outlives_a_killed_writer_up_to_its_last_sync(strata_mo
     assert child.returncode == -9
     with open(path, "rb") as f:
         assert f.read() == b"\x07" * PAGE + b"\x00" * PAGE
+
+
+def test_the_stubs_and_annotations_describe_regions_for_editors(strata_module):
+    import typing
+    from pathlib import Path
+
+    stub = (Path(strata_module.__file__).parent / "_strata.pyi").read_text()
+    assert "class _Region:" in stub and "def storage(size: int, path: str, offset: int" in stub
+    assert "def _make_blob(self, data: bytes) -> Handle" in stub
+    hints = typing.get_type_hints(strata_module.Region.storage)
+    assert {"size", "path", "offset", "writeback", "return"} <= set(hints)
+    assert (Path(strata_module.__file__).parent / "py.typed").exists()
