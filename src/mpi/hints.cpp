@@ -270,7 +270,16 @@ std::expected<WindowHints, HintError> parse_hints(const HintMap& hints) {
     return out;
 }
 
-std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source) {
+std::string known_keys_list() {
+    std::string out;
+    for (const auto key : known_keys) {
+        out += out.empty() ? "" : ", ";
+        out += key;
+    }
+    return out;
+}
+
+std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source, bool known_only) {
     HintMap out;
     while (!text.empty()) {
         const auto comma = text.find(',');
@@ -283,13 +292,17 @@ std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::st
         if (equals == std::string_view::npos || trim(item.substr(0, equals)).empty()) {
             return reject(source, item, "expected key=value entries separated by commas");
         }
-        out.insert_or_assign(std::string(trim(item.substr(0, equals))), std::string(trim(item.substr(equals + 1))));
+        const std::string key(trim(item.substr(0, equals)));
+        if (known_only && !is_known_key(key)) {
+            return reject(source, item, "unknown key '" + key + "' (known keys: " + known_keys_list() + ")");
+        }
+        out.insert_or_assign(key, std::string(trim(item.substr(equals + 1))));
     }
     return out;
 }
 
 std::expected<std::string, HintError> expand_filename(std::string_view tmpl, int rank, unsigned index,
-                                                      std::string_view job) {
+                                                      std::string_view job, std::string_view kind) {
     std::string out;
     for (std::size_t i = 0; i < tmpl.size(); ++i) {
         if (tmpl[i] != '%') {
@@ -302,11 +315,12 @@ std::expected<std::string, HintError> expand_filename(std::string_view tmpl, int
             case 'r': out += std::to_string(rank); break;
             case 'w': out += std::to_string(index); break;
             case 'j': out += job; break;
+            case 'k': out += kind; break;
             case '%': out += '%'; break;
             default:
                 return reject("storage_alloc_filename", tmpl,
                               "unknown placeholder '%" + std::string(what == '\0' ? "" : std::string(1, what)) +
-                                  "' (expected %r, %w, %j or %%)");
+                                  "' (expected %r, %w, %k, %j or %%)");
         }
     }
     return out;

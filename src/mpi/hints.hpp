@@ -72,11 +72,18 @@ bool is_known_key(std::string_view key) noexcept;
 /// not use them.
 std::expected<WindowHints, HintError> parse_hints(const HintMap& hints);
 
-/// Parses STRATA_MPI_WINDOW_HINTS-style text: "key=value,key=value".
-std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source);
+/// The keys is_known_key accepts, comma-separated, for error messages.
+std::string known_keys_list();
 
-/// Expands %r (rank), %w (window index), %j (job id) and %% in a file name.
+/// Parses STRATA_MPI_WINDOW_HINTS-style text: "key=value,key=value". With
+/// `known_only`, a key this library does not read is an error naming it and
+/// the known keys (strata's own variable, unlike an MPI_Info, is checked).
+std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source,
+                                                  bool known_only = false);
+
+/// Expands %r (rank), %w (index of the storage allocation within the
+/// process), %k (which routine made it: `kind`), %j (job id) and %% in a file name.
 std::expected<std::string, HintError> expand_filename(std::string_view tmpl, int rank, unsigned index,
-                                                      std::string_view job);
+                                                      std::string_view job, std::string_view kind = "win");
 
 }  // namespace strata::mpi

@@ -98,10 +98,10 @@ TEST(MpiHints, discard_cannot_be_flushed_in_the_background) {
               "storage_alloc_sync");
 }
 
-TEST(MpiHints, filenames_expand_rank_window_job_and_percent) {
-    auto sut = expand_filename("/d/%j/w-%r-%w-100%%.dat", 3, 7, "job9");
+TEST(MpiHints, filenames_expand_rank_window_kind_job_and_percent) {
+    auto sut = expand_filename("/d/%j/w-%r-%w-%k-100%%.dat", 3, 7, "job9", "mem");
     ASSERT_TRUE(sut);
-    EXPECT_EQ(*sut, "/d/job9/w-3-7-100%.dat");
+    EXPECT_EQ(*sut, "/d/job9/w-3-7-mem-100%.dat");
     EXPECT_FALSE(expand_filename("/d/w-%x", 0, 0, "j"));
     EXPECT_FALSE(expand_filename("/d/w-%", 0, 0, "j"));
 }
@@ -115,6 +115,17 @@ TEST(MpiHints, hint_lists_are_comma_separated_key_value_pairs) {
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().key, "ENV");
     EXPECT_EQ(bad.error().value, "alloc_type");
+}
+
+TEST(MpiHints, strict_hint_lists_name_an_unknown_key_and_the_known_ones) {
+    auto typo = parse_hint_list("alloc_typ=storage,storage_alloc_filename=/d/x", "STRATA_MPI_WINDOW_HINTS", true);
+    ASSERT_FALSE(typo);
+    EXPECT_EQ(typo.error().key, "STRATA_MPI_WINDOW_HINTS");
+    EXPECT_EQ(typo.error().value, "alloc_typ=storage");
+    EXPECT_NE(typo.error().cause.find("unknown key 'alloc_typ'"), std::string::npos) << typo.error().cause;
+    EXPECT_NE(typo.error().cause.find("alloc_type, storage_alloc_filename,"), std::string::npos) << typo.error().cause;
+    // An MPI_Info-like list (not strict) ignores it, as MPI requires.
+    EXPECT_TRUE(parse_hint_list("alloc_typ=storage", "ENV"));
 }
 
 TEST(MpiHints, storage_keys_select_the_info_over_the_environment) {
