@@ -85,22 +85,34 @@ std::expected<std::uint64_t, HintError> parse_unsigned(std::string_view key, std
 }
 
 /// MPI-IO access_style is a comma-separated list; madvise takes one advice,
-/// so the first entry is applied and the others are only validated.
-std::expected<Advice, HintError> parse_access_style(std::string_view value) {
+/// so the first entry gives the kernel advice, and every entry is recorded in
+/// `styles` for access_plan().
+std::expected<Advice, HintError> parse_access_style(std::string_view value, unsigned& styles) {
     std::optional<Advice> first;
     std::string_view rest = value;
+    styles = 0;
     while (true) {
         const auto comma = rest.find(',');
         const std::string_view item = trim(rest.substr(0, comma));
         std::optional<Advice> advice;
-        if (auto region_name = parse_advice(item); region_name) {
-            advice = *region_name;
-        } else if (item == "read_once") {
-            advice = Advice::sequential;  // read once in order: read-ahead, then drop
+        if (item == "read_once") {
+            advice = Advice::sequential;  // read once in order: large-folio read-ahead
+            styles |= access::read_once;
         } else if (item == "write_once") {
-            advice = Advice::write_mostly;  // overwritten pages need no read-ahead
+            // Written once, in full: large folios make write faults cheap, and
+            // folio-granular dirty tracking writes nothing the program did not.
+            advice = Advice::sequential;
+            styles |= access::write_once;
         } else if (item == "reverse_sequential") {
             advice = Advice::random;  // forward read-ahead would fetch the wrong pages
+            styles |= access::reverse_sequential;
+        } else if (auto region_name = parse_advice(item); region_name) {
+            advice = *region_name;
+            styles |= *region_name == Advice::sequential     ? access::sequential
+                      : *region_name == Advice::random       ? access::random
+                      : *region_name == Advice::read_mostly  ? access::read_mostly
+                      : *region_name == Advice::write_mostly ? access::write_mostly
+                                                             : access::normal;
         } else {
             return reject("access_style", value,
                           "unknown access style '" + std::string(item) +
@@ -200,6 +212,20 @@ std::string_view to_string(SyncMode mode) noexcept {
     return "unknown";
 }
 
+AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept {
+    AccessPlan plan;
+    // read_mostly: the region's MADV_WILLNEED reads only one read-ahead
+    // window; prefetch reads all of it and keeps page-granular faults.
+    plan.advice = first == Advice::read_mostly ? std::nullopt : first;
+    const unsigned writes = access::write_once | access::write_mostly | access::random | access::reverse_sequential;
+    // No hint: a window over data already in the file is most likely a
+    // restart, and page-at-a-time faults read it at a few MB/s; fetching it
+    // first costs one pass of read-ahead. Sequential and read_once windows
+    // have large-folio read-ahead on their faults, which is faster still.
+    plan.prefetch = (styles == 0 || (styles & access::read_mostly) != 0) && (styles & writes) == 0;
+    return plan;
+}
+
 Factor WindowHints::memory_factor() const {
     return factor_auto ? Factor::automatic() : Factor::fixed(1.0 - storage_fraction);
 }
@@ -241,7 +267,7 @@ std::expected<WindowHints, HintError> parse_hints(const HintMap& hints) {
         return std::unexpected(ok.error());
     }
     if (const auto it = hints.find("access_style"); it != hints.end()) {
-        auto advice = parse_access_style(it->second);
+        auto advice = parse_access_style(it->second, out.access_styles);
         if (!advice) {
             return std::unexpected(advice.error());
         }

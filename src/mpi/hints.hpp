@@ -37,6 +37,34 @@ enum class SyncMode {
 
 std::string_view to_string(SyncMode mode) noexcept;
 
+/// The entries of an access_style list, as bits (AccessStyle::...).
+namespace access {
+inline constexpr unsigned read_once = 1U << 0;
+inline constexpr unsigned write_once = 1U << 1;
+inline constexpr unsigned read_mostly = 1U << 2;
+inline constexpr unsigned write_mostly = 1U << 3;
+inline constexpr unsigned sequential = 1U << 4;
+inline constexpr unsigned reverse_sequential = 1U << 5;
+inline constexpr unsigned random = 1U << 6;
+inline constexpr unsigned normal = 1U << 7;
+}  // namespace access
+
+/// How a storage part is mapped and filled, from access_style (the table in
+/// docs/mpi-storage-windows.md, "Access styles"):
+///   advice    the kernel advice of the whole storage part (first entry;
+///             none: the region's page-granular MADV_RANDOM)
+///   prefetch  read the data the file already holds for the window into the
+///             page cache at creation, in read-ahead-sized MADV_WILLNEED steps
+///             (small folios: dirty tracking stays at page size), at most half
+///             the memory budget
+struct AccessPlan {
+    std::optional<Advice> advice;
+    bool prefetch = false;
+};
+
+/// The plan for an access_style bit set whose first entry maps to `first`.
+AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept;
+
 /// The hints of one window or allocation, validated.
 struct WindowHints {
     bool storage = false;           ///< alloc_type=storage
@@ -48,7 +76,8 @@ struct WindowHints {
     Order order = Order::memory_first;
     bool unlink = false;
     bool discard = false;
-    std::optional<Advice> advice;  ///< from access_style
+    std::optional<Advice> advice;  ///< from the first access_style entry
+    unsigned access_styles = 0;    ///< every access_style entry (access::...)
     mode_t file_perm = 0600;
     std::optional<std::uint64_t> striping_factor;
     std::optional<std::uint64_t> striping_unit;

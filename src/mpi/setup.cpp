@@ -79,7 +79,9 @@ PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor mem
     spec.file.writeback = hints.discard ? Writeback::explicit_sync : Writeback::kernel;
     spec.memory_share = memory_share;
     spec.order = hints.order;
-    spec.advice = hints.advice;
+    const AccessPlan plan = access_plan(hints.access_styles, hints.advice);
+    spec.advice = plan.advice;
+    spec.prefetch = plan.prefetch;
     return spec;
 }
 

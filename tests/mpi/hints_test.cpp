@@ -62,7 +62,8 @@ TEST(MpiHints, every_value_is_parsed) {
     EXPECT_EQ(sut->order, Order::storage_first);
     EXPECT_TRUE(sut->unlink);
     EXPECT_EQ(sut->sync, SyncMode::on_free);
-    EXPECT_EQ(sut->advice, Advice::write_mostly);
+    EXPECT_EQ(sut->advice, Advice::sequential);  // write_once, the first entry
+    EXPECT_EQ(sut->access_styles, access::write_once | access::read_mostly);
     EXPECT_EQ(sut->file_perm, 0644U);
     EXPECT_EQ(sut->striping_factor, 4U);
     EXPECT_TRUE(sut->shared_noncontig);
@@ -126,6 +127,25 @@ TEST(MpiHints, strict_hint_lists_name_an_unknown_key_and_the_known_ones) {
     EXPECT_NE(typo.error().cause.find("alloc_type, storage_alloc_filename,"), std::string::npos) << typo.error().cause;
     // An MPI_Info-like list (not strict) ignores it, as MPI requires.
     EXPECT_TRUE(parse_hint_list("alloc_typ=storage", "ENV"));
+}
+
+TEST(MpiHints, access_styles_choose_advice_and_prefetch) {
+    // No hint: page-granular faults, data already in the file fetched first.
+    EXPECT_EQ(access_plan(0, std::nullopt).advice, std::nullopt);
+    EXPECT_TRUE(access_plan(0, std::nullopt).prefetch);
+    // read_once, write_once, sequential: large-folio read-ahead on faults, no prefetch.
+    for (auto [style, first] : {std::pair{access::read_once, Advice::sequential},
+                                std::pair{access::write_once, Advice::sequential},
+                                std::pair{access::sequential, Advice::sequential}}) {
+        EXPECT_EQ(access_plan(style, first).advice, Advice::sequential);
+        EXPECT_FALSE(access_plan(style, first).prefetch);
+    }
+    // read_mostly: page-granular, everything fetched.
+    EXPECT_EQ(access_plan(access::read_mostly, Advice::read_mostly).advice, std::nullopt);
+    EXPECT_TRUE(access_plan(access::read_mostly, Advice::read_mostly).prefetch);
+    // Any write or random entry: nothing fetched.
+    EXPECT_FALSE(access_plan(access::read_mostly | access::write_mostly, Advice::read_mostly).prefetch);
+    EXPECT_FALSE(access_plan(access::random, Advice::random).prefetch);
 }
 
 TEST(MpiHints, storage_keys_select_the_info_over_the_environment) {
