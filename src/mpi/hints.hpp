@@ -57,9 +57,13 @@ inline constexpr unsigned normal = 1U << 7;
 ///             page cache at creation, in read-ahead-sized MADV_WILLNEED steps
 ///             (small folios: dirty tracking stays at page size), at most half
 ///             the memory budget
+///   populate  write_once: prepare every page for writing at creation
+///             (MADV_POPULATE_WRITE), one system call instead of a fault per
+///             folio while the program writes; every page is then dirty
 struct AccessPlan {
     std::optional<Advice> advice;
     bool prefetch = false;
+    bool populate = false;
 };
 
 /// The plan for an access_style bit set whose first entry maps to `first`.

@@ -82,6 +82,7 @@ PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor mem
     const AccessPlan plan = access_plan(hints.access_styles, hints.advice);
     spec.advice = plan.advice;
     spec.prefetch = plan.prefetch;
+    spec.populate = plan.populate && !hints.discard;  // a private mapping would copy every page
     return spec;
 }
 

@@ -26,6 +26,7 @@ struct PartSpec {
     Order order = Order::memory_first;
     std::optional<Advice> advice;  ///< kernel advice for the storage part
     bool prefetch = false;         ///< read what the file already holds (AccessPlan)
+    bool populate = false;         ///< MADV_POPULATE_WRITE the storage part (AccessPlan)
 };
 
 /// What happens when the part is released.

@@ -140,6 +140,8 @@ TEST(MpiHints, access_styles_choose_advice_and_prefetch) {
         EXPECT_EQ(access_plan(style, first).advice, Advice::sequential);
         EXPECT_FALSE(access_plan(style, first).prefetch);
     }
+    EXPECT_TRUE(access_plan(access::write_once, Advice::sequential).populate);
+    EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).populate);
     // read_mostly: page-granular, everything fetched.
     EXPECT_EQ(access_plan(access::read_mostly, Advice::read_mostly).advice, std::nullopt);
     EXPECT_TRUE(access_plan(access::read_mostly, Advice::read_mostly).prefetch);
