@@ -80,8 +80,9 @@ struct WindowHints {
     Order order = Order::memory_first;
     bool unlink = false;
     bool discard = false;
-    std::optional<Advice> advice;  ///< from the first access_style entry
-    unsigned access_styles = 0;    ///< every access_style entry (access::...)
+    bool allow_other_owner = false;  ///< storage_alloc_allow_other_owner: reuse another user's file
+    std::optional<Advice> advice;    ///< from the first access_style entry
+    unsigned access_styles = 0;      ///< every access_style entry (access::...)
     mode_t file_perm = 0600;
     std::optional<std::uint64_t> striping_factor;
     std::optional<std::uint64_t> striping_unit;

@@ -24,12 +24,14 @@ int run_bench(const std::string& suite, const std::vector<std::string>& args);
 
 /// Options of `strata ocr`; each sets the environment variable libstrata-ocr reads.
 struct OcrOptions {
-    std::string monitor;       ///< STRATA_MONITOR: auto, ebpf, proc, off
-    std::string cpus;          ///< STRATA_CPUS: "0-3,6"
-    std::string db_placement;  ///< STRATA_OCR_DB_PLACEMENT: memory, shared, storage
-    std::string db_dir;        ///< STRATA_OCR_DB_DIR
-    bool stats = false;        ///< STRATA_STATS=1
-    bool verbose = false;      ///< STRATA_VERBOSE=1
+    std::string monitor;            ///< STRATA_MONITOR: auto, ebpf, proc, off
+    std::string cpus;               ///< STRATA_CPUS: "0-3,6"
+    std::string db_placement;       ///< STRATA_OCR_DB_PLACEMENT: memory, shared, storage
+    std::string db_dir;             ///< STRATA_OCR_DB_DIR
+    bool stats = false;             ///< STRATA_STATS=1
+    bool verbose = false;           ///< STRATA_VERBOSE=1
+    std::string external_config;    ///< STRATA_EXTERNAL_CONFIG: checked before the program starts
+    std::string external_exposure;  ///< STRATA_EXTERNAL_EXPOSURE: auto, memfd, fuse
 };
 /// `strata ocr`: strata's options end at the first non-option (the program
 /// path) or at `--`, as with mpiexec and env. When argv is an `ocr` command,
@@ -61,11 +63,14 @@ int run_workflow(const RunOptions& options);
 /// Options of `strata shm ls|gc`.
 struct ShmOptions {
     std::string dir;  ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
+    std::string
+        ocr_db_dir;  ///< gc: where dead OCR runs' data-block directories are; empty: $STRATA_OCR_DB_DIR or /var/tmp
     bool json = false;
 };
 /// `strata shm ls`: segments with size, users alive and age; exit code.
 int run_shm_ls(const ShmOptions& options);
-/// `strata shm gc`: removes segments whose users all died; exit code.
+/// `strata shm gc`: removes segments whose users all died, and the storage
+/// data-block directories of OCR runs that died; exit code.
 int run_shm_gc(const ShmOptions& options);
 
 /// Options of `strata fs mount|ls|umount` (strata-fsd mounts, docs/external-fs.md).

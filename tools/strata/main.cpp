@@ -38,6 +38,11 @@ int main(int argc, char** argv) {
     ocr_cmd->add_option("--db-dir", ocr.db_dir, "Directory of storage data blocks (STRATA_OCR_DB_DIR)");
     ocr_cmd->add_flag("--stats", ocr.stats, "Print per-core statistics at exit (STRATA_STATS=1)");
     ocr_cmd->add_flag("--verbose", ocr.verbose, "Say which monitor runs and why (STRATA_VERBOSE=1)");
+    ocr_cmd->add_option("--external-config", ocr.external_config,
+                        "TOML file of external programs (docs/external.md), checked first (STRATA_EXTERNAL_CONFIG)");
+    ocr_cmd->add_option("--external-exposure", ocr.external_exposure,
+                        "How external programs see data blocks when an entry does not say: auto, memfd or fuse "
+                        "(STRATA_EXTERNAL_EXPOSURE)");
     // strata's options end at the first non-option (the program path), as with
     // mpiexec and env: split_ocr_command hands the program its arguments untouched.
     strata::cli::RunOptions run;
@@ -60,6 +65,9 @@ int main(int argc, char** argv) {
     shm_cmd->require_subcommand(1);
     auto* shm_ls_cmd = shm_cmd->add_subcommand("ls", "List segments: size, users alive, age");
     auto* shm_gc_cmd = shm_cmd->add_subcommand("gc", "Remove segments whose users are all dead (never one in use)");
+    shm_gc_cmd->add_option("--ocr-db-dir", shm.ocr_db_dir,
+                           "Where OCR runs keep storage data blocks: the directories of dead runs are removed "
+                           "(default: $STRATA_OCR_DB_DIR or /var/tmp)");
     for (auto* cmd : {shm_ls_cmd, shm_gc_cmd}) {
         cmd->add_option("--dir", shm.dir, "Segment directory (default: $STRATA_SHM_DIR or /dev/shm)");
         cmd->add_flag("--json", shm.json, "Print JSON");

@@ -199,6 +199,12 @@ int run_workflow(const RunOptions& options) {
         fmt::print(stderr, "strata run: {}\n", workflow.error().what());
         return 2;
     }
+    if (!workflow->uses_threads()) {
+        if (auto timeout = wf::handoff_timeout_from_env(); !timeout) {
+            fmt::print(stderr, "strata run: {}\n", timeout.error().what());
+            return 2;
+        }
+    }
     if (!options.write.empty()) {
         std::ofstream out(options.write);
         out << wf::to_toml(*workflow);

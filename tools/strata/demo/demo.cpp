@@ -34,8 +34,10 @@ int run_demo(const DemoOptions& options) {
     tour_mpi(tour, dir);
     tour_monitor(tour);
     tour_runtime(tour);
+    tour_external(tour, dir);
     tour_shm(tour, dir);
     tour_workflow(tour, dir);
+    tour_dsm(tour);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);
