@@ -2,8 +2,8 @@
 
 #include <array>
 #include <charconv>
-#include <limits>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 namespace strata::mpi {
@@ -116,16 +116,16 @@ std::expected<Scope, HintError> parse_scope(std::string_view text) {
         } else if (item.starts_with("alloc_mem>=")) {
             auto size = parse_size(item.substr(11));
             if (!size) {
-                return std::unexpected(HintError{std::string(scope_variable), std::string(text),
-                                                 "'" + std::string(item) + "': not a size (" +
-                                                     std::string(scope_entries) + ")"});
+                return std::unexpected(
+                    HintError{std::string(scope_variable), std::string(text),
+                              "'" + std::string(item) + "': not a size (" + std::string(scope_entries) + ")"});
             }
             scope.alloc_mem = true;
             scope.alloc_mem_min = *size;
         } else {
-            return std::unexpected(HintError{std::string(scope_variable), std::string(text),
-                                             "unknown entry '" + std::string(item) + "' (" +
-                                                 std::string(scope_entries) + ")"});
+            return std::unexpected(
+                HintError{std::string(scope_variable), std::string(text),
+                          "unknown entry '" + std::string(item) + "' (" + std::string(scope_entries) + ")"});
         }
     }
     return scope;

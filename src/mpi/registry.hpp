@@ -69,9 +69,9 @@ std::shared_ptr<WindowRecord> make_record(int flavor, int rank);
 /// An MPI_Alloc_mem allocation on storage.
 struct Allocation {
     std::shared_ptr<StoragePart> part;
-    int rank = 0;       ///< in MPI_COMM_WORLD, for messages
+    int rank = 0;        ///< in MPI_COMM_WORLD, for messages
     unsigned index = 0;  ///< %w
-    HintMap reported;   ///< what MPI_Win_get_info adds for a window made over it (MPI_Win_create)
+    HintMap reported;    ///< what MPI_Win_get_info adds for a window made over it (MPI_Win_create)
 };
 
 class Registry {

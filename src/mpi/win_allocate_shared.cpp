@@ -279,8 +279,9 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
         flush_in_background(part);
     }
     if (detail::log().should_log(spdlog::level::info)) {
-        detail::log().info("{}: rank {}: shared window {}: {} bytes: 0 in memory, {} on storage at offset {} of {} ({})",
-                           routine, rank, index, size, size, me.offset, path, hints_source(request.from_environment));
+        detail::log().info(
+            "{}: rank {}: shared window {}: {} bytes: 0 in memory, {} on storage at offset {} of {} ({})", routine,
+            rank, index, size, size, me.offset, path, hints_source(request.from_environment));
     }
     Registry::instance().add_window(*win, std::move(record));
     *static_cast<void**>(baseptr) = base;

@@ -134,9 +134,9 @@ TEST(MpiHints, access_styles_choose_advice_and_prefetch) {
     EXPECT_EQ(access_plan(0, std::nullopt).advice, std::nullopt);
     EXPECT_TRUE(access_plan(0, std::nullopt).prefetch);
     // read_once, write_once, sequential: large-folio read-ahead on faults, no prefetch.
-    for (auto [style, first] : {std::pair{access::read_once, Advice::sequential},
-                                std::pair{access::write_once, Advice::sequential},
-                                std::pair{access::sequential, Advice::sequential}}) {
+    for (auto [style, first] :
+         {std::pair{access::read_once, Advice::sequential}, std::pair{access::write_once, Advice::sequential},
+          std::pair{access::sequential, Advice::sequential}}) {
         EXPECT_EQ(access_plan(style, first).advice, Advice::sequential);
         EXPECT_FALSE(access_plan(style, first).prefetch);
     }

@@ -143,7 +143,8 @@ static int shared(int rank, int n) {
     MPI_Win_shared_query(win, next, &size, &unit, &theirs);
     if (size != COUNT * (MPI_Aint)sizeof(long)) MPI_Abort(MPI_COMM_WORLD, fail("neighbour's size", (long)size, COUNT));
     for (int i = 0; i < COUNT; ++i)
-        if (theirs[i] != value(next, i)) MPI_Abort(MPI_COMM_WORLD, fail("neighbour's segment", theirs[i], value(next, i)));
+        if (theirs[i] != value(next, i))
+            MPI_Abort(MPI_COMM_WORLD, fail("neighbour's segment", theirs[i], value(next, i)));
     MPI_Win_unlock_all(win);
     print_placement(win, rank, 0);
     MPI_Win_free(&win);
