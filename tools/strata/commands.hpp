@@ -15,12 +15,17 @@ namespace strata::cli {
 struct DemoOptions {
     std::string dir;  ///< where storage files go; a fresh directory under /var/tmp by default
     bool json = false;
+    std::vector<std::string> only;  ///< sections to run (demo_sections()); empty: all
 };
+/// The names of the demo's sections, in the order they run.
+const std::vector<std::string>& demo_sections();
 /// `strata demo`: a short tour of every capability that exists; exit code.
 int run_demo(const DemoOptions& options);
 
-/// `strata bench <suite> [args...]`: runs bench/<suite>/run; exit code.
+/// `strata bench <suite> [args...]`: runs <bench dir>/<suite>/run (tools/strata/paths.hpp); exit code.
 int run_bench(const std::string& suite, const std::vector<std::string>& args);
+/// `strata bench --list [--json]`: one line (or JSON object) per suite, its name and what it measures; exit code.
+int list_bench_suites(bool json);
 
 /// Options of `strata ocr`; each sets the environment variable libstrata-ocr reads.
 struct OcrOptions {

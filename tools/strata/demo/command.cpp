@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "paths.hpp"
+
 namespace strata::cli {
 
 std::string shell_quoted(const std::string& text) {
@@ -40,13 +42,12 @@ Result<CommandOutcome> run_checked(const std::string& command) {
 }
 
 Result<std::filesystem::path> program_beside_strata(const std::string& name) {
-    const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-    auto path = bin / name;
-    if (!std::filesystem::exists(path)) {
-        return make_error(Errc::not_found, "{}: not built (it is built with the tests: STRATA_BUILD_TESTS=ON)",
-                          path.string());
+    auto path = paths::find_helper(name);
+    if (!path) {
+        return make_error(Errc::not_found, "{}: not in {} (it is built with the tests: STRATA_BUILD_TESTS=ON)", name,
+                          paths::helper_dir().string());
     }
-    return path;
+    return *path;
 }
 
 }  // namespace strata::cli

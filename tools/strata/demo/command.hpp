@@ -23,7 +23,8 @@ CommandOutcome run_command(const std::string& command);
 /// run_command, and an io_error naming the command, "timed out" or "failed", and the output's start unless it exits 0.
 Result<CommandOutcome> run_checked(const std::string& command);
 
-/// A program built beside the strata binary (with the tests); not_found naming its path otherwise.
+/// A program built beside the strata binary (with the tests), or installed in
+/// <prefix>/libexec/strata (paths::find_helper); not_found naming where it looked otherwise.
 Result<std::filesystem::path> program_beside_strata(const std::string& name);
 
 }  // namespace strata::cli

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "paths.hpp"
 #include "sections.hpp"
 
 namespace strata::cli {
@@ -36,8 +37,7 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir) {
     tour.run(section, "an unmodified MPI binary under LD_PRELOAD", [&]() -> Result<std::string> {
         auto program = program_beside_strata("plain_mpi_windows");
         if (!program) return std::unexpected(program.error());
-        const auto lib =
-            std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "lib" / "libstrata-mpi.so";
+        const auto lib = paths::library_dir() / "libstrata-mpi.so";
         const auto files = dir / "preload";
         std::filesystem::create_directories(files);
         auto run = run_checked(fmt::format(
@@ -58,8 +58,7 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir) {
     tour.run(section, "a bad hint stops the job with a clear error", [&]() -> Result<std::string> {
         auto program = program_beside_strata("plain_mpi_windows");
         if (!program) return std::unexpected(program.error());
-        const auto lib =
-            std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "lib" / "libstrata-mpi.so";
+        const auto lib = paths::library_dir() / "libstrata-mpi.so";
         CommandOutcome bad = run_command(fmt::format(
             "env STRATA_MPI_WINDOW_HINTS={} {} -n 2 -genv LD_PRELOAD {} {} run",
             shell_quoted("alloc_type=storage,storage_alloc_factor=1.5,storage_alloc_filename=/nonexistent/%r"), mpiexec,
