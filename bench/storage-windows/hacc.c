@@ -8,9 +8,15 @@
  *   mpiio-coll  MPI_File_write_at_all per field (collective) + MPI_File_sync
  * Restart: the file's pages are dropped from the page cache, a fresh window
  * (or file handle) reads everything back and every value is verified.
+ * Hints of the storage windows: --access-style for the checkpoint window,
+ * --restart-access-style for the restart window (default: the same), as a
+ * program would pass write_once and read_once. The record also gives rank 0's
+ * phases: open (window or file), copy (stores or write/read calls), sync
+ * (MPI_Win_sync / MPI_File_sync) and close (MPI_Win_free / MPI_File_close).
  *
  * Usage: hacc --variant storage|mpiio|mpiio-coll [--particles 2M]
- *             [--dir DIR] [--json FILE] [--repeat N] */
+ *             [--access-style S] [--restart-access-style S]
+ *             [--dir DIR] [--json FILE] [--repeat N] [--label L] */
 #include "sw.h"
 
 enum { FLOATS = 7, FIELDS = 9 };
@@ -86,7 +92,8 @@ static void copy_block(particles* p, unsigned char* block, int to_block) {
     }
 }
 
-static MPI_Win open_window(const sw_config* c, const char* path, size_t block, unsigned char** base) {
+static MPI_Win open_window(const sw_config* c, const char* access_style, const char* path, size_t block,
+                           unsigned char** base) {
     MPI_Info info;
     MPI_Info_create(&info);
     char offset[32];
@@ -95,7 +102,7 @@ static MPI_Win open_window(const sw_config* c, const char* path, size_t block, u
     MPI_Info_set(info, "storage_alloc_filename", path);
     MPI_Info_set(info, "storage_alloc_offset", offset);
     MPI_Info_set(info, "storage_alloc_sync", c->sync);
-    if (c->access_style) MPI_Info_set(info, "access_style", c->access_style);
+    if (access_style) MPI_Info_set(info, "access_style", access_style);
     MPI_Win win;
     SW_MPI(MPI_Win_allocate((MPI_Aint)block, 1, info, MPI_COMM_WORLD, base, &win));
     MPI_Info_free(&info);
@@ -136,23 +143,34 @@ int main(int argc, char** argv) {
     allocate(&p, n);
     fill(&p);
 
+    const char* restart_style = sw_opt(argc, argv, "--restart-access-style", config.access_style);
+    double phase[2][4]; /* checkpoint, restart: open, copy, sync, close */
     MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
     if (windows) {
         unsigned char* base = NULL;
-        MPI_Win win = open_window(&config, path, block, &base);
+        MPI_Win win = open_window(&config, config.access_style, path, block, &base);
+        phase[0][0] = MPI_Wtime();
         copy_block(&p, base, 1);
+        phase[0][1] = MPI_Wtime();
         sw_win_sync_self(win);
+        phase[0][2] = MPI_Wtime();
         SW_MPI(MPI_Win_free(&win));
     } else {
         MPI_File file;
         SW_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &file));
+        phase[0][0] = MPI_Wtime();
         file_io(&p, file, block, collective, 1);
+        phase[0][1] = MPI_Wtime();
         SW_MPI(MPI_File_sync(file));
+        phase[0][2] = MPI_Wtime();
         SW_MPI(MPI_File_close(&file));
     }
+    phase[0][3] = MPI_Wtime();
     MPI_Barrier(MPI_COMM_WORLD);
     const double checkpoint = MPI_Wtime() - start;
+    for (int i = 3; i > 0; --i) phase[0][i] -= phase[0][i - 1];
+    phase[0][0] -= start;
 
     /* Restart: forget the particles and the page cache, read, verify. */
     for (int f = 0; f < FIELDS; ++f) memset(field_data(&p, f), 0, field_size(f, n));
@@ -161,28 +179,40 @@ int main(int argc, char** argv) {
     start = MPI_Wtime();
     if (windows) {
         unsigned char* base = NULL;
-        MPI_Win win = open_window(&config, path, block, &base);
+        MPI_Win win = open_window(&config, restart_style, path, block, &base);
+        phase[1][0] = MPI_Wtime();
         copy_block(&p, base, 0);
+        phase[1][1] = phase[1][2] = MPI_Wtime();
         SW_MPI(MPI_Win_free(&win));
     } else {
         MPI_File file;
         SW_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &file));
+        phase[1][0] = MPI_Wtime();
         file_io(&p, file, block, collective, 0);
+        phase[1][1] = phase[1][2] = MPI_Wtime();
         SW_MPI(MPI_File_close(&file));
     }
+    phase[1][3] = MPI_Wtime();
     MPI_Barrier(MPI_COMM_WORLD);
     const double restart = MPI_Wtime() - start;
+    for (int i = 3; i > 0; --i) phase[1][i] -= phase[1][i - 1];
+    phase[1][0] -= start;
     verify(&p);
     MPI_Barrier(MPI_COMM_WORLD);
     if (sw_rank() == 0) unlink(path);
 
     const double bytes = (double)block * sw_size();
     sw_emit(argc, argv,
-            "\"app\":\"hacc\",\"variant\":\"%s\",\"repeat\":%ld,\"ranks\":%d,\"particles_per_rank\":%zu,"
+            "\"app\":\"hacc\",\"variant\":\"%s\",\"label\":\"%s\",\"access_style\":\"%s\","
+            "\"restart_access_style\":\"%s\",\"repeat\":%ld,\"ranks\":%d,\"particles_per_rank\":%zu,"
             "\"file_bytes\":%.0f,\"checkpoint_seconds\":%.6f,\"restart_seconds\":%.6f,\"checkpoint_gbps\":%.4f,"
-            "\"restart_gbps\":%.4f,\"verified\":true",
-            config.variant, sw_opt_long(argc, argv, "--repeat", 0), sw_size(), n, bytes, checkpoint, restart,
-            bytes / checkpoint / 1e9, bytes / restart / 1e9);
+            "\"restart_gbps\":%.4f,\"checkpoint_phases\":{\"open\":%.6f,\"copy\":%.6f,\"sync\":%.6f,\"close\":%.6f},"
+            "\"restart_phases\":{\"open\":%.6f,\"copy\":%.6f,\"close\":%.6f},\"verified\":true",
+            config.variant, sw_opt(argc, argv, "--label", config.variant),
+            windows && config.access_style ? config.access_style : "", windows && restart_style ? restart_style : "",
+            sw_opt_long(argc, argv, "--repeat", 0), sw_size(), n, bytes, checkpoint, restart, bytes / checkpoint / 1e9,
+            bytes / restart / 1e9, phase[0][0], phase[0][1], phase[0][2], phase[0][3], phase[1][0], phase[1][1],
+            phase[1][3]);
     for (int f = 0; f < FLOATS; ++f) free(p.f[f]);
     free(p.pid);
     free(p.mask);

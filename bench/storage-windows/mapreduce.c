@@ -13,6 +13,15 @@
  *       table durable with MPI_Win_sync (a storage window; the round number
  *       is in the table's header), between two barriers so the checkpoint
  *       is globally consistent.
+ *       --checkpoint snapshot: the same consistent cut, written behind the
+ *       next map phase: after the first barrier every rank copies its table
+ *       into one of two slots of a checkpoint storage window, a second
+ *       barrier lets the ranks go on, and a thread makes the slot durable
+ *       with MPI_Win_sync while the next tasks are mapped. Checkpoint k is
+ *       declared complete at checkpoint k+1 (or at the end): every rank
+ *       joins its thread (the slot is durable) before the barrier that
+ *       follows. Every run initializes MPI with MPI_THREAD_MULTIPLE, so the
+ *       variants compared differ only in their checkpoints.
  *   2s  map emits (key, 1) pairs, as MR-MPI does, kept until the shuffle
  *       (MPI_Alltoallv) and the reduce after all maps. --combine merges each
  *       task's pairs first (a stronger baseline).
@@ -22,12 +31,13 @@
  * checksum of the result that must be equal across implementations.
  *
  * Usage: mapreduce --generate FILE [--corpus-size 256M] [--vocabulary 100000]
- *        mapreduce --impl 1s|2s [--checkpoint none|windows|mpiio] [--combine]
+ *        mapreduce --impl 1s|2s [--checkpoint none|windows|snapshot|mpiio] [--combine]
  *                  --corpus FILE [--task-size 16M] [--table-slots 128K]
  *                  [--dir DIR] [--json FILE] [--repeat N] */
 #include "sw.h"
 
 #include <math.h>
+#include <pthread.h>
 
 typedef struct {
     uint64_t key, count;
@@ -207,6 +217,32 @@ static void reduce_task(one_sided* s, const local_table* counts) {
     free(displacements);
 }
 
+/* --- snapshot checkpoints --------------------------------------------------------------- */
+
+typedef struct {
+    MPI_Win win;
+    pthread_t thread;
+    int running;
+} writer;
+
+static void* make_durable(void* context) {
+    writer* w = context;
+    SW_MPI(MPI_Win_sync(w->win)); /* returns once the slot's pages are on the device */
+    return NULL;
+}
+
+/* Waits until the last snapshot is durable on this rank. */
+static void join_writer(writer* w) {
+    if (!w->running) return;
+    pthread_join(w->thread, NULL);
+    w->running = 0;
+}
+
+static void start_writer(writer* w) {
+    SW_CHECK(pthread_create(&w->thread, NULL, make_durable, w) == 0, "cannot start the checkpoint writer");
+    w->running = 1;
+}
+
 /* --- main ---------------------------------------------------------------------------- */
 
 typedef struct {
@@ -231,7 +267,9 @@ static int by_owner(const void* a, const void* b) {
 }
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    SW_CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE is not available (got %d)", provided);
     const char* generate_path = sw_opt(argc, argv, "--generate", NULL);
     if (generate_path) {
         if (sw_rank() == 0) {
@@ -247,9 +285,12 @@ int main(int argc, char** argv) {
     const int combine_2s = sw_flag(argc, argv, "--combine");
     const int one = strcmp(impl, "1s") == 0;
     SW_CHECK(one || strcmp(impl, "2s") == 0, "--impl=%s: expected 1s or 2s", impl);
-    SW_CHECK(strcmp(checkpoint, "none") == 0 || strcmp(checkpoint, one ? "windows" : "mpiio") == 0,
-             "--checkpoint=%s: expected none or %s for --impl %s", checkpoint, one ? "windows" : "mpiio", impl);
+    SW_CHECK(strcmp(checkpoint, "none") == 0 || strcmp(checkpoint, one ? "windows" : "mpiio") == 0 ||
+                 (one && strcmp(checkpoint, "snapshot") == 0),
+             "--checkpoint=%s: expected none or %s for --impl %s", checkpoint, one ? "windows or snapshot" : "mpiio",
+             impl);
     const int checkpointing = strcmp(checkpoint, "none") != 0;
+    const int snapshot = strcmp(checkpoint, "snapshot") == 0;
     const char* corpus_path = sw_opt(argc, argv, "--corpus", NULL);
     SW_CHECK(corpus_path, "--corpus FILE is required (make one with --generate FILE)");
     const int fd = open(corpus_path, O_RDONLY | O_CLOEXEC);
@@ -273,6 +314,18 @@ int main(int argc, char** argv) {
         MPI_Barrier(MPI_COMM_WORLD);
         SW_MPI(MPI_Win_lock_all(0, s.win));
     }
+    /* --checkpoint snapshot: two slots of the table's size, written back behind the map phases. */
+    MPI_Win ckpt_win = MPI_WIN_NULL;
+    pair* ckpt_slots = NULL;
+    const size_t table_bytes = (s.slots + 1) * sizeof(pair);
+    writer behind = {0};
+    if (snapshot) {
+        sw_config slots = config;
+        slots.variant = "storage";
+        ckpt_slots = sw_win_allocate(&slots, "mr-snapshot-%r.dat", 1, 2 * table_bytes, 1, &ckpt_win);
+        SW_MPI(MPI_Win_lock_all(0, ckpt_win));
+        behind.win = ckpt_win;
+    }
     MPI_File ckpt = MPI_FILE_NULL;
     if (!one && checkpointing) {
         char path[4096];
@@ -284,6 +337,7 @@ int main(int argc, char** argv) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     double checkpoint_seconds = 0;
+    double ckpt_phase[3] = {0, 0, 0}; /* 1s: first barrier, MPI_Win_sync, second barrier; 2s: -, write, sync */
     uint64_t words = 0;
     pair_list emitted = {0};
     MPI_Offset ckpt_at = 0;
@@ -312,23 +366,57 @@ int main(int argc, char** argv) {
         }
         if (!checkpointing) continue;
         const double ckpt_start = MPI_Wtime();
-        if (one) {
+        if (snapshot) {
             MPI_Barrier(MPI_COMM_WORLD); /* every accumulate of this round has landed */
+            const double synced = MPI_Wtime();
+            ckpt_phase[0] += synced - ckpt_start;
+            /* The previous snapshot was made durable behind the map phase; once every rank has
+             * joined its writer, the barrier below declares that checkpoint complete. */
+            join_writer(&behind);
+            /* MPICH's unified model: after the origins' flushes and the barrier, the table holds
+             * every update of the round; the fence orders our reads after the barrier. */
+            __atomic_thread_fence(__ATOMIC_SEQ_CST);
+            s.table[0].key = round + 1;
+            memcpy((char*)ckpt_slots + (round % 2) * table_bytes, s.table, table_bytes);
+            ckpt_phase[1] += MPI_Wtime() - synced;
+            const double released = MPI_Wtime();
+            MPI_Barrier(MPI_COMM_WORLD); /* every snapshot is taken before any table changes */
+            ckpt_phase[2] += MPI_Wtime() - released;
+            start_writer(&behind);
+        } else if (one) {
+            MPI_Barrier(MPI_COMM_WORLD); /* every accumulate of this round has landed */
+            const double synced = MPI_Wtime();
+            ckpt_phase[0] += synced - ckpt_start;
             s.table[0].key = round + 1;
             SW_MPI(MPI_Win_sync(s.win));
+            ckpt_phase[1] += MPI_Wtime() - synced;
+            const double released = MPI_Wtime();
             MPI_Barrier(MPI_COMM_WORLD); /* nobody changes a table before all are durable */
+            ckpt_phase[2] += MPI_Wtime() - released;
         } else {
             const long long mine = (long long)((emitted.count - emitted_before) * sizeof(pair));
             long long before = 0, total = 0;
             MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
             MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
             if (sw_rank() == 0) before = 0;
+            const double written = MPI_Wtime();
             SW_MPI(MPI_File_write_at_all(ckpt, ckpt_at + before, emitted.pairs + emitted_before, (int)mine, MPI_BYTE,
                                          MPI_STATUS_IGNORE));
+            const double synced = MPI_Wtime();
+            ckpt_phase[1] += synced - written;
             SW_MPI(MPI_File_sync(ckpt));
+            ckpt_phase[2] += MPI_Wtime() - synced;
             ckpt_at += total;
         }
         checkpoint_seconds += MPI_Wtime() - ckpt_start;
+    }
+
+    if (snapshot) { /* the last checkpoint: durable on every rank, then declared complete */
+        const double ckpt_start = MPI_Wtime();
+        join_writer(&behind);
+        MPI_Barrier(MPI_COMM_WORLD);
+        checkpoint_seconds += MPI_Wtime() - ckpt_start;
+        ckpt_phase[1] += MPI_Wtime() - ckpt_start;
     }
 
     /* Reduce: 1s has reduced already; 2s shuffles its pairs to their owners. */
@@ -379,17 +467,24 @@ int main(int argc, char** argv) {
     MPI_Allreduce(local, global, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     SW_CHECK(global[0] == global[1], "the counts add up to %" PRIu64 ", but %" PRIu64 " words were read", global[1],
              global[0]);
-    double worst_checkpoint = 0;
+    double worst_checkpoint = 0, worst_phase[3];
     MPI_Allreduce(&checkpoint_seconds, &worst_checkpoint, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(ckpt_phase, worst_phase, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     sw_emit(argc, argv,
             "\"app\":\"mapreduce\",\"impl\":\"%s\",\"checkpoint\":\"%s\",\"combine\":%s,\"repeat\":%ld,\"ranks\":%d,"
             "\"corpus_bytes\":%zu,\"task_bytes\":%zu,\"tasks\":%zu,\"checkpoints\":%zu,\"words\":%" PRIu64
             ",\"distinct\":%" PRIu64 ",\"checksum\":\"%016" PRIx64
-            "\",\"seconds\":%.6f,\"checkpoint_seconds\":%.6f,\"verified\":true",
+            "\",\"seconds\":%.6f,\"checkpoint_seconds\":%.6f,\"checkpoint_phases\":{\"enter\":%.6f,\"write\":%.6f,"
+            "\"leave\":%.6f},\"verified\":true",
             impl, checkpoint, combine_2s ? "true" : "false", sw_opt_long(argc, argv, "--repeat", 0), sw_size(), corpus,
-            task_size, tasks, checkpointing ? rounds : 0, global[0], global[2], global[3], seconds, worst_checkpoint);
+            task_size, tasks, checkpointing ? rounds : 0, global[0], global[2], global[3], seconds, worst_checkpoint,
+            worst_phase[0], worst_phase[1], worst_phase[2]);
 
     if (ckpt != MPI_FILE_NULL) SW_MPI(MPI_File_close(&ckpt));
+    if (snapshot) {
+        SW_MPI(MPI_Win_unlock_all(ckpt_win));
+        SW_MPI(MPI_Win_free(&ckpt_win));
+    }
     if (one) {
         SW_MPI(MPI_Win_free(&s.win));
         free(s.where.slots);

@@ -43,9 +43,10 @@
 #define STRATA_MPI_STORAGE "storage"
 
 /* Path of the file or block device; required with alloc_type=storage.
- * %r = rank in MPI_COMM_WORLD, %w = index of the window within the process
- * among those given storage hints (every window under STRATA_MPI_WINDOW_HINTS;
- * MPI_Alloc_mem allocations are counted apart), %j = job id (STRATA_JOB_ID, SLURM_JOB_ID, PBS_JOBID,
+ * %r = rank in MPI_COMM_WORLD, %w = index of the window or allocation within
+ * the process among those given storage hints (one counter for
+ * MPI_Win_allocate, MPI_Win_allocate_shared and MPI_Alloc_mem), %k = the
+ * routine that made it ("win", "shm" or "mem"), %j = job id (STRATA_JOB_ID, SLURM_JOB_ID, PBS_JOBID,
  * LSB_JOBID, FLUX_JOB_ID, COBALT_JOBID, JOB_ID; else the pid of rank 0 of the
  * window's communicator), %% = '%'. A file is created if absent and its space
  * is reserved at once (no SIGBUS on a full disk later). An existing file is
@@ -118,12 +119,20 @@
 
 /* --- Environment ----------------------------------------------------------- */
 
-/* Default hints for windows allocated without any alloc_type or
- * storage_alloc_* key, e.g.
- *   STRATA_MPI_WINDOW_HINTS="alloc_type=storage,storage_alloc_filename=/data/win-%r-%w.dat"
- * Entries are key=value separated by commas (values cannot contain commas).
- * Read once, at the first window. Not applied to MPI_Alloc_mem. */
+/* Default hints for windows and MPI_Alloc_mem allocations made without any
+ * alloc_type or storage_alloc_* key, e.g.
+ *   STRATA_MPI_WINDOW_HINTS="alloc_type=storage,storage_alloc_filename=/data/%k-%r-%w.dat"
+ * Entries are key=value separated by commas (values cannot contain commas);
+ * a key this library does not read is an error (MPI_ERR_INFO_VALUE naming it
+ * and the known keys). Read once, at the first call in scope. MPI_Win_create
+ * over a storage MPI_Alloc_mem allocation is a storage window. A
+ * storage_alloc_factor below 1 puts shared windows wholly on storage (said
+ * once on stderr). STRATA_LOG=info prints where each window's bytes went. */
 #define STRATA_MPI_WINDOW_HINTS_ENV "STRATA_MPI_WINDOW_HINTS"
+/* Which routines the defaults apply to: a comma list of win_allocate,
+ * win_allocate_shared, alloc_mem, alloc_mem>=SIZE (K, M, G suffixes), all,
+ * none. Default all. */
+#define STRATA_MPI_WINDOW_HINTS_SCOPE_ENV "STRATA_MPI_WINDOW_HINTS_SCOPE"
 /* Period of the background write-back of storage_alloc_sync=async, in
  * milliseconds (default 1000). */
 #define STRATA_MPI_FLUSH_INTERVAL_ENV "STRATA_MPI_FLUSH_INTERVAL_MS"

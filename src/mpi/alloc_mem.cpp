@@ -29,9 +29,14 @@ int window_rank(MPI_Win win) {
 }
 
 int allocate_memory(MPI_Aint size, MPI_Info info, void* baseptr) {
-    HintRequest request = allocation_hints(info);
+    HintRequest request = request_hints(Routine::alloc_mem, info, size > 0 ? static_cast<std::size_t>(size) : 0);
     if (!request.applies) {
-        return PMPI_Alloc_mem(size, info, baseptr);
+        const int rc = PMPI_Alloc_mem(size, info, baseptr);
+        if (rc == MPI_SUCCESS && size > 0) {
+            report_placement(alloc_routine, comm_rank(MPI_COMM_WORLD), "allocation", static_cast<std::size_t>(size),
+                             nullptr, "no storage hints, or outside STRATA_MPI_WINDOW_HINTS_SCOPE");
+        }
+        return rc;
     }
     const int rank = comm_rank(MPI_COMM_WORLD);
     WindowHints hints;
@@ -45,8 +50,9 @@ int allocate_memory(MPI_Aint size, MPI_Info info, void* baseptr) {
     if (!hints.storage || size == 0) {
         return PMPI_Alloc_mem(size, info, baseptr);  // memory, or nothing to place on storage
     }
-    auto path = file_name(alloc_routine, rank, hints, rank, Registry::instance().next_allocation_index(),
-                          job_id(static_cast<int>(::getpid())));
+    const unsigned index = Registry::instance().next_index();
+    auto path = file_name(alloc_routine, rank, hints, rank, index, job_id(static_cast<int>(::getpid())),
+                          kind_name(Routine::alloc_mem));
     if (!path) {
         return raise_on_comm(MPI_COMM_WORLD, path.error());
     }
@@ -55,10 +61,13 @@ int allocate_memory(MPI_Aint size, MPI_Info info, void* baseptr) {
     if (!part) {
         return raise_on_comm(MPI_COMM_WORLD, region_failure(alloc_routine, rank, part.error()));
     }
-    auto allocation = std::make_shared<Allocation>(Allocation{.part = *part, .rank = rank});
+    auto allocation = std::make_shared<Allocation>(
+        Allocation{.part = *part, .rank = rank, .index = index, .reported = report(hints, *path, part->get())});
     if (hints.sync == SyncMode::async) {
         flush_in_background(*part);
     }
+    report_placement(alloc_routine, rank, "allocation " + std::to_string(index), static_cast<std::size_t>(size),
+                     part->get(), hints_source(request.from_environment));
     Registry::instance().add_allocation((*part)->data(), std::move(allocation));
     *static_cast<void**>(baseptr) = (*part)->data();
     return MPI_SUCCESS;

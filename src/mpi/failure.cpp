@@ -95,6 +95,18 @@ int code_for_handler(MPI_Errhandler handler, int code, const Failure& failure) {
     return failure.error_class;
 }
 
+/// A fatal rank that is not the printer: the printer prints the agreed
+/// message and aborts the job, which ends this process too. Aborting here
+/// as well could end the job before the printer's message is out. Should
+/// the abort not come (an MPI whose abort spares other ranks), fall through
+/// to this rank's own handler after a while rather than hang.
+void wait_for_abort(int printer) {
+    detail::log().debug("rank {} prints the error and aborts the job", printer);
+    for (int i = 0; i < 300; ++i) {
+        ::usleep(100'000);
+    }
+}
+
 /// The agreement itself failed: MPI has already called the error handler,
 /// so this only carries the class back to the caller.
 Failure collective_failure(int rc, int rank, std::string_view call) {
@@ -184,16 +196,24 @@ Failure region_failure(const char* routine, int rank, const Error& error) {
 
 std::optional<Failure> agree(MPI_Comm comm, const std::optional<Failure>& mine, std::span<int> min_values) {
     const int rank = comm_rank(comm);
+    MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
+    PMPI_Comm_get_errhandler(comm, &handler);
+    const bool fatal = is_fatal(handler);
+    if (handler != MPI_ERRHANDLER_NULL) {
+        PMPI_Errhandler_free(&handler);
+    }
     std::vector<int> values;
-    values.reserve(min_values.size() + 1);
+    values.reserve(min_values.size() + 2);
     values.push_back(mine ? rank : INT_MAX);
+    values.push_back(fatal ? rank : INT_MAX);
     values.insert(values.end(), min_values.begin(), min_values.end());
     if (int rc = PMPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT, MPI_MIN, comm);
         rc != MPI_SUCCESS) {
         return collective_failure(rc, rank, "MPI_Allreduce");
     }
-    std::ranges::copy(values.begin() + 1, values.end(), min_values.begin());
+    std::ranges::copy(values.begin() + 2, values.end(), min_values.begin());
     const int failing = values.front();
+    const int printer = values[1] == INT_MAX ? -1 : values[1];
     if (failing == INT_MAX) {
         return std::nullopt;
     }
@@ -211,7 +231,7 @@ std::optional<Failure> agree(MPI_Comm comm, const std::optional<Failure>& mine, 
         return collective_failure(rc, rank, "MPI_Bcast");
     }
     wire.message.back() = '\0';
-    return Failure{wire.error_class, std::string(wire.message.data())};
+    return Failure{wire.error_class, std::string(wire.message.data()), printer};
 }
 
 int raise_on_comm(MPI_Comm comm, const Failure& failure) {
@@ -219,6 +239,14 @@ int raise_on_comm(MPI_Comm comm, const Failure& failure) {
     MPI_Errhandler handler = MPI_ERRHANDLER_NULL;
     PMPI_Comm_get_errhandler(comm, &handler);
     detail::log().debug("{}", failure.message);
+    if (failure.printer >= 0) {
+        // Every rank has undone its setup (callers abandon before raising):
+        // only now may the printer end the job.
+        PMPI_Barrier(comm);
+        if (is_fatal(handler) && comm_rank(comm) != failure.printer) {
+            wait_for_abort(failure.printer);
+        }
+    }
     PMPI_Comm_call_errhandler(comm, code_for_handler(handler, code, failure));
     if (handler != MPI_ERRHANDLER_NULL) {
         PMPI_Errhandler_free(&handler);

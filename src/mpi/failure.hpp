@@ -21,6 +21,10 @@ namespace strata::mpi {
 struct Failure {
     int error_class = MPI_ERR_OTHER;
     std::string message;
+    /// For a failure agreed on by agree(): the lowest rank whose error
+    /// handler is fatal, which alone prints the message and aborts the job
+    /// (-1: no rank's handler is fatal, or the failure is local).
+    int printer = -1;
 };
 
 /// A rejected hint: class MPI_ERR_INFO_VALUE.
@@ -37,12 +41,17 @@ int error_class_of(const Error& error) noexcept;
 
 /// Collective over `comm`: every rank passes its own outcome; every rank gets
 /// the failure of the lowest failing rank (class and message broadcast from
-/// it), or nullopt if all succeeded. `min_values` are reduced with MPI_MIN in
+/// it), or nullopt if all succeeded. The same reduction finds the rank that
+/// will print the message if the communicator's error handler is fatal. `min_values` are reduced with MPI_MIN in
 /// the same call, so callers can agree on more than success for free.
 std::optional<Failure> agree(MPI_Comm comm, const std::optional<Failure>& mine, std::span<int> min_values = {});
 
 /// Makes an MPI error code of the failure's class carrying its message,
-/// calls the communicator's error handler and returns the code.
+/// calls the communicator's error handler and returns the code. An agreed
+/// failure (printer >= 0) is raised collectively: after a barrier (every
+/// rank has undone its setup by then), the printer alone prints the message
+/// and aborts the job; the other fatal ranks wait for that abort instead of
+/// racing it (their own abort could end the job before the message is out).
 int raise_on_comm(MPI_Comm comm, const Failure& failure);
 /// The same for a window's error handler.
 int raise_on_win(MPI_Win win, const Failure& failure);

@@ -1,7 +1,9 @@
 #include "mpi/hint_source.hpp"
 
 #include <array>
+#include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <vector>
 
 namespace strata::mpi {
@@ -49,10 +51,92 @@ bool names_storage(const HintMap& hints) {
     return false;
 }
 
+/// STRATA_MPI_WINDOW_HINTS_SCOPE: which routines the defaults apply to.
+struct Scope {
+    bool win_allocate = true;
+    bool win_allocate_shared = true;
+    bool alloc_mem = true;
+    std::size_t alloc_mem_min = 0;  ///< alloc_mem>=SIZE: smaller allocations stay in memory
+};
+
+constexpr std::string_view scope_variable = "STRATA_MPI_WINDOW_HINTS_SCOPE";
+constexpr std::string_view scope_entries =
+    "expected a comma list of win_allocate, win_allocate_shared, alloc_mem, alloc_mem>=SIZE "
+    "(SIZE in bytes, or with a K, M or G suffix), all or none";
+
+std::optional<std::size_t> parse_size(std::string_view text) {
+    std::size_t multiplier = 1;
+    if (!text.empty()) {
+        switch (text.back()) {
+            case 'k':
+            case 'K': multiplier = std::size_t{1} << 10; break;
+            case 'm':
+            case 'M': multiplier = std::size_t{1} << 20; break;
+            case 'g':
+            case 'G': multiplier = std::size_t{1} << 30; break;
+            default: break;
+        }
+        if (multiplier != 1) {
+            text.remove_suffix(1);
+        }
+    }
+    std::size_t value = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size() ||
+        value > std::numeric_limits<std::size_t>::max() / multiplier) {
+        return std::nullopt;
+    }
+    return value * multiplier;
+}
+
+std::expected<Scope, HintError> parse_scope(std::string_view text) {
+    Scope scope{.win_allocate = false, .win_allocate_shared = false, .alloc_mem = false};
+    std::string_view rest = text;
+    while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        while (!item.empty() && item.front() == ' ') {
+            item.remove_prefix(1);
+        }
+        while (!item.empty() && item.back() == ' ') {
+            item.remove_suffix(1);
+        }
+        if (item.empty() || item == "none") {
+            continue;
+        }
+        if (item == "all") {
+            scope.win_allocate = scope.win_allocate_shared = scope.alloc_mem = true;
+        } else if (item == "win_allocate") {
+            scope.win_allocate = true;
+        } else if (item == "win_allocate_shared") {
+            scope.win_allocate_shared = true;
+        } else if (item == "alloc_mem") {
+            scope.alloc_mem = true;
+        } else if (item.starts_with("alloc_mem>=")) {
+            auto size = parse_size(item.substr(11));
+            if (!size) {
+                return std::unexpected(
+                    HintError{std::string(scope_variable), std::string(text),
+                              "'" + std::string(item) + "': not a size (" + std::string(scope_entries) + ")"});
+            }
+            scope.alloc_mem = true;
+            scope.alloc_mem_min = *size;
+        } else {
+            return std::unexpected(
+                HintError{std::string(scope_variable), std::string(text),
+                          "unknown entry '" + std::string(item) + "' (" + std::string(scope_entries) + ")"});
+        }
+    }
+    return scope;
+}
+
 struct EnvironmentDefaults {
     bool set = false;
     HintMap hints;
-    std::optional<HintError> error;
+    Scope scope;
+    std::optional<HintError> error;        ///< malformed STRATA_MPI_WINDOW_HINTS: fails the routines in scope
+    std::optional<HintError> scope_error;  ///< malformed scope: fails every routine that could use the defaults
 };
 
 const EnvironmentDefaults& environment_defaults() {
@@ -65,40 +149,72 @@ const EnvironmentDefaults& environment_defaults() {
             return d;
         }
         d.set = true;
-        if (auto parsed = parse_hint_list(text, "STRATA_MPI_WINDOW_HINTS"); parsed) {
+        if (auto parsed = parse_hint_list(text, "STRATA_MPI_WINDOW_HINTS", true); parsed) {
             d.hints = std::move(*parsed);
         } else {
             d.error = parsed.error();
+        }
+        if (const char* scope = std::getenv(scope_variable.data()); scope != nullptr) {
+            if (auto parsed = parse_scope(scope); parsed) {
+                d.scope = *parsed;
+            } else {
+                d.scope_error = parsed.error();
+            }
         }
         return d;
     }();
     return defaults;
 }
 
+bool in_scope(const EnvironmentDefaults& defaults, Routine routine, std::size_t size) {
+    if (defaults.scope_error) {
+        return true;  // the first routine that could use the defaults reports the error
+    }
+    switch (routine) {
+        case Routine::win_allocate: return defaults.scope.win_allocate;
+        case Routine::win_allocate_shared: return defaults.scope.win_allocate_shared;
+        case Routine::alloc_mem: return defaults.scope.alloc_mem && size >= defaults.scope.alloc_mem_min;
+    }
+    return false;
+}
+
 }  // namespace
 
-HintRequest window_hints(MPI_Info info) {
+std::string_view scope_name(Routine routine) noexcept {
+    switch (routine) {
+        case Routine::win_allocate: return "win_allocate";
+        case Routine::win_allocate_shared: return "win_allocate_shared";
+        case Routine::alloc_mem: return "alloc_mem";
+    }
+    return "unknown";
+}
+
+std::string_view kind_name(Routine routine) noexcept {
+    switch (routine) {
+        case Routine::win_allocate: return "win";
+        case Routine::win_allocate_shared: return "shm";
+        case Routine::alloc_mem: return "mem";
+    }
+    return "unknown";
+}
+
+HintRequest request_hints(Routine routine, MPI_Info info, std::size_t size) {
     HintMap given = read_info(info);
     if (names_storage(given)) {
-        return {.applies = true, .hints = std::move(given), .error = std::nullopt};
+        return {.applies = true, .from_environment = false, .hints = std::move(given), .error = std::nullopt};
     }
     const auto& defaults = environment_defaults();
-    if (!defaults.set) {
+    if (!defaults.set || !in_scope(defaults, routine, size)) {
         return {};
     }
-    HintRequest request{.applies = true, .hints = defaults.hints, .error = defaults.error};
+    HintRequest request{.applies = true,
+                        .from_environment = true,
+                        .hints = defaults.hints,
+                        .error = defaults.scope_error ? defaults.scope_error : defaults.error};
     for (auto& [key, value] : given) {
         request.hints.insert_or_assign(key, std::move(value));
     }
     return request;
-}
-
-HintRequest allocation_hints(MPI_Info info) {
-    HintMap given = read_info(info);
-    if (!names_storage(given)) {
-        return {};
-    }
-    return {.applies = true, .hints = std::move(given), .error = std::nullopt};
 }
 
 const std::string& job_id_from_environment() {

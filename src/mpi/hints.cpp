@@ -86,22 +86,34 @@ std::expected<std::uint64_t, HintError> parse_unsigned(std::string_view key, std
 }
 
 /// MPI-IO access_style is a comma-separated list; madvise takes one advice,
-/// so the first entry is applied and the others are only validated.
-std::expected<Advice, HintError> parse_access_style(std::string_view value) {
+/// so the first entry gives the kernel advice, and every entry is recorded in
+/// `styles` for access_plan().
+std::expected<Advice, HintError> parse_access_style(std::string_view value, unsigned& styles) {
     std::optional<Advice> first;
     std::string_view rest = value;
+    styles = 0;
     while (true) {
         const auto comma = rest.find(',');
         const std::string_view item = trim(rest.substr(0, comma));
         std::optional<Advice> advice;
-        if (auto region_name = parse_advice(item); region_name) {
-            advice = *region_name;
-        } else if (item == "read_once") {
-            advice = Advice::sequential;  // read once in order: read-ahead, then drop
+        if (item == "read_once") {
+            advice = Advice::sequential;  // read once in order: large-folio read-ahead
+            styles |= access::read_once;
         } else if (item == "write_once") {
-            advice = Advice::write_mostly;  // overwritten pages need no read-ahead
+            // Written once, in full: large folios make write faults cheap, and
+            // folio-granular dirty tracking writes nothing the program did not.
+            advice = Advice::sequential;
+            styles |= access::write_once;
         } else if (item == "reverse_sequential") {
             advice = Advice::random;  // forward read-ahead would fetch the wrong pages
+            styles |= access::reverse_sequential;
+        } else if (auto region_name = parse_advice(item); region_name) {
+            advice = *region_name;
+            styles |= *region_name == Advice::sequential     ? access::sequential
+                      : *region_name == Advice::random       ? access::random
+                      : *region_name == Advice::read_mostly  ? access::read_mostly
+                      : *region_name == Advice::write_mostly ? access::write_mostly
+                                                             : access::normal;
         } else {
             return reject("access_style", value,
                           "unknown access style '" + std::string(item) +
@@ -202,6 +214,21 @@ std::string_view to_string(SyncMode mode) noexcept {
     return "unknown";
 }
 
+AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept {
+    AccessPlan plan;
+    // read_mostly: the region's MADV_WILLNEED reads only one read-ahead
+    // window; prefetch reads all of it and keeps page-granular faults.
+    plan.advice = first == Advice::read_mostly ? std::nullopt : first;
+    const unsigned writes = access::write_once | access::write_mostly | access::random | access::reverse_sequential;
+    // No hint: a window over data already in the file is most likely a
+    // restart, and page-at-a-time faults read it at a few MB/s; fetching it
+    // first costs one pass of read-ahead. Sequential and read_once windows
+    // have large-folio read-ahead on their faults, which is faster still.
+    plan.prefetch = (styles == 0 || (styles & access::read_mostly) != 0) && (styles & writes) == 0;
+    plan.populate = (styles & access::write_once) != 0;
+    return plan;
+}
+
 Factor WindowHints::memory_factor() const {
     return factor_auto ? Factor::automatic() : Factor::fixed(1.0 - storage_fraction);
 }
@@ -243,7 +270,7 @@ std::expected<WindowHints, HintError> parse_hints(const HintMap& hints) {
         return std::unexpected(ok.error());
     }
     if (const auto it = hints.find("access_style"); it != hints.end()) {
-        auto advice = parse_access_style(it->second);
+        auto advice = parse_access_style(it->second, out.access_styles);
         if (!advice) {
             return std::unexpected(advice.error());
         }
@@ -272,7 +299,16 @@ std::expected<WindowHints, HintError> parse_hints(const HintMap& hints) {
     return out;
 }
 
-std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source) {
+std::string known_keys_list() {
+    std::string out;
+    for (const auto key : known_keys) {
+        out += out.empty() ? "" : ", ";
+        out += key;
+    }
+    return out;
+}
+
+std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source, bool known_only) {
     HintMap out;
     while (!text.empty()) {
         const auto comma = text.find(',');
@@ -285,13 +321,17 @@ std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::st
         if (equals == std::string_view::npos || trim(item.substr(0, equals)).empty()) {
             return reject(source, item, "expected key=value entries separated by commas");
         }
-        out.insert_or_assign(std::string(trim(item.substr(0, equals))), std::string(trim(item.substr(equals + 1))));
+        const std::string key(trim(item.substr(0, equals)));
+        if (known_only && !is_known_key(key)) {
+            return reject(source, item, "unknown key '" + key + "' (known keys: " + known_keys_list() + ")");
+        }
+        out.insert_or_assign(key, std::string(trim(item.substr(equals + 1))));
     }
     return out;
 }
 
 std::expected<std::string, HintError> expand_filename(std::string_view tmpl, int rank, unsigned index,
-                                                      std::string_view job) {
+                                                      std::string_view job, std::string_view kind) {
     std::string out;
     for (std::size_t i = 0; i < tmpl.size(); ++i) {
         if (tmpl[i] != '%') {
@@ -304,11 +344,12 @@ std::expected<std::string, HintError> expand_filename(std::string_view tmpl, int
             case 'r': out += std::to_string(rank); break;
             case 'w': out += std::to_string(index); break;
             case 'j': out += job; break;
+            case 'k': out += kind; break;
             case '%': out += '%'; break;
             default:
                 return reject("storage_alloc_filename", tmpl,
                               "unknown placeholder '%" + std::string(what == '\0' ? "" : std::string(1, what)) +
-                                  "' (expected %r, %w, %j or %%)");
+                                  "' (expected %r, %w, %k, %j or %%)");
         }
     }
     return out;

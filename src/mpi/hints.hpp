@@ -37,6 +37,38 @@ enum class SyncMode {
 
 std::string_view to_string(SyncMode mode) noexcept;
 
+/// The entries of an access_style list, as bits (AccessStyle::...).
+namespace access {
+inline constexpr unsigned read_once = 1U << 0;
+inline constexpr unsigned write_once = 1U << 1;
+inline constexpr unsigned read_mostly = 1U << 2;
+inline constexpr unsigned write_mostly = 1U << 3;
+inline constexpr unsigned sequential = 1U << 4;
+inline constexpr unsigned reverse_sequential = 1U << 5;
+inline constexpr unsigned random = 1U << 6;
+inline constexpr unsigned normal = 1U << 7;
+}  // namespace access
+
+/// How a storage part is mapped and filled, from access_style (the table in
+/// docs/mpi-storage-windows.md, "Access styles"):
+///   advice    the kernel advice of the whole storage part (first entry;
+///             none: the region's page-granular MADV_RANDOM)
+///   prefetch  read the data the file already holds for the window into the
+///             page cache at creation, in read-ahead-sized MADV_WILLNEED steps
+///             (small folios: dirty tracking stays at page size), at most half
+///             the memory budget
+///   populate  write_once: prepare every page for writing at creation
+///             (MADV_POPULATE_WRITE), one system call instead of a fault per
+///             folio while the program writes; every page is then dirty
+struct AccessPlan {
+    std::optional<Advice> advice;
+    bool prefetch = false;
+    bool populate = false;
+};
+
+/// The plan for an access_style bit set whose first entry maps to `first`.
+AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept;
+
 /// The hints of one window or allocation, validated.
 struct WindowHints {
     bool storage = false;           ///< alloc_type=storage
@@ -49,7 +81,8 @@ struct WindowHints {
     bool unlink = false;
     bool discard = false;
     bool allow_other_owner = false;  ///< storage_alloc_allow_other_owner: reuse another user's file
-    std::optional<Advice> advice;    ///< from access_style
+    std::optional<Advice> advice;    ///< from the first access_style entry
+    unsigned access_styles = 0;      ///< every access_style entry (access::...)
     mode_t file_perm = 0600;
     std::optional<std::uint64_t> striping_factor;
     std::optional<std::uint64_t> striping_unit;
@@ -73,11 +106,18 @@ bool is_known_key(std::string_view key) noexcept;
 /// not use them.
 std::expected<WindowHints, HintError> parse_hints(const HintMap& hints);
 
-/// Parses STRATA_MPI_WINDOW_HINTS-style text: "key=value,key=value".
-std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source);
+/// The keys is_known_key accepts, comma-separated, for error messages.
+std::string known_keys_list();
 
-/// Expands %r (rank), %w (window index), %j (job id) and %% in a file name.
+/// Parses STRATA_MPI_WINDOW_HINTS-style text: "key=value,key=value". With
+/// `known_only`, a key this library does not read is an error naming it and
+/// the known keys (strata's own variable, unlike an MPI_Info, is checked).
+std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source,
+                                                  bool known_only = false);
+
+/// Expands %r (rank), %w (index of the storage allocation within the
+/// process), %k (which routine made it: `kind`), %j (job id) and %% in a file name.
 std::expected<std::string, HintError> expand_filename(std::string_view tmpl, int rank, unsigned index,
-                                                      std::string_view job);
+                                                      std::string_view job, std::string_view kind = "win");
 
 }  // namespace strata::mpi

@@ -69,7 +69,9 @@ std::shared_ptr<WindowRecord> make_record(int flavor, int rank);
 /// An MPI_Alloc_mem allocation on storage.
 struct Allocation {
     std::shared_ptr<StoragePart> part;
-    int rank = 0;  ///< in MPI_COMM_WORLD, for messages
+    int rank = 0;        ///< in MPI_COMM_WORLD, for messages
+    unsigned index = 0;  ///< %w
+    HintMap reported;    ///< what MPI_Win_get_info adds for a window made over it (MPI_Win_create)
 };
 
 class Registry {
@@ -95,9 +97,10 @@ public:
     /// One relaxed atomic load while no shared storage window exists.
     [[nodiscard]] MPI_Aint target_displacement(MPI_Win win, int target, MPI_Aint disp) const;
 
-    /// %w of the next window / allocation of this process.
-    unsigned next_window_index() noexcept { return window_index_.fetch_add(1, std::memory_order_relaxed); }
-    unsigned next_allocation_index() noexcept { return allocation_index_.fetch_add(1, std::memory_order_relaxed); }
+    /// %w of the next window or allocation given storage hints: one counter
+    /// for MPI_Win_allocate, MPI_Win_allocate_shared and MPI_Alloc_mem, so
+    /// that one file name template tells every allocation of a process apart.
+    unsigned next_index() noexcept { return index_.fetch_add(1, std::memory_order_relaxed); }
 
 private:
     Registry() = default;
@@ -107,8 +110,7 @@ private:
     std::atomic<std::size_t> translated_{0};
     std::unordered_map<MPI_Win, std::shared_ptr<WindowRecord>> windows_;
     std::map<const std::byte*, std::shared_ptr<Allocation>> allocations_;
-    std::atomic<unsigned> window_index_{0};
-    std::atomic<unsigned> allocation_index_{0};
+    std::atomic<unsigned> index_{0};
 };
 
 /// Background write-back for storage_alloc_sync=async. The thread runs only

@@ -42,12 +42,30 @@ std::string job_id(int fallback) {
 }
 
 std::expected<std::string, Failure> file_name(const char* routine, int rank, const WindowHints& hints, int world_rank,
-                                              unsigned index, const std::string& job) {
-    auto expanded = expand_filename(hints.filename_template, world_rank, index, job);
+                                              unsigned index, const std::string& job, std::string_view kind) {
+    auto expanded = expand_filename(hints.filename_template, world_rank, index, job, kind);
     if (!expanded) {
         return std::unexpected(hint_failure(routine, rank, expanded.error()));
     }
     return *expanded;
+}
+
+void report_placement(const char* routine, int rank, std::string_view what, std::size_t size, const StoragePart* part,
+                      std::string_view source) {
+    auto& log = detail::log();
+    if (!log.should_log(spdlog::level::info)) {
+        return;
+    }
+    if (part == nullptr || part->storage_bytes() == 0) {
+        log.info("{}: rank {}: {}: {} bytes in memory ({})", routine, rank, what, size, source);
+        return;
+    }
+    log.info("{}: rank {}: {}: {} bytes: {} in memory, {} on storage in {} ({})", routine, rank, what, size,
+             part->memory_bytes(), part->storage_bytes(), part->path().string(), source);
+}
+
+std::string_view hints_source(bool from_environment) noexcept {
+    return from_environment ? "hints from STRATA_MPI_WINDOW_HINTS" : "hints from the MPI_Info";
 }
 
 PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor memory_share) {
@@ -62,7 +80,10 @@ PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor mem
     spec.file.writeback = hints.discard ? Writeback::explicit_sync : Writeback::kernel;
     spec.memory_share = memory_share;
     spec.order = hints.order;
-    spec.advice = hints.advice;
+    const AccessPlan plan = access_plan(hints.access_styles, hints.advice);
+    spec.advice = plan.advice;
+    spec.prefetch = plan.prefetch;
+    spec.populate = plan.populate && !hints.discard;  // a private mapping would copy every page
     return spec;
 }
 

@@ -24,7 +24,17 @@ std::string job_id(int fallback);
 
 /// The file name of this rank: the template with %r %w %j expanded.
 std::expected<std::string, Failure> file_name(const char* routine, int rank, const WindowHints& hints, int world_rank,
-                                              unsigned index, const std::string& job);
+                                              unsigned index, const std::string& job, std::string_view kind);
+
+/// Says where a window's or allocation's bytes went, at log level info
+/// (STRATA_LOG=info or STRATA_VERBOSE=1): "<routine>: rank <r>: window 3:
+/// 1048576 bytes: 0 in memory, 1048576 on storage in <path> (hints from
+/// STRATA_MPI_WINDOW_HINTS)". `part` null: the bytes are MPI's memory, and
+/// `source` says why ("no storage hints", "alloc_type=memory").
+void report_placement(const char* routine, int rank, std::string_view what, std::size_t size, const StoragePart* part,
+                      std::string_view source);
+/// The source of a request's hints, for report_placement.
+std::string_view hints_source(bool from_environment) noexcept;
 
 PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor memory_share);
 ReleasePolicy release_policy(const WindowHints& hints);

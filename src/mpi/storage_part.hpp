@@ -24,7 +24,9 @@ struct PartSpec {
     StorageOptions file;  ///< path, offset, permissions, writeback
     Factor memory_share = Factor::fixed(0.0);
     Order order = Order::memory_first;
-    std::optional<Advice> advice;
+    std::optional<Advice> advice;  ///< kernel advice for the storage part
+    bool prefetch = false;         ///< read what the file already holds (AccessPlan)
+    bool populate = false;         ///< MADV_POPULATE_WRITE the storage part (AccessPlan)
 };
 
 /// What happens when the part is released.

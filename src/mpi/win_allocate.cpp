@@ -52,15 +52,26 @@ std::expected<Factor, Failure> automatic_share(const char* routine, MPI_Comm com
     return Factor::fixed(share);
 }
 
+/// The window MPI itself allocates; STRATA_LOG=info says so.
+int in_memory(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+              MPI_Win* win, bool large, std::string_view why) {
+    const int rc = large ? PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win)
+                         : PMPI_Win_allocate(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+    if (rc == MPI_SUCCESS && size > 0) {
+        report_placement(routine, comm_rank(comm), "window", static_cast<std::size_t>(size), nullptr, why);
+    }
+    return rc;
+}
+
 int allocate(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
              MPI_Win* win, bool large) {
-    HintRequest request = window_hints(info);
+    HintRequest request = request_hints(Routine::win_allocate, info);
     if (!request.applies) {
-        return large ? PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win)
-                     : PMPI_Win_allocate(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+        return in_memory(routine, size, disp_unit, info, comm, baseptr, win, large,
+                         "no storage hints, or outside STRATA_MPI_WINDOW_HINTS_SCOPE");
     }
     const int rank = comm_rank(comm);
-    const unsigned index = Registry::instance().next_window_index();
+    const unsigned index = Registry::instance().next_index();
     WindowHints hints;
     std::optional<Failure> failure = parse_request(routine, rank, request.hints, request.error, hints);
     if (!failure) {
@@ -75,8 +86,7 @@ int allocate(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
     const bool all_memory = agreed[0] == 1;
     const bool any_auto = agreed[1] == 0;
     if (all_memory) {
-        return large ? PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win)
-                     : PMPI_Win_allocate(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+        return in_memory(routine, size, disp_unit, info, comm, baseptr, win, large, "alloc_type=memory on every rank");
     }
 
     const auto bytes = static_cast<std::size_t>(size);
@@ -91,7 +101,8 @@ int allocate(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
     }
     std::string path;
     if (!failure && hints.storage) {
-        auto name = file_name(routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(agreed[2]));
+        auto name = file_name(routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(agreed[2]),
+                              kind_name(Routine::win_allocate));
         if (name) {
             path = std::move(*name);
         } else {
@@ -132,6 +143,8 @@ int allocate(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
             flush_in_background(part);
         }
     }
+    report_placement(routine, rank, "window " + std::to_string(index), bytes, part.get(),
+                     hints.storage ? hints_source(request.from_environment) : "alloc_type=memory");
     Registry::instance().add_window(*win, std::move(record));
     *static_cast<void**>(baseptr) = base;
     return MPI_SUCCESS;

@@ -10,9 +10,11 @@
 //
 // Not supported, as MPI_ERR_INFO_VALUE: storage_alloc_discard (it needs a
 // private mapping, but peers must see each other's stores) and a
-// storage_alloc_factor other than 1 (a memory part would be private to each
-// process).
+// storage_alloc_factor other than 1 in the MPI_Info (a memory part would be
+// private to each process). The same factor from STRATA_MPI_WINDOW_HINTS puts
+// the whole window on storage instead and says so once (whole_on_storage).
 #include <array>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <expected>
@@ -107,17 +109,57 @@ int fail(MPI_Comm comm, MPI_Win* win, const std::shared_ptr<StoragePart>& part, 
     return raise_on_comm(comm, failure);
 }
 
+/// The window MPI itself allocates; STRATA_LOG=info says so.
+int in_memory(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+              MPI_Win* win, bool large, std::string_view why) {
+    const int rc = large ? PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win)
+                         : PMPI_Win_allocate_shared(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+    if (rc == MPI_SUCCESS && size > 0) {
+        report_placement(routine, comm_rank(comm), "shared window", static_cast<std::size_t>(size), nullptr, why);
+    }
+    return rc;
+}
+
+/// A combined default (storage_alloc_factor < 1 or auto in
+/// STRATA_MPI_WINDOW_HINTS) cannot be honoured on a shared window: the
+/// memory part would be private to each process. An unmodified program
+/// cannot change its hints, so instead of failing its MPI_Win_allocate_shared
+/// the whole window goes to storage — the placement nearest to a combined
+/// window that every rank of the node can see: its pages live in the shared
+/// page cache while memory lasts and the kernel writes them back when it is
+/// short. Said once per process, by rank 0 of the window's communicator.
+void whole_on_storage(const char* routine, int rank, WindowHints& hints) {
+    if (!hints.factor_given || (!hints.factor_auto && hints.storage_fraction == 1.0)) {
+        return;
+    }
+    static std::atomic<bool> said{false};
+    if (rank == 0 && !said.exchange(true)) {
+        detail::log().warn(
+            "{}: STRATA_MPI_WINDOW_HINTS storage_alloc_factor={} does not apply to shared windows (a memory part "
+            "would be private to each process, invisible to the other ranks): the whole window is on storage, "
+            "in the shared page cache while memory lasts; set STRATA_MPI_WINDOW_HINTS_SCOPE to leave shared "
+            "windows in memory. Said once.",
+            routine, hints.given.at("storage_alloc_factor"));
+    }
+    hints.factor_given = false;
+    hints.factor_auto = false;
+    hints.storage_fraction = 1.0;
+}
+
 int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                     MPI_Win* win, bool large) {
-    HintRequest request = window_hints(info);
+    HintRequest request = request_hints(Routine::win_allocate_shared, info);
     if (!request.applies) {
-        return large ? PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win)
-                     : PMPI_Win_allocate_shared(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+        return in_memory(routine, size, disp_unit, info, comm, baseptr, win, large,
+                         "no storage hints, or outside STRATA_MPI_WINDOW_HINTS_SCOPE");
     }
     const int rank = comm_rank(comm);
-    const unsigned index = Registry::instance().next_window_index();
+    const unsigned index = Registry::instance().next_index();
     WindowHints hints;
     std::optional<Failure> failure = parse_request(routine, rank, request.hints, request.error, hints);
+    if (!failure && hints.storage && request.from_environment) {
+        whole_on_storage(routine, rank, hints);
+    }
     if (!failure) {
         failure = check_arguments(routine, rank, size, disp_unit);
     }
@@ -133,8 +175,7 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
         return fail(comm, win, nullptr, *failed);
     }
     if (agreed[0] == 1) {  // every rank asked for memory
-        return large ? PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win)
-                     : PMPI_Win_allocate_shared(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
+        return in_memory(routine, size, disp_unit, info, comm, baseptr, win, large, "alloc_type=memory");
     }
     if (agreed[1] == 0) {  // mixed: the lowest memory rank names itself in the error
         std::optional<Failure> mixed;
@@ -157,7 +198,8 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
     std::shared_ptr<StoragePart> part;
     std::size_t total = 0;
     if (rank == 0) {
-        auto name = file_name(routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(agreed[2]));
+        auto name = file_name(routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(agreed[2]),
+                              kind_name(Routine::win_allocate_shared));
         auto planned = layout(routine, rank, sizes_and_units, hints.shared_noncontig, total);
         if (!planned) {
             failure = planned.error();
@@ -235,6 +277,11 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
     }
     if (part && hints.sync == SyncMode::async) {
         flush_in_background(part);
+    }
+    if (detail::log().should_log(spdlog::level::info)) {
+        detail::log().info(
+            "{}: rank {}: shared window {}: {} bytes: 0 in memory, {} on storage at offset {} of {} ({})", routine,
+            rank, index, size, size, me.offset, path, hints_source(request.from_environment));
     }
     Registry::instance().add_window(*win, std::move(record));
     *static_cast<void**>(baseptr) = base;

@@ -21,7 +21,7 @@ int get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
     const bool predefined = keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE ||
                             keyval == MPI_WIN_DISP_UNIT;
     const auto record = predefined ? Registry::instance().find_window(win) : nullptr;
-    if (!record || record->flavor == MPI_WIN_FLAVOR_DYNAMIC) {
+    if (!record || (record->flavor != MPI_WIN_FLAVOR_ALLOCATE && record->flavor != MPI_WIN_FLAVOR_SHARED)) {
         return PMPI_Win_get_attr(win, keyval, attribute_val, flag);
     }
     auto* out = static_cast<void**>(attribute_val);

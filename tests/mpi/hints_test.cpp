@@ -62,7 +62,8 @@ TEST(MpiHints, every_value_is_parsed) {
     EXPECT_EQ(sut->order, Order::storage_first);
     EXPECT_TRUE(sut->unlink);
     EXPECT_EQ(sut->sync, SyncMode::on_free);
-    EXPECT_EQ(sut->advice, Advice::write_mostly);
+    EXPECT_EQ(sut->advice, Advice::sequential);  // write_once, the first entry
+    EXPECT_EQ(sut->access_styles, access::write_once | access::read_mostly);
     EXPECT_EQ(sut->file_perm, 0644U);
     EXPECT_EQ(sut->striping_factor, 4U);
     EXPECT_TRUE(sut->shared_noncontig);
@@ -98,10 +99,10 @@ TEST(MpiHints, discard_cannot_be_flushed_in_the_background) {
               "storage_alloc_sync");
 }
 
-TEST(MpiHints, filenames_expand_rank_window_job_and_percent) {
-    auto sut = expand_filename("/d/%j/w-%r-%w-100%%.dat", 3, 7, "job9");
+TEST(MpiHints, filenames_expand_rank_window_kind_job_and_percent) {
+    auto sut = expand_filename("/d/%j/w-%r-%w-%k-100%%.dat", 3, 7, "job9", "mem");
     ASSERT_TRUE(sut);
-    EXPECT_EQ(*sut, "/d/job9/w-3-7-100%.dat");
+    EXPECT_EQ(*sut, "/d/job9/w-3-7-mem-100%.dat");
     EXPECT_FALSE(expand_filename("/d/w-%x", 0, 0, "j"));
     EXPECT_FALSE(expand_filename("/d/w-%", 0, 0, "j"));
 }
@@ -115,6 +116,38 @@ TEST(MpiHints, hint_lists_are_comma_separated_key_value_pairs) {
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().key, "ENV");
     EXPECT_EQ(bad.error().value, "alloc_type");
+}
+
+TEST(MpiHints, strict_hint_lists_name_an_unknown_key_and_the_known_ones) {
+    auto typo = parse_hint_list("alloc_typ=storage,storage_alloc_filename=/d/x", "STRATA_MPI_WINDOW_HINTS", true);
+    ASSERT_FALSE(typo);
+    EXPECT_EQ(typo.error().key, "STRATA_MPI_WINDOW_HINTS");
+    EXPECT_EQ(typo.error().value, "alloc_typ=storage");
+    EXPECT_NE(typo.error().cause.find("unknown key 'alloc_typ'"), std::string::npos) << typo.error().cause;
+    EXPECT_NE(typo.error().cause.find("alloc_type, storage_alloc_filename,"), std::string::npos) << typo.error().cause;
+    // An MPI_Info-like list (not strict) ignores it, as MPI requires.
+    EXPECT_TRUE(parse_hint_list("alloc_typ=storage", "ENV"));
+}
+
+TEST(MpiHints, access_styles_choose_advice_and_prefetch) {
+    // No hint: page-granular faults, data already in the file fetched first.
+    EXPECT_EQ(access_plan(0, std::nullopt).advice, std::nullopt);
+    EXPECT_TRUE(access_plan(0, std::nullopt).prefetch);
+    // read_once, write_once, sequential: large-folio read-ahead on faults, no prefetch.
+    for (auto [style, first] :
+         {std::pair{access::read_once, Advice::sequential}, std::pair{access::write_once, Advice::sequential},
+          std::pair{access::sequential, Advice::sequential}}) {
+        EXPECT_EQ(access_plan(style, first).advice, Advice::sequential);
+        EXPECT_FALSE(access_plan(style, first).prefetch);
+    }
+    EXPECT_TRUE(access_plan(access::write_once, Advice::sequential).populate);
+    EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).populate);
+    // read_mostly: page-granular, everything fetched.
+    EXPECT_EQ(access_plan(access::read_mostly, Advice::read_mostly).advice, std::nullopt);
+    EXPECT_TRUE(access_plan(access::read_mostly, Advice::read_mostly).prefetch);
+    // Any write or random entry: nothing fetched.
+    EXPECT_FALSE(access_plan(access::read_mostly | access::write_mostly, Advice::read_mostly).prefetch);
+    EXPECT_FALSE(access_plan(access::random, Advice::random).prefetch);
 }
 
 TEST(MpiHints, storage_keys_select_the_info_over_the_environment) {

@@ -1,0 +1,58 @@
+// MPI_Win_create over memory from MPI_Alloc_mem: the most common pattern of
+// existing RMA codes (MPI_Alloc_mem, then MPI_Win_create on it). When the
+// memory is a storage allocation (MPI_Info hints, or STRATA_MPI_WINDOW_HINTS
+// within its scope), the window is a storage window: MPI_Win_sync makes the
+// exposed range durable and MPI_Win_get_info reports the placement. The
+// memory stays the allocation's: MPI_Win_free leaves it mapped and
+// MPI_Free_mem writes it back and releases it. Other windows go to MPI
+// unchanged (the program owns that memory).
+#include "mpi/registry.hpp"
+#include "mpi/setup.hpp"
+
+namespace strata::mpi {
+
+namespace {
+
+int create(const char* routine, void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+           MPI_Win* win, bool large) {
+    if (const int rc = create_window(base, size, disp_unit, info, comm, win, large); rc != MPI_SUCCESS) {
+        return rc;
+    }
+    if (size <= 0) {
+        return MPI_SUCCESS;
+    }
+    const auto length = static_cast<std::size_t>(size);
+    auto allocation = Registry::instance().allocation_holding(base, length);
+    if (!allocation) {
+        report_placement(routine, comm_rank(comm), "window", length, nullptr,
+                         "the program's own memory, not a storage MPI_Alloc_mem allocation");
+        return MPI_SUCCESS;
+    }
+    const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(base) - allocation->part->data());
+    auto record = make_record(MPI_WIN_FLAVOR_CREATE, comm_rank(comm));
+    record->reported = allocation->reported;
+    record->attach({.part = allocation->part, .offset = offset, .length = length, .base = base});
+    report_placement(routine, record->rank, "window over allocation " + std::to_string(allocation->index), length,
+                     allocation->part.get(), "a storage MPI_Alloc_mem allocation");
+    Registry::instance().add_window(*win, std::move(record));
+    return MPI_SUCCESS;
+}
+
+}  // namespace
+
+}  // namespace strata::mpi
+
+using strata::mpi::guarded;
+
+extern "C" int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win) {
+    return guarded("MPI_Win_create", [&] {
+        return strata::mpi::create("MPI_Win_create", base, size, disp_unit, info, comm, win, false);
+    });
+}
+
+extern "C" int MPI_Win_create_c(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                                MPI_Win* win) {
+    return guarded("MPI_Win_create_c", [&] {
+        return strata::mpi::create("MPI_Win_create_c", base, size, disp_unit, info, comm, win, true);
+    });
+}
