@@ -1,0 +1,88 @@
+// MPI for the pipeline without ever blocking on a peer: every operation is
+// non-blocking and every wait polls with a deadline, watches for an abort
+// message from any rank and for hydra's notice of a failed rank (SIGUSR1),
+// so a dead or silent peer gives an error naming it, never a hang. The
+// communicator is a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN.
+//
+// Thread safety: one thread per rank uses its MpiLink.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+
+namespace strata::video {
+
+/// Tags: headers (every control message), frames to workers, results to the output, aborts.
+enum Tag : int { tag_ctrl = 1, tag_frame = 2, tag_result = 3, tag_abort = 9 };
+
+/// MPI's text for an error code.
+std::string mpi_error_text(int code);
+
+/// Installs the SIGUSR1 flag handler (when SIGUSR1 has its default action) and ignores SIGPIPE.
+void watch_hydra_signals();
+
+class MpiLink {
+public:
+    explicit MpiLink(Context& ctx);
+    ~MpiLink();
+    MpiLink(const MpiLink&) = delete;
+    MpiLink& operator=(const MpiLink&) = delete;
+
+    [[nodiscard]] MPI_Comm comm() const { return comm_; }
+
+    /// Sends a header; the link keeps it until sent. Returns the request (completed by wait()/flush()).
+    Result<MPI_Request> send_header(const Header& h, int dest);
+    /// Sends bytes the caller keeps alive until the request completes.
+    Result<MPI_Request> send_bytes(const void* data, std::size_t bytes, int dest, int tag);
+    Result<MPI_Request> recv_bytes(void* data, std::size_t bytes, int source, int tag);
+    Result<MPI_Request> recv_header(Header& h, int source);
+
+    /// Waits for one request; `what` names it in errors ("frame 12 from rank 0").
+    Result<void> wait(MPI_Request& request, const std::string& what);
+    /// Waits for several.
+    Result<void> wait_all(std::vector<MPI_Request>& requests, const std::string& what);
+    /// true when the request has completed (never waits).
+    Result<bool> test(MPI_Request& request);
+    /// Receives the next header from `source` (MPI_ANY_SOURCE too); `what` names the wait in errors.
+    Result<Header> next_header(int source, const std::string& what);
+    /// Waits for every header this link sent.
+    Result<void> flush();
+    /// Cancels a posted receive.
+    void cancel(MPI_Request& request);
+
+    /// Best effort: tells every other rank that the job failed (bounded: at most ~0.3 s).
+    void abort_all(const std::string& why);
+    /// true when the failure came from another rank's abort (no need to tell the others again).
+    [[nodiscard]] bool aborted_by_peer() const { return aborted_by_peer_; }
+
+    /// Called between polls to explain a timeout (e.g. which workers hold frames).
+    std::function<std::string()> describe_wait;
+
+private:
+    Result<void> check_interrupts();
+    Result<void> poll(const std::function<Result<bool>()>& done, const std::string& what);
+    void reap();
+
+    Context& ctx_;
+    MPI_Comm comm_ = MPI_COMM_NULL;
+    struct Owned {
+        std::unique_ptr<Header> header;
+        MPI_Request request = MPI_REQUEST_NULL;
+        int dest = -1;
+    };
+    std::deque<Owned> sent_;
+    bool aborted_by_peer_ = false;
+};
+
+/// MPI_Finalize with a watchdog: past `timeout_ms` it reports and exits 1 instead of hanging.
+void finalize_or_exit(Context& ctx);
+
+}  // namespace strata::video
