@@ -1,6 +1,7 @@
 // Command-line parsing (options.hpp) with CLI11, then one check per option.
 #include "options.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -63,6 +64,12 @@ std::string check(const Options& o) {
     if ((o.impl == Impl::zmq || o.impl == Impl::zmq_credit) && o.zmq_port == 0) {
         return fmt::format("--zmq-port: missing for --impl={} (the input binds it, the output the next two)",
                            o.impl_name);
+    }
+    for (const auto& [name, dir] : {std::pair{"--stats", o.stats_dir}, std::pair{"--log-dir", o.log_dir}}) {
+        struct stat st {};
+        if (!dir.empty() && (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+            return fmt::format("{}={}: not a directory", name, dir);
+        }
     }
     if ((o.rank >= 0) != (o.size >= 0)) return "--rank and --size: give both or neither";
     if (o.size >= 0 && (o.rank >= o.size || o.size < 1)) {
