@@ -81,6 +81,8 @@ void Context::note(const std::string& message) const {
     append_log(options, rank, line);
 }
 
+void Context::started() const { note(fmt::format("started, pid {}", ::getpid())); }
+
 Result<void> Context::write_stats(const std::string& extra_json) const {
     if (options.stats_dir.empty()) return {};
     nlohmann::json j = {

@@ -49,6 +49,8 @@ struct Context {
     /// Writes the stats (no-op without --stats).
     Result<void> write_stats(const std::string& extra_json = {}) const;
     [[nodiscard]] double elapsed() const;
+    /// Notes "started, pid N" in --log-dir (tests find a rank's process there).
+    void started() const;
 };
 
 /// Seconds since an arbitrary epoch, monotonic.

@@ -125,15 +125,16 @@ Result<void> open_reading(Reading& r, const dsm::Notification& n) {
     return {};
 }
 
-Result<dsm::Notification> next_note(Run& run, const std::string& what, const std::function<std::string()>& more) {
+Result<dsm::Notification> next_note(Run& run, const std::string& what, const std::function<std::string()>& more,
+                                    int patience = 1) {
     const double t0 = now_s();
-    auto n = run.node.wait_notification(run.timeout());
+    auto n = run.node.wait_notification(patience * run.timeout());
     run.ctx.stats.wait_s += now_s() - t0;
     if (!n) {
         if (n.error().code == Errc::timeout) {
             const std::string extra = more ? more() : std::string();
             return make_error(Errc::timeout, "waited {} ms for {}: the peer is dead or stopped answering{}{}",
-                              run.ctx.options.timeout_ms, what, extra.empty() ? "" : "; ", extra);
+                              patience * run.ctx.options.timeout_ms, what, extra.empty() ? "" : "; ", extra);
         }
         return std::unexpected(named(n.error(), "waiting for " + what));
     }
@@ -228,7 +229,7 @@ Result<void> run_worker(Run& run, bool& by_peer) {
     const auto w = static_cast<std::size_t>(ctx.worker);
     const StreamInfo info = run.info();
     for (;;) {
-        auto n = next_note(run, "a frame from the input", {});
+        auto n = next_note(run, "a frame from the input", {}, 2);
         if (!n) return std::unexpected(n.error());
         if (auto a = aborted_if(run, *n, by_peer); !a) return a;
         if (n->chunk == run.setup.ctl_out) break;  // complete
@@ -475,6 +476,8 @@ int run_dsm(const Options& options) {
                : ctx.rank == servers + 1     ? Role::output
                                              : Role::worker;
     ctx.worker = ctx.role == Role::worker ? ctx.rank - servers - 2 : -1;
+    ctx.started();
+    const bool across_nodes = spans_nodes(ctx);
     auto node = dsm::Node::join(MPI_COMM_WORLD, {.servers = servers,
                                                  .timeout = std::chrono::milliseconds(options.timeout_ms),
                                                  .heartbeat = std::chrono::milliseconds(options.heartbeat_ms)});
@@ -494,12 +497,6 @@ int run_dsm(const Options& options) {
         }
     }
     ctx.stats.total_s = ctx.elapsed();
-    if (r) {
-        // Everyone got this far only if the job succeeded: a dead rank makes this time out.
-        MPI_Request barrier = MPI_REQUEST_NULL;
-        MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
-        r = wait_collective(ctx, barrier, "every rank to finish");
-    }
     if (!r) {
         ctx.error(r.error().what());
         if (!by_peer && ctx.role != Role::server) abort_others(ctx, *node, setup, r.error().message);
@@ -518,8 +515,7 @@ int run_dsm(const Options& options) {
     if (auto s = ctx.write_stats(fmt::format("{{\"dsm_traffic\": {}}}", traffic_json(t))); !s) {
         ctx.error(s.error().what());
     }
-    finalize_or_exit(ctx);
-    return 0;
+    finish_rank(ctx, MPI_COMM_WORLD, across_nodes);
 }
 
 }  // namespace strata::video

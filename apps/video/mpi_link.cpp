@@ -1,6 +1,7 @@
 // MpiLink (mpi_link.hpp).
 #include "mpi_link.hpp"
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -12,8 +13,17 @@ namespace strata::video {
 namespace {
 
 volatile std::sig_atomic_t g_hydra_notice = 0;
+struct sigaction g_previous {};
 
-void on_sigusr1(int) { g_hydra_notice = 1; }
+// MPI_Init installs MPICH's own SIGUSR1 handler: it still runs, after the flag is set.
+void on_sigusr1(int sig, siginfo_t* info, void* context) {
+    g_hydra_notice = 1;
+    if ((g_previous.sa_flags & SA_SIGINFO) != 0 && g_previous.sa_sigaction != nullptr) {
+        g_previous.sa_sigaction(sig, info, context);
+    } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
+        g_previous.sa_handler(sig);
+    }
+}
 
 }  // namespace
 
@@ -27,14 +37,12 @@ std::string mpi_error_text(int code) {
 void watch_hydra_signals() {
     // hydra (mpiexec -disable-auto-cleanup) tells the survivors of a failed
     // rank by SIGUSR1, fatal by default; a write to a dead peer's socket raises SIGPIPE.
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigusr1;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_SIGINFO;
+    ::sigaction(SIGUSR1, &sa, &g_previous);
     struct sigaction old {};
-    if (::sigaction(SIGUSR1, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
-        struct sigaction sa {};
-        sa.sa_handler = on_sigusr1;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        ::sigaction(SIGUSR1, &sa, nullptr);
-    }
     if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
         ::signal(SIGPIPE, SIG_IGN);
     }
@@ -101,14 +109,14 @@ Result<void> MpiLink::check_interrupts() {
         return make_error(Errc::peer_dead, "the job was aborted by rank {}: {}", status.MPI_SOURCE, h.get_text());
     }
     if (g_hydra_notice != 0) {
-        return make_error(Errc::peer_dead, "mpiexec reports that a rank of the job failed (SIGUSR1)");
+        return make_error(Errc::peer_dead, "mpiexec reports that a rank of the job died (SIGUSR1 from hydra)");
     }
     return {};
 }
 
-Result<void> MpiLink::poll(const std::function<Result<bool>()>& done, const std::string& what) {
+Result<void> MpiLink::poll(const std::function<Result<bool>()>& done, const std::string& what, int patience) {
     const double start = now_s();
-    const double timeout = ctx_.options.timeout_ms / 1000.0;
+    const double timeout = patience * ctx_.options.timeout_ms / 1000.0;
     // Spin while the peer is likely to be moving data (MPI progresses only in
     // calls), then back off to short sleeps so that an idle rank costs little.
     for (std::uint64_t round = 0;; ++round) {
@@ -118,12 +126,16 @@ Result<void> MpiLink::poll(const std::function<Result<bool>()>& done, const std:
             ctx_.stats.wait_s += now_s() - start;
             return {};
         }
-        if (auto i = check_interrupts(); !i) return i;
+        if (auto i = check_interrupts(); !i) {
+            const std::string more = describe_wait ? describe_wait() : std::string();
+            if (more.empty()) return i;
+            return make_error(i.error().code, "{}; {}", i.error().message, more);
+        }
         const double waited = now_s() - start;
         if (waited > timeout) {
             std::string more = describe_wait ? describe_wait() : std::string();
             return make_error(Errc::timeout, "waited {} ms for {}: the peer is dead or stopped answering{}{}",
-                              ctx_.options.timeout_ms, what, more.empty() ? "" : "; ", more);
+                              patience * ctx_.options.timeout_ms, what, more.empty() ? "" : "; ", more);
         }
         if (waited > 0.002) {
             std::this_thread::sleep_for(std::chrono::microseconds(waited > 0.05 ? 200 : 20));
@@ -160,7 +172,7 @@ Result<void> MpiLink::wait_all(std::vector<MPI_Request>& requests, const std::st
         what);
 }
 
-Result<Header> MpiLink::next_header(int source, const std::string& what) {
+Result<Header> MpiLink::next_header(int source, const std::string& what, int patience) {
     Header h;
     bool got = false;
     auto r = poll(
@@ -179,7 +191,7 @@ Result<Header> MpiLink::next_header(int source, const std::string& what) {
             got = true;
             return true;
         },
-        what);
+        what, patience);
     if (!r) return std::unexpected(r.error());
     if (h.magic != Header::magic_value) {
         return make_error(Errc::corrupted, "{}: a control message without the pipeline's magic number", what);
@@ -230,8 +242,11 @@ void MpiLink::abort_all(const std::string& why) {
     }
 }
 
-void finalize_or_exit(Context& ctx) {
-    // MPI_Finalize waits for peers: a watchdog turns a hang into an error.
+namespace {
+
+/// Runs `call`; if it has not returned after --timeout-ms, reports `what` and exits 1.
+template <class Call>
+void under_watchdog(Context& ctx, const char* what, Call call) {
     std::atomic<bool> done{false};
     const int timeout_ms = ctx.options.timeout_ms;
     std::thread watchdog([&] {
@@ -240,13 +255,49 @@ void finalize_or_exit(Context& ctx) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
         if (!done.load()) {
-            ctx.error(fmt::format("MPI_Finalize did not return within {} ms", timeout_ms));
+            ctx.error(fmt::format("{} did not return within {} ms", what, timeout_ms));
             std::_Exit(1);
         }
     });
-    MPI_Finalize();
+    call();
     done = true;
     watchdog.join();
+}
+
+}  // namespace
+
+bool spans_nodes(Context& ctx) {
+    int local = 0;
+    under_watchdog(ctx, "MPI_Comm_split_type (finding the ranks of this node)", [&] {
+        MPI_Comm node = MPI_COMM_NULL;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &local);
+        MPI_Comm_free(&node);
+    });
+    return local < ctx.size;
+}
+
+void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes) {
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    MPI_Ibarrier(comm, &barrier);
+    const double until = now_s() + ctx.options.timeout_ms / 1000.0;
+    for (;;) {
+        int done = 0;
+        if (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || (done == 0 && now_s() > until)) {
+            ctx.error(fmt::format("waited {} ms for every rank to finish: a rank of the job failed or stopped "
+                                  "answering",
+                                  ctx.options.timeout_ms));
+            std::_Exit(1);
+        }
+        if (done != 0) break;
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    if (across_nodes) {
+        std::fflush(nullptr);
+        std::_Exit(0);
+    }
+    under_watchdog(ctx, "MPI_Finalize", [] { MPI_Finalize(); });
+    std::exit(0);
 }
 
 }  // namespace strata::video

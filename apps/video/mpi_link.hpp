@@ -26,7 +26,7 @@ enum Tag : int { tag_ctrl = 1, tag_frame = 2, tag_result = 3, tag_abort = 9 };
 /// MPI's text for an error code.
 std::string mpi_error_text(int code);
 
-/// Installs the SIGUSR1 flag handler (when SIGUSR1 has its default action) and ignores SIGPIPE.
+/// Call after MPI_Init: notes hydra's SIGUSR1 (a rank died) before MPICH's own handler runs; ignores SIGPIPE.
 void watch_hydra_signals();
 
 class MpiLink {
@@ -52,7 +52,9 @@ public:
     /// true when the request has completed (never waits).
     Result<bool> test(MPI_Request& request);
     /// Receives the next header from `source` (MPI_ANY_SOURCE too); `what` names the wait in errors.
-    Result<Header> next_header(int source, const std::string& what);
+    /// `patience` multiplies --timeout-ms: a rank waiting for a peer that may itself be waiting
+    /// for a third one waits longer, so that the rank next to a failure reports it first.
+    Result<Header> next_header(int source, const std::string& what, int patience = 1);
     /// Waits for every header this link sent.
     Result<void> flush();
     /// Cancels a posted receive.
@@ -68,7 +70,7 @@ public:
 
 private:
     Result<void> check_interrupts();
-    Result<void> poll(const std::function<Result<bool>()>& done, const std::string& what);
+    Result<void> poll(const std::function<Result<bool>()>& done, const std::string& what, int patience = 1);
     void reap();
 
     Context& ctx_;
@@ -82,7 +84,17 @@ private:
     bool aborted_by_peer_ = false;
 };
 
-/// MPI_Finalize with a watchdog: past `timeout_ms` it reports and exits 1 instead of hanging.
-void finalize_or_exit(Context& ctx);
+/// Collective at start (under a watchdog): true when the ranks are on more than one node,
+/// i.e. MPICH's netmod (UCX) carries traffic between them.
+bool spans_nodes(Context& ctx);
+
+/// Ends a rank whose part of the job succeeded; never returns. A barrier of every rank (bounded
+/// by --timeout-ms: a rank that failed or died makes it an error, exit 1), then MPI_Finalize and
+/// exit 0, except across nodes: there MPICH 4.0.2's ch4:ucx MPI_Finalize can deadlock (its
+/// finalize hook disconnects the UCX endpoints and then waits in a PMI barrier, where a rank
+/// that finished first stops progressing UCX while a peer's disconnect from it still needs it;
+/// fixed upstream by MPICH PR #6596, "ch4/ucx: remove MPIR_pmi_barrier in finalize"), so once the
+/// barrier proved that every rank is done the process exits without it (docs/video.md).
+[[noreturn]] void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes);
 
 }  // namespace strata::video

@@ -182,7 +182,7 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
     int turn = 0;
     StreamInfo info;
     for (;;) {
-        auto h = link.next_header(input_rank, "a job from the input (rank 0)");
+        auto h = link.next_header(input_rank, "a job from the input (rank 0)", 2);
         if (!h) return std::unexpected(h.error());
         if (h->kind == Kind::stop) break;
         if (h->kind != Kind::job || h->width <= 0 || h->height <= 0) {
@@ -285,6 +285,8 @@ int run_mpi(const Options& options) {
     }
     ctx.role = ctx.rank == input_rank ? Role::input : ctx.rank == output_rank ? Role::output : Role::worker;
     ctx.worker = ctx.role == Role::worker ? ctx.rank - first_worker_rank : -1;
+    ctx.started();
+    const bool across_nodes = spans_nodes(ctx);
     const Variant v = variant_of(options);
     Result<void> r;
     std::optional<MpiLink> link;
@@ -306,8 +308,7 @@ int run_mpi(const Options& options) {
         std::_Exit(1);  // without MPI_Finalize, which would wait for the failed peer
     }
     if (auto s = ctx.write_stats(); !s) ctx.error(s.error().what());
-    finalize_or_exit(ctx);
-    return 0;
+    finish_rank(ctx, link->comm(), across_nodes);
 }
 
 }  // namespace strata::video

@@ -55,6 +55,7 @@ std::string check(const Options& o) {
           range("--zmq-port", o.zmq_port, 0, 65533, "the input binds it, the output the next two"),
           range("--dsm-servers", o.dsm_servers, 1, 255, "DSM server ranks"),
           range("--decode-threads", o.decode_threads, 1, 64, "FFmpeg decoding threads"),
+          range("--worker-sleep-ms", o.worker_sleep_ms, 0, 60000, "a worker's extra time per frame"),
           range("--encode-threads", o.encode_threads, 1, 64, "FFmpeg encoding threads")}) {
         if (!r.empty()) return r;
     }
@@ -125,6 +126,8 @@ ParseOutcome parse_options(int argc, char** argv, Options& o) {
     app.add_option("--decode-threads", o.decode_threads, "FFmpeg decoding threads (default 1)");
     app.add_option("--encode-threads", o.encode_threads, "FFmpeg encoding threads (default 1)");
     app.add_option("--kernel", o.kernel, "vector | scalar");
+    app.add_option("--worker-sleep-ms", o.worker_sleep_ms,
+                   "tests and demos: workers sleep this long per frame (a slow node; default 0)");
     app.add_option("--node", o.node, "node label in the stats (default $STRATA_VIDEO_NODE or the host name)");
     app.add_option("--kernel-time", o.kernel_time, "WxH: time the kernel on one frame of that size, print JSON");
     app.add_option("--repeats", o.repeats, "--kernel-time runs (default 20)");

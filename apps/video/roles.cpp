@@ -1,6 +1,8 @@
 // InputTask, OutputTask, WorkerTask (roles.hpp).
 #include "roles.hpp"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "kernel.hpp"
@@ -148,6 +150,9 @@ void WorkerTask::process(std::span<const std::uint8_t> in, std::span<std::uint8_
         edge_filter_scalar(in, out, info.width, info.height);
     } else {
         edge_filter(in, out, info.width, info.height);
+    }
+    if (ctx_->options.worker_sleep_ms > 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(ctx_->options.worker_sleep_ms));
     }
     ctx_->stats.busy_s += now_s() - t0;
     ++ctx_->stats.frames;

@@ -50,16 +50,16 @@ struct ZmqContext {
 
 /// Waits for the first of `sockets` to have a message; the index, or an error after --timeout-ms.
 Result<int> wait_any(Context& ctx, std::initializer_list<ZmqSocket*> sockets, const std::string& what,
-                     const std::function<std::string()>& describe = {}) {
+                     const std::function<std::string()>& describe = {}, int patience = 1) {
     std::vector<zmq_pollitem_t> items;
     for (auto* s : sockets) items.push_back({s->raw(), 0, ZMQ_POLLIN, 0});
     const double start = now_s();
     for (;;) {
-        const double left = ctx.options.timeout_ms / 1000.0 - (now_s() - start);
+        const double left = patience * ctx.options.timeout_ms / 1000.0 - (now_s() - start);
         if (left <= 0) {
             const std::string more = describe ? describe() : std::string();
             return make_error(Errc::timeout, "waited {} ms for {}: the peer is dead or stopped answering{}{}",
-                              ctx.options.timeout_ms, what, more.empty() ? "" : "; ", more);
+                              patience * ctx.options.timeout_ms, what, more.empty() ? "" : "; ", more);
         }
         const int n = zmq_poll(items.data(), static_cast<int>(items.size()), static_cast<long>(left * 1000) + 1);
         if (n < 0 && errno != EINTR) {
@@ -147,8 +147,7 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
                 return {};
             }
             if (m.header.kind == Kind::abort) {
-                told_others = false;
-                return make_error(Errc::peer_dead, "the job was aborted by {}", m.header.get_text());
+                return make_error(Errc::peer_dead, "the job was aborted by {}; {}", m.header.get_text(), describe());
             }
             return make_error(Errc::corrupted, "unexpected {} message on the control socket", to_string(m.header.kind));
         }
@@ -161,7 +160,7 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
         auto& x = view[static_cast<std::size_t>(w)];
         x.last_heard = now_s();
         if (m.header.kind == Kind::abort) {
-            return make_error(Errc::peer_dead, "the job was aborted by {}", m.header.get_text());
+            return make_error(Errc::peer_dead, "the job was aborted by {}; {}", m.header.get_text(), describe());
         }
         if (m.header.kind != Kind::ready) {
             return make_error(Errc::corrupted, "unexpected {} message from worker {}", to_string(m.header.kind), w);
@@ -238,7 +237,8 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
     WorkerTask task(ctx);
     std::shared_ptr<BufferPool> pool;
     for (;;) {
-        auto which = wait_any(ctx, {&work}, fmt::format("a reply from the input (rank 0, {})", ep.work));
+        // The input may itself wait up to --timeout-ms for a failed peer: it is given longer.
+        auto which = wait_any(ctx, {&work}, fmt::format("a reply from the input (rank 0, {})", ep.work), {}, 2);
         if (!which) return std::unexpected(which.error());
         ZmqMessage m;
         if (auto r = work.receive(m, false, false); !r) return r;
@@ -353,6 +353,7 @@ int run_zmq(const Options& options) {
     }
     ctx.role = ctx.rank == input_rank ? Role::input : ctx.rank == output_rank ? Role::output : Role::worker;
     ctx.worker = ctx.role == Role::worker ? ctx.rank - first_worker_rank : -1;
+    ctx.started();
     const bool credit_mode = options.impl == Impl::zmq_credit;
     bool told = false;
     Result<void> r;
