@@ -42,6 +42,10 @@ double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+double unix_s() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 double Context::elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -97,6 +101,8 @@ Result<void> Context::write_stats(const std::string& extra_json) const {
         {"wait_s", stats.wait_s},
         {"total_s", stats.total_s},
         {"first_frame_s", stats.first_frame_s},
+        {"first_decode_unix", stats.first_decode_unix},
+        {"done_unix", stats.done_unix},
         {"messages_sent", stats.messages_sent},
         {"bytes_sent", stats.bytes_sent},
         {"messages_received", stats.messages_received},

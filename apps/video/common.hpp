@@ -28,6 +28,8 @@ struct Stats {
     std::uint64_t messages_received = 0;
     std::uint64_t bytes_received = 0;
     double first_frame_s = -1;  ///< worker: when the first frame arrived (from the start)
+    double first_decode_unix = 0;  ///< input: wall clock (s since the epoch) when it started decoding
+    double done_unix = 0;          ///< output: wall clock when the last frame was written
 };
 
 struct Context {
@@ -55,6 +57,8 @@ struct Context {
 
 /// Seconds since an arbitrary epoch, monotonic.
 double now_s();
+/// Seconds since the Unix epoch (the same clock on every rank of one machine: the benchmark's job time).
+double unix_s();
 
 /// Kinds of control messages (MPI and ZeroMQ carry a Header; the frame bytes travel after it).
 enum class Kind : std::uint32_t {

@@ -293,8 +293,7 @@ void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     if (across_nodes) {
-        std::fflush(nullptr);
-        std::_Exit(0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     under_watchdog(ctx, "MPI_Finalize", [] { MPI_Finalize(); });
     std::exit(0);

@@ -89,12 +89,13 @@ private:
 bool spans_nodes(Context& ctx);
 
 /// Ends a rank whose part of the job succeeded; never returns. A barrier of every rank (bounded
-/// by --timeout-ms: a rank that failed or died makes it an error, exit 1), then MPI_Finalize and
-/// exit 0, except across nodes: there MPICH 4.0.2's ch4:ucx MPI_Finalize can deadlock (its
-/// finalize hook disconnects the UCX endpoints and then waits in a PMI barrier, where a rank
-/// that finished first stops progressing UCX while a peer's disconnect from it still needs it;
-/// fixed upstream by MPICH PR #6596, "ch4/ucx: remove MPIR_pmi_barrier in finalize"), so once the
-/// barrier proved that every rank is done the process exits without it (docs/video.md).
+/// by --timeout-ms: a rank that failed or died makes it an error, exit 1), then MPI_Finalize under
+/// a watchdog (a finalize that does not return in --timeout-ms is an error, exit 1, never a hang).
+/// Across nodes the ranks first wait 200 ms: MPICH 4.0.2's ch4:ucx finalize disconnects every UCX
+/// endpoint and then waits in a PMI barrier, and over UCX's TCP transport a rank that finished its
+/// disconnects first stops progressing UCX there while a peer's disconnect from it still needs it
+/// (fixed upstream by MPICH PR #6596, "ch4/ucx: remove MPIR_pmi_barrier in finalize"); right after
+/// a barrier that deadlock hit 14 of 20 jobs, after 20 ms of quiet none of 20 (docs/video.md).
 [[noreturn]] void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes);
 
 }  // namespace strata::video

@@ -17,6 +17,7 @@ Result<InputTask> InputTask::open(Context& ctx) {
 
 Result<bool> InputTask::decode() {
     if (ctx_->options.frames > 0 && decoded_ >= ctx_->options.frames) return false;
+    if (decoded_ == 0) ctx_->stats.first_decode_unix = unix_s();
     const double t0 = now_s();
     auto got = decoder_.decode();
     ctx_->stats.busy_s += now_s() - t0;
@@ -141,6 +142,7 @@ Result<void> OutputTask::finish() {
     const double t0 = now_s();
     auto r = encoder_.finish();
     ctx_->stats.busy_s += now_s() - t0;
+    ctx_->stats.done_unix = unix_s();
     return r;
 }
 
