@@ -37,6 +37,9 @@ std::string check(const Options& o) {
             return fmt::format("--kernel-time={}: expected WIDTHxHEIGHT with both at least 1 (e.g. 1920x1080)",
                                o.kernel_time);
         }
+        if (o.kernel_seconds < 0 || o.kernel_seconds > 600) {
+            return fmt::format("--kernel-seconds={}: must be 0..600", o.kernel_seconds);
+        }
         return range("--repeats", o.repeats, 1, 100000, "kernel runs to take the median of");
     }
     std::string e;
@@ -131,6 +134,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& o) {
     app.add_option("--node", o.node, "node label in the stats (default $STRATA_VIDEO_NODE or the host name)");
     app.add_option("--kernel-time", o.kernel_time, "WxH: time the kernel on one frame of that size, print JSON");
     app.add_option("--repeats", o.repeats, "--kernel-time runs (default 20)");
+    app.add_option("--kernel-seconds", o.kernel_seconds,
+                   "--kernel-time: also run for at least this long, so that a CPU quota's throttling shows in "
+                   "the mean (default 0)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -51,6 +51,7 @@ struct Options {
     int width = 0;
     int height = 0;
     int repeats = 20;
+    double kernel_seconds = 0;  ///< --kernel-time: keep running until this much time passed too
 };
 
 enum class ParseOutcome { run, exit_ok, exit_error };

@@ -91,7 +91,8 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
     const Endpoints ep = endpoints_of(o);
     ZmqSocket router(ctx, zc, ZMQ_ROUTER, "input ROUTER " + ep.work);
     data_socket(router, o);
-    router.set(ZMQ_ROUTER_MANDATORY, 1);
+    router.set(ZMQ_ROUTER_MANDATORY, 1);  // a message to a worker that is gone is an error, not dropped
+    router.set(ZMQ_ROUTER_HANDOVER, 1);   // a worker that reconnects keeps its routing id
     ZmqSocket control(ctx, zc, ZMQ_PULL, "input PULL " + ep.control);
     ZmqSocket to_output(ctx, zc, ZMQ_PUSH, "input PUSH to the output " + ep.results);
     if (auto r = router.bind(ep.work); !r) return r;
