@@ -87,6 +87,13 @@ void Context::note(const std::string& message) const {
 
 void Context::started() const { note(fmt::format("started, pid {}", ::getpid())); }
 
+void Context::exit_now(int status) const {
+    note(fmt::format("exiting with status {}", status));
+    std::fflush(nullptr);
+    if (status == 0) std::exit(0);
+    std::_Exit(status);
+}
+
 Result<void> Context::write_stats(const std::string& extra_json) const {
     if (options.stats_dir.empty()) return {};
     nlohmann::json j = {

@@ -53,6 +53,9 @@ struct Context {
     [[nodiscard]] double elapsed() const;
     /// Notes "started, pid N" in --log-dir (tests find a rank's process there).
     void started() const;
+    /// Notes "exiting with status N" in --log-dir, then ends the process (std::exit for 0, else
+    /// std::_Exit: no destructor may wait for a failed peer). Tests read a rank's status there.
+    [[noreturn]] void exit_now(int status) const;
 };
 
 /// Seconds since an arbitrary epoch, monotonic.

@@ -128,7 +128,20 @@ Result<void> open_reading(Reading& r, const dsm::Notification& n) {
 Result<dsm::Notification> next_note(Run& run, const std::string& what, const std::function<std::string()>& more,
                                     int patience = 1) {
     const double t0 = now_s();
-    auto n = run.node.wait_notification(patience * run.timeout());
+    // In slices, so that hydra's notice of a failed rank ends the wait at once.
+    const auto slice = std::chrono::milliseconds(run.ctx.options.heartbeat_ms);
+    auto left = patience * run.timeout();
+    Result<dsm::Notification> n = make_error(Errc::timeout, "no notification");
+    while (left.count() > 0) {
+        if (hydra_reported_failure()) {
+            return make_error(Errc::peer_dead, "waiting for {}: mpiexec reports that a rank of the job died (SIGUSR1 "
+                              "from hydra)",
+                              what);
+        }
+        n = run.node.wait_notification(std::min(slice, left));
+        if (n || n.error().code != Errc::timeout) break;
+        left -= slice;
+    }
     run.ctx.stats.wait_s += now_s() - t0;
     if (!n) {
         if (n.error().code == Errc::timeout) {
@@ -483,7 +496,7 @@ int run_dsm(const Options& options) {
                                                  .heartbeat = std::chrono::milliseconds(options.heartbeat_ms)});
     if (!node) {
         ctx.error(node.error().what());
-        std::_Exit(1);
+        ctx.exit_now(1);
     }
     Result<void> r;
     bool by_peer = false;
@@ -500,7 +513,7 @@ int run_dsm(const Options& options) {
     if (!r) {
         ctx.error(r.error().what());
         if (!by_peer && ctx.role != Role::server) abort_others(ctx, *node, setup, r.error().message);
-        std::_Exit(1);
+        ctx.exit_now(1);
     }
     const dsm::Traffic t = node->traffic();
     const dsm::TrafficCount sent = t.total_sent();

@@ -27,6 +27,8 @@ void on_sigusr1(int sig, siginfo_t* info, void* context) {
 
 }  // namespace
 
+bool hydra_reported_failure() { return g_hydra_notice != 0; }
+
 std::string mpi_error_text(int code) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
@@ -256,7 +258,7 @@ void under_watchdog(Context& ctx, const char* what, Call call) {
         }
         if (!done.load()) {
             ctx.error(fmt::format("{} did not return within {} ms", what, timeout_ms));
-            std::_Exit(1);
+            ctx.exit_now(1);
         }
     });
     call();
@@ -287,7 +289,7 @@ void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes) {
             ctx.error(fmt::format("waited {} ms for every rank to finish: a rank of the job failed or stopped "
                                   "answering",
                                   ctx.options.timeout_ms));
-            std::_Exit(1);
+            ctx.exit_now(1);
         }
         if (done != 0) break;
         std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -296,7 +298,7 @@ void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     under_watchdog(ctx, "MPI_Finalize", [] { MPI_Finalize(); });
-    std::exit(0);
+    ctx.exit_now(0);
 }
 
 }  // namespace strata::video

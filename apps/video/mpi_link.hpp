@@ -26,6 +26,9 @@ enum Tag : int { tag_ctrl = 1, tag_frame = 2, tag_result = 3, tag_abort = 9 };
 /// MPI's text for an error code.
 std::string mpi_error_text(int code);
 
+/// true once hydra reported a failed rank (SIGUSR1).
+bool hydra_reported_failure();
+
 /// Call after MPI_Init: notes hydra's SIGUSR1 (a rank died) before MPICH's own handler runs; ignores SIGPIPE.
 void watch_hydra_signals();
 

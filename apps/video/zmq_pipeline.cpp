@@ -369,10 +369,10 @@ int run_zmq(const Options& options) {
     }
     if (!r) {
         ctx.error(r.error().what());
-        return 1;
+        ctx.exit_now(1);
     }
     if (auto s = ctx.write_stats(); !s) ctx.error(s.error().what());
-    return 0;
+    ctx.exit_now(0);
 }
 
 }  // namespace strata::video
