@@ -85,7 +85,9 @@ void Context::note(const std::string& message) const {
     append_log(options, rank, line);
 }
 
-void Context::started() const { note(fmt::format("started, pid {}", ::getpid())); }
+void Context::started() const {
+    note(fmt::format("started, pid {}", ::getpid()));
+}
 
 void Context::exit_now(int status) const {
     note(fmt::format("exiting with status {}", status));

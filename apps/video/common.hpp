@@ -19,15 +19,15 @@ const char* to_string(Role role);
 
 /// A rank's counters, written to --stats DIR/rank<r>.json.
 struct Stats {
-    std::int64_t frames = 0;     ///< decoded (input), processed (worker), written (output)
-    double busy_s = 0;           ///< decoding, filtering or encoding
-    double wait_s = 0;           ///< waiting for messages or completions
-    double total_s = 0;          ///< from the start of the pipeline to the end of this rank's part
+    std::int64_t frames = 0;  ///< decoded (input), processed (worker), written (output)
+    double busy_s = 0;        ///< decoding, filtering or encoding
+    double wait_s = 0;        ///< waiting for messages or completions
+    double total_s = 0;       ///< from the start of the pipeline to the end of this rank's part
     std::uint64_t messages_sent = 0;
     std::uint64_t bytes_sent = 0;
     std::uint64_t messages_received = 0;
     std::uint64_t bytes_received = 0;
-    double first_frame_s = -1;  ///< worker: when the first frame arrived (from the start)
+    double first_frame_s = -1;     ///< worker: when the first frame arrived (from the start)
     double first_decode_unix = 0;  ///< input: wall clock (s since the epoch) when it started decoding
     double done_unix = 0;          ///< output: wall clock when the last frame was written
 };
@@ -65,15 +65,15 @@ double unix_s();
 
 /// Kinds of control messages (MPI and ZeroMQ carry a Header; the frame bytes travel after it).
 enum class Kind : std::uint32_t {
-    ready = 1,   ///< worker -> input: one more frame can come (a credit)
-    job = 2,     ///< input -> worker: frame `index` follows
-    stop = 3,    ///< input -> worker: no more frames, the job is complete
-    result = 4,  ///< worker -> output: filtered frame `index` follows
-    info = 5,    ///< input -> output: the stream's size and rate
-    end = 6,     ///< input -> output: `count` frames in all
+    ready = 1,     ///< worker -> input: one more frame can come (a credit)
+    job = 2,       ///< input -> worker: frame `index` follows
+    stop = 3,      ///< input -> worker: no more frames, the job is complete
+    result = 4,    ///< worker -> output: filtered frame `index` follows
+    info = 5,      ///< input -> output: the stream's size and rate
+    end = 6,       ///< input -> output: `count` frames in all
     complete = 7,  ///< output -> input: every frame is written
-    abort = 8,   ///< anyone -> anyone: the job failed; `text` says why
-    fin = 9,     ///< worker -> input: stopped, after `count` ready messages in all
+    abort = 8,     ///< anyone -> anyone: the job failed; `text` says why
+    fin = 9,       ///< worker -> input: stopped, after `count` ready messages in all
 };
 
 struct Header {

@@ -66,15 +66,17 @@ Decoder::Decoder(Decoder&&) noexcept = default;
 Decoder& Decoder::operator=(Decoder&&) noexcept = default;
 Decoder::~Decoder() = default;
 
-const StreamInfo& Decoder::info() const noexcept { return impl_->info; }
+const StreamInfo& Decoder::info() const noexcept {
+    return impl_->info;
+}
 
 Result<Decoder> Decoder::open(const std::string& path, const std::string& parameter, int threads) {
     auto impl = std::make_unique<Impl>();
     impl->path = path;
     av_log_set_level(AV_LOG_ERROR);
     if (int rc = avformat_open_input(&impl->format, path.c_str(), nullptr, nullptr); rc < 0) {
-        return make_error(rc == AVERROR(ENOENT) ? Errc::not_found : Errc::io_error, "{}={}: cannot open: {}",
-                          parameter, path, av_error_text(rc));
+        return make_error(rc == AVERROR(ENOENT) ? Errc::not_found : Errc::io_error, "{}={}: cannot open: {}", parameter,
+                          path, av_error_text(rc));
     }
     if (int rc = avformat_find_stream_info(impl->format, nullptr); rc < 0) {
         return make_error(Errc::corrupted, "{}={}: cannot read the stream information: {}", parameter, path,
@@ -83,9 +85,9 @@ Result<Decoder> Decoder::open(const std::string& path, const std::string& parame
     const AVCodec* codec = nullptr;
     impl->stream = av_find_best_stream(impl->format, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
     if (impl->stream < 0 || codec == nullptr) {
-        return make_error(Errc::invalid_argument, "{}={}: {}", parameter, path,
-                          impl->stream == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video stream"
-                                                                    : "has no video stream");
+        return make_error(
+            Errc::invalid_argument, "{}={}: {}", parameter, path,
+            impl->stream == AVERROR_DECODER_NOT_FOUND ? "no decoder for its video stream" : "has no video stream");
     }
     const AVStream* stream = impl->format->streams[impl->stream];
     impl->codec = avcodec_alloc_context3(codec);
@@ -143,8 +145,8 @@ Result<bool> Decoder::decode() {
             const int sent = avcodec_send_packet(d.codec, d.packet);
             if (sent < 0 && sent != AVERROR(EAGAIN)) {
                 av_packet_unref(d.packet);
-                return make_error(Errc::corrupted, "{}: cannot decode the packet after frame {}: {}", d.path,
-                                  d.decoded, av_error_text(sent));
+                return make_error(Errc::corrupted, "{}: cannot decode the packet after frame {}: {}", d.path, d.decoded,
+                                  av_error_text(sent));
             }
         }
         av_packet_unref(d.packet);
@@ -154,8 +156,8 @@ Result<bool> Decoder::decode() {
 Result<void> Decoder::convert(std::span<std::uint8_t> grey) {
     Impl& d = *impl_;
     if (grey.size() < d.info.frame_bytes()) {
-        return make_error(Errc::invalid_argument, "Decoder::convert: buffer of {} bytes for a {}x{} frame",
-                          grey.size(), d.info.width, d.info.height);
+        return make_error(Errc::invalid_argument, "Decoder::convert: buffer of {} bytes for a {}x{} frame", grey.size(),
+                          d.info.width, d.info.height);
     }
     if (d.frame->data[0] == nullptr) {
         return make_error(Errc::invalid_argument, "Decoder::convert: no decoded frame");

@@ -22,7 +22,7 @@ struct StreamInfo {
     int height = 0;
     int rate_num = 25;  ///< frame rate as a fraction
     int rate_den = 1;
-    [[nodiscard]] std::size_t frame_bytes() const { 
+    [[nodiscard]] std::size_t frame_bytes() const {
         return static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
     }
 };

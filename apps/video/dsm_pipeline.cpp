@@ -70,7 +70,9 @@ struct Run {
     [[nodiscard]] std::size_t chunk_bytes() const { return sizeof(Header) + info().frame_bytes(); }
 };
 
-Error named(const Error& e, const std::string& what) { return Error{e.code, what + ": " + e.message, e.sys_errno}; }
+Error named(const Error& e, const std::string& what) {
+    return Error{e.code, what + ": " + e.message, e.sys_errno};
+}
 
 /// Writes `h` (and, through `fill`, the bytes after it) into a chunk.
 Result<void> write_chunk(Run& run, ChunkId id, const Header& h,
@@ -134,7 +136,8 @@ Result<dsm::Notification> next_note(Run& run, const std::string& what, const std
     Result<dsm::Notification> n = make_error(Errc::timeout, "no notification");
     while (left.count() > 0) {
         if (hydra_reported_failure()) {
-            return make_error(Errc::peer_dead, "waiting for {}: mpiexec reports that a rank of the job died (SIGUSR1 "
+            return make_error(Errc::peer_dead,
+                              "waiting for {}: mpiexec reports that a rank of the job died (SIGUSR1 "
                               "from hydra)",
                               what);
         }
@@ -245,7 +248,7 @@ Result<void> run_worker(Run& run, bool& by_peer) {
         auto n = next_note(run, "a frame from the input", {}, 2);
         if (!n) return std::unexpected(n.error());
         if (auto a = aborted_if(run, *n, by_peer); !a) return a;
-        if (n->chunk == run.setup.ctl_out) break;  // complete
+        if (n->chunk == run.setup.ctl_out) break;    // complete
         if (n->chunk == run.setup.ctl_in) continue;  // the frame count: the output's business
         if (n->chunk != run.setup.in[w]) {
             return make_error(Errc::corrupted, "a notification for chunk {:#x}, not this worker's", n->chunk);
@@ -477,17 +480,18 @@ int run_dsm(const Options& options) {
     const int clients = ctx.size - servers;
     if (clients < 3 || clients - 2 > max_workers) {
         if (ctx.rank == 0) {
-            ctx.error(fmt::format("--dsm-servers={}: with {} ranks this leaves {} clients; the pipeline needs 3 to {} "
-                                  "(input, output, 1 to {} workers)",
-                                  servers, ctx.size, clients, max_workers + 2, max_workers));
+            ctx.error(
+                fmt::format("--dsm-servers={}: with {} ranks this leaves {} clients; the pipeline needs 3 to {} "
+                            "(input, output, 1 to {} workers)",
+                            servers, ctx.size, clients, max_workers + 2, max_workers));
         }
         MPI_Finalize();
         return 2;
     }
-    ctx.role = ctx.rank < servers            ? Role::server
-               : ctx.rank == servers         ? Role::input
-               : ctx.rank == servers + 1     ? Role::output
-                                             : Role::worker;
+    ctx.role = ctx.rank < servers        ? Role::server
+               : ctx.rank == servers     ? Role::input
+               : ctx.rank == servers + 1 ? Role::output
+                                         : Role::worker;
     ctx.worker = ctx.role == Role::worker ? ctx.rank - servers - 2 : -1;
     ctx.started();
     const bool across_nodes = spans_nodes(ctx);

@@ -16,7 +16,9 @@ extern "C" {
 
 namespace strata::video {
 
-bool known_codec(const std::string& codec) { return codec == "rawvideo" || codec == "ffv1"; }
+bool known_codec(const std::string& codec) {
+    return codec == "rawvideo" || codec == "ffv1";
+}
 
 namespace {
 
@@ -108,7 +110,9 @@ Encoder::Encoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Encoder::Encoder(Encoder&&) noexcept = default;
 Encoder& Encoder::operator=(Encoder&&) noexcept = default;
 Encoder::~Encoder() = default;
-std::int64_t Encoder::frames() const noexcept { return impl_->frames; }
+std::int64_t Encoder::frames() const noexcept {
+    return impl_->frames;
+}
 
 Result<Encoder> Encoder::create(const EncoderOptions& options) {
     if (!known_codec(options.codec)) {
@@ -132,7 +136,8 @@ Result<Encoder> Encoder::create(const EncoderOptions& options) {
         struct stat st {};
         if (::lstat(options.path.c_str(), &st) == 0) {
             if (!S_ISREG(st.st_mode)) {
-                return make_error(Errc::invalid_argument, "--output={}: exists and is not a regular file", options.path);
+                return make_error(Errc::invalid_argument, "--output={}: exists and is not a regular file",
+                                  options.path);
             }
             ::unlink(options.path.c_str());
         }

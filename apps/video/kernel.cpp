@@ -15,7 +15,9 @@ using Lanes16 = std::int16_t __attribute__((vector_size(32)));
 
 constexpr int lanes = 16;
 
-int pixel(const std::uint8_t* row, int x, int width) { return row[std::clamp(x, 0, width - 1)]; }
+int pixel(const std::uint8_t* row, int x, int width) {
+    return row[std::clamp(x, 0, width - 1)];
+}
 
 std::uint8_t scalar_at(const std::uint8_t* up, const std::uint8_t* mid, const std::uint8_t* down, int x, int width) {
     int sum = 0;

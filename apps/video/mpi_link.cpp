@@ -27,7 +27,9 @@ void on_sigusr1(int sig, siginfo_t* info, void* context) {
 
 }  // namespace
 
-bool hydra_reported_failure() { return g_hydra_notice != 0; }
+bool hydra_reported_failure() {
+    return g_hydra_notice != 0;
+}
 
 std::string mpi_error_text(int code) {
     char text[MPI_MAX_ERROR_STRING];
@@ -86,7 +88,9 @@ Result<MPI_Request> MpiLink::recv_bytes(void* data, std::size_t bytes, int sourc
     return r;
 }
 
-Result<MPI_Request> MpiLink::recv_header(Header& h, int source) { return recv_bytes(&h, sizeof h, source, tag_ctrl); }
+Result<MPI_Request> MpiLink::recv_header(Header& h, int source) {
+    return recv_bytes(&h, sizeof h, source, tag_ctrl);
+}
 
 void MpiLink::reap() {
     while (!sent_.empty()) {
@@ -187,8 +191,7 @@ Result<Header> MpiLink::next_header(int source, const std::string& what, int pat
             }
             if (flag == 0) return false;
             if (int rc = MPI_Mrecv(&h, sizeof h, MPI_BYTE, &message, &status); rc != MPI_SUCCESS) {
-                return make_error(Errc::peer_dead, "MPI_Mrecv from rank {}: {}", status.MPI_SOURCE,
-                                  mpi_error_text(rc));
+                return make_error(Errc::peer_dead, "MPI_Mrecv from rank {}: {}", status.MPI_SOURCE, mpi_error_text(rc));
             }
             got = true;
             return true;
@@ -205,8 +208,8 @@ Result<Header> MpiLink::next_header(int source, const std::string& what, int pat
 
 Result<void> MpiLink::flush() {
     for (auto& o : sent_) {
-        if (auto w = wait(o.request, fmt::format("the {} message to rank {} to complete", to_string(o.header->kind),
-                                                 o.dest));
+        if (auto w = wait(o.request,
+                          fmt::format("the {} message to rank {} to complete", to_string(o.header->kind), o.dest));
             !w) {
             return w;
         }
@@ -286,9 +289,10 @@ void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes) {
     for (;;) {
         int done = 0;
         if (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || (done == 0 && now_s() > until)) {
-            ctx.error(fmt::format("waited {} ms for every rank to finish: a rank of the job failed or stopped "
-                                  "answering",
-                                  ctx.options.timeout_ms));
+            ctx.error(
+                fmt::format("waited {} ms for every rank to finish: a rank of the job failed or stopped "
+                            "answering",
+                            ctx.options.timeout_ms));
             ctx.exit_now(1);
         }
         if (done != 0) break;

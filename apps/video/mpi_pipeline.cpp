@@ -297,10 +297,10 @@ int run_mpi(const Options& options) {
     r = link->wait(barrier, "every rank to start");
     ctx.start = std::chrono::steady_clock::now();
     if (r) switch (ctx.role) {
-        case Role::input: r = run_input(ctx, *link, v); break;
-        case Role::output: r = run_output(ctx, *link); break;
-        default: r = run_worker(ctx, *link, v); break;
-    }
+            case Role::input: r = run_input(ctx, *link, v); break;
+            case Role::output: r = run_output(ctx, *link); break;
+            default: r = run_worker(ctx, *link, v); break;
+        }
     ctx.stats.total_s = ctx.elapsed();
     if (!r) {
         ctx.error(r.error().what());

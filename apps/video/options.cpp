@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "encoder.hpp"
 
@@ -22,9 +22,14 @@ struct Named {
     Impl impl;
 };
 constexpr Named impls[] = {
-    {"serial", Impl::serial},         {"mpi-sync", Impl::mpi_sync}, {"mpi-async", Impl::mpi_async},
-    {"mpi-async-multi", Impl::mpi_async_multi}, {"zmq", Impl::zmq},   {"zmq-credit", Impl::zmq_credit},
-    {"dsm", Impl::dsm},               {"dsm-acquire", Impl::dsm_acquire},
+    {"serial", Impl::serial},
+    {"mpi-sync", Impl::mpi_sync},
+    {"mpi-async", Impl::mpi_async},
+    {"mpi-async-multi", Impl::mpi_async_multi},
+    {"zmq", Impl::zmq},
+    {"zmq-credit", Impl::zmq_credit},
+    {"dsm", Impl::dsm},
+    {"dsm-acquire", Impl::dsm_acquire},
 };
 
 std::string check(const Options& o) {
@@ -80,8 +85,7 @@ std::string check(const Options& o) {
         return fmt::format("--rank={}: must be below --size={}", o.rank, o.size);
     }
     if (o.rank >= 0 && uses_mpi(o.impl)) {
-        return fmt::format("--rank={}: --impl={} takes its rank from MPI (run it with mpiexec)", o.rank,
-                           o.impl_name);
+        return fmt::format("--rank={}: --impl={} takes its rank from MPI (run it with mpiexec)", o.rank, o.impl_name);
     }
     return {};
 }
@@ -108,8 +112,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& o) {
         "libstrata-dsm (docs/video.md).\nRanks: 0 input, 1 output, 2.. workers (dsm: the first --dsm-servers ranks "
         "serve, then input, output, workers)."};
     std::string impl = o.impl_name;
-    app.add_option("--impl", impl, "serial | mpi-sync | mpi-async | mpi-async-multi | zmq | zmq-credit | dsm | "
-                                   "dsm-acquire");
+    app.add_option("--impl", impl,
+                   "serial | mpi-sync | mpi-async | mpi-async-multi | zmq | zmq-credit | dsm | "
+                   "dsm-acquire");
     app.add_option("--input,-i", o.input, "video to read (any format FFmpeg reads; converted to 8-bit grey)");
     app.add_option("--output,-o", o.output, "file to write: .mkv, .nut, .avi, or .raw/.gray for bare bytes");
     app.add_option("--codec", o.codec, "rawvideo | ffv1 (lossless)");

@@ -45,7 +45,7 @@ struct Options {
     int encode_threads = 1;
     std::string kernel = "vector";
     int worker_sleep_ms = 0;  ///< tests and demos: each worker sleeps this long per frame (a slow node)
-    std::string node;  ///< a label for the stats (default: $STRATA_VIDEO_NODE or the host name)
+    std::string node;         ///< a label for the stats (default: $STRATA_VIDEO_NODE or the host name)
     // --kernel-time WxH: measure the kernel instead of running the pipeline.
     std::string kernel_time;
     int width = 0;

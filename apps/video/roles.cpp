@@ -84,8 +84,8 @@ Result<void> OutputTask::write_ready() {
 Result<void> OutputTask::accept(std::int64_t index, Frame frame) {
     if (auto c = check_index(index); !c) return c;
     if (frame.size() != info_.frame_bytes()) {
-        return make_error(Errc::corrupted, "frame {} has {} bytes, a {}x{} frame {}", index, frame.size(),
-                          info_.width, info_.height, info_.frame_bytes());
+        return make_error(Errc::corrupted, "frame {} has {} bytes, a {}x{} frame {}", index, frame.size(), info_.width,
+                          info_.height, info_.frame_bytes());
     }
     pending_.emplace(index, std::move(frame));
     return write_ready();
@@ -94,8 +94,8 @@ Result<void> OutputTask::accept(std::int64_t index, Frame frame) {
 Result<void> OutputTask::accept_view(std::int64_t index, std::span<const std::uint8_t> bytes) {
     if (auto c = check_index(index); !c) return c;
     if (bytes.size() != info_.frame_bytes()) {
-        return make_error(Errc::corrupted, "frame {} has {} bytes, a {}x{} frame {}", index, bytes.size(),
-                          info_.width, info_.height, info_.frame_bytes());
+        return make_error(Errc::corrupted, "frame {} has {} bytes, a {}x{} frame {}", index, bytes.size(), info_.width,
+                          info_.height, info_.frame_bytes());
     }
     if (index == written_) {
         const double t0 = now_s();

@@ -88,10 +88,11 @@ int run_kernel_time(const Options& options) {
     const double mean = (now_s() - start) / static_cast<double>(times.size());
     std::sort(times.begin(), times.end());
     const double median = times[times.size() / 2];
-    std::printf("{\"width\": %d, \"height\": %d, \"kernel\": \"%s\", \"runs\": %zu, \"mean_s\": %.9f, "
-                "\"median_s\": %.9f, \"min_s\": %.9f, \"max_s\": %.9f, \"node\": \"%s\"}\n",
-                options.width, options.height, options.kernel.c_str(), times.size(), mean, median, times.front(),
-                times.back(), options.node.c_str());
+    std::printf(
+        "{\"width\": %d, \"height\": %d, \"kernel\": \"%s\", \"runs\": %zu, \"mean_s\": %.9f, "
+        "\"median_s\": %.9f, \"min_s\": %.9f, \"max_s\": %.9f, \"node\": \"%s\"}\n",
+        options.width, options.height, options.kernel.c_str(), times.size(), mean, median, times.front(), times.back(),
+        options.node.c_str());
     return 0;
 }
 

@@ -8,7 +8,9 @@
 
 namespace strata::video {
 
-std::string zmq_error_text() { return fmt::format("{} (errno {})", zmq_strerror(errno), errno); }
+std::string zmq_error_text() {
+    return fmt::format("{} (errno {})", zmq_strerror(errno), errno);
+}
 
 std::vector<std::uint8_t>* BufferPool::take() {
     std::lock_guard lock(mu_);
@@ -59,7 +61,9 @@ ZmqSocket::~ZmqSocket() {
     if (socket_ != nullptr) zmq_close(socket_);
 }
 
-void ZmqSocket::set(int option, int value) { zmq_setsockopt(socket_, option, &value, sizeof value); }
+void ZmqSocket::set(int option, int value) {
+    zmq_setsockopt(socket_, option, &value, sizeof value);
+}
 void ZmqSocket::set(int option, const std::string& value) {
     zmq_setsockopt(socket_, option, value.data(), value.size());
 }
@@ -105,8 +109,7 @@ Result<void> ZmqSocket::send(const Header& h, const std::string& routing_id, boo
         return make_error(Errc::io_error, "{}: sending the {} message: {}", name_, to_string(h.kind),
                           zmq_strerror(err));
     };
-    if (!routing_id.empty() &&
-        zmq_send(socket_, routing_id.data(), routing_id.size(), ZMQ_SNDMORE | wait_flag) < 0) {
+    if (!routing_id.empty() && zmq_send(socket_, routing_id.data(), routing_id.size(), ZMQ_SNDMORE | wait_flag) < 0) {
         if (pool) pool->give(pooled);
         return failed("routing id");
     }

@@ -41,7 +41,9 @@ Endpoints endpoints_of(const Options& o) {
     return {at(o.zmq_port), at(o.zmq_port + 1), at(o.zmq_port + 2)};
 }
 
-std::string identity_of(int worker) { return fmt::format("w{}", worker); }
+std::string identity_of(int worker) {
+    return fmt::format("w{}", worker);
+}
 
 struct ZmqContext {
     void* raw = zmq_ctx_new();
@@ -299,8 +301,7 @@ Result<void> run_output(Context& ctx, void* zc, bool& told_input) {
             case Kind::result:
                 if (!m.has_frame) return make_error(Errc::corrupted, "result {} without its frame", m.header.index);
                 return output->accept_view(m.header.index, m.bytes());
-            default:
-                return make_error(Errc::corrupted, "unexpected {} message", to_string(m.header.kind));
+            default: return make_error(Errc::corrupted, "unexpected {} message", to_string(m.header.kind));
         }
         return {};
     };

@@ -106,7 +106,19 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
     stats.mkdir()
     output = run_dir / "out.nut"
     where, n = placement(e, servers, run_dir)
-    cmd = [*e["mpiexec"], *where, "-n", str(n), args.binary, "--impl", impl, "-i", str(video), "-o", str(output)]
+    cmd = [
+        *e["mpiexec"],
+        *where,
+        "-n",
+        str(n),
+        args.binary,
+        "--impl",
+        impl,
+        "-i",
+        str(video),
+        "-o",
+        str(output),
+    ]
     cmd += ["--codec", "rawvideo", "--timeout-ms", str(args.timeout_ms), "--stats", str(stats)]
     cmd += ["--credits", str(args.credits), "--log-dir", str(run_dir)]
     if servers:
@@ -132,8 +144,10 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
     }
     if proc.returncode != 0 or len(ranks) != n:
         logs = "".join(p.read_text() for p in sorted(run_dir.glob("rank*.log")))
-        record["error"] = (proc.stderr or proc.stdout)[-2000:] + "\n" + "\n".join(
-            line for line in logs.splitlines() if "error" in line
+        record["error"] = (
+            (proc.stderr or proc.stdout)[-2000:]
+            + "\n"
+            + "\n".join(line for line in logs.splitlines() if "error" in line)
         )
     else:
         start = min(r["first_decode_unix"] for r in ranks if r["role"] == "input")

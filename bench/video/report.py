@@ -121,7 +121,9 @@ def summarize(data: dict) -> dict:
             distances = []
             for r in ok:
                 got = frames_per_node(r)
-                distances.append(sum(abs(got.get(n, 0) - f) for n, f in ideal["frames"].items()) / info["frames"])
+                distances.append(
+                    sum(abs(got.get(n, 0) - f) for n, f in ideal["frames"].items()) / info["frames"]
+                )
             nodes = list(ideal["frames"])
             entry["impls"][impl] = {
                 "runs": len(recs),
@@ -131,10 +133,13 @@ def summarize(data: dict) -> dict:
                 "job_max_s": max(job),
                 "wall_s": med([r["wall_s"] for r in ok]),
                 "over_ideal": med(job) / ideal["time_s"],
-                "over_bound": med(job) / entry["compute_and_link_bound_s"] if entry["compute_and_link_bound_s"] else None,
+                "over_bound": med(job) / entry["compute_and_link_bound_s"]
+                if entry["compute_and_link_bound_s"]
+                else None,
                 "messages": med([sum(x["messages_sent"] for x in r["ranks"]) for r in ok]),
                 "megabytes_sent": med([sum(x["bytes_sent"] for x in r["ranks"]) for r in ok]) / 1e6,
-                "gateway_link_megabytes": med([r["links"][0]["sent"] + r["links"][0]["received"] for r in ok]) / 1e6
+                "gateway_link_megabytes": med([r["links"][0]["sent"] + r["links"][0]["received"] for r in ok])
+                / 1e6
                 if ok[0]["links"]
                 else None,
                 "load_balance_distance": med(distances),
@@ -163,7 +168,8 @@ def verdicts(summary: dict, impls: list[str]) -> dict:
     ratios = {
         s: summary[s]["impls"][t["dsm"]]["job_s"] / summary[s]["impls"][t["zmq"]]["job_s"]
         for s in summary
-        if summary[s]["impls"].get(t["dsm"], {}).get("job_s") and summary[s]["impls"].get(t["zmq"], {}).get("job_s")
+        if summary[s]["impls"].get(t["dsm"], {}).get("job_s")
+        and summary[s]["impls"].get(t["zmq"], {}).get("job_s")
     }
     out["dsm_vs_zmq"] = {
         "target": f"{t['dsm']} job time <= {t['limit']}x {t['zmq']} at every size",
@@ -247,7 +253,9 @@ def markdown(data: dict, summary: dict, verdict: dict) -> str:
         ]
         for impl, v in s["impls"].items():
             if not v.get("job_s"):
-                lines.append(f"| {LABELS.get(impl, impl)} | – | – | – | – | – | – | – | – | – | – | {v['failures']} |")
+                lines.append(
+                    f"| {LABELS.get(impl, impl)} | – | – | – | – | – | – | – | – | – | – | {v['failures']} |"
+                )
                 continue
             frames = ", ".join(f"{n} {fmt(f, 0)}" for n, f in v["frames_per_node"].items())
             lines.append(
@@ -258,14 +266,20 @@ def markdown(data: dict, summary: dict, verdict: dict) -> str:
                 f"{v['failures']} |"
             )
         lines += ["", "Processing / waiting time per worker node (s):", ""]
-        lines += ["| implementation | " + " | ".join(s["ideal_frames"]) + " |", "|---|" + "---:|" * len(s["ideal_frames"])]
+        lines += [
+            "| implementation | " + " | ".join(s["ideal_frames"]) + " |",
+            "|---|" + "---:|" * len(s["ideal_frames"]),
+        ]
         for impl, v in s["impls"].items():
             if v.get("job_s"):
-                cells = [f"{fmt(v['busy_s_per_node'][n])} / {fmt(v['wait_s_per_node'][n])}" for n in s["ideal_frames"]]
+                cells = [
+                    f"{fmt(v['busy_s_per_node'][n])} / {fmt(v['wait_s_per_node'][n])}"
+                    for n in s["ideal_frames"]
+                ]
                 lines.append(f"| {LABELS.get(impl, impl)} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += ["## Verdicts (configurations named before the run)", ""]
-    for name, v in verdict.items():
+    for v in verdict.values():
         detail = {k: val for k, val in v.items() if k not in ("target", "met")}
         shown = []
         for k, val in detail.items():
@@ -290,7 +304,12 @@ def plot(data: dict, summary: dict, path: Path) -> None:
         ax.bar(range(len(impls)), values, color="#4c72b0")
         ax.axhline(s["ideal_s"], color="#c44e52", linestyle="--", label="ideal (compute only)")
         if s["compute_and_link_bound_s"]:
-            ax.axhline(s["compute_and_link_bound_s"], color="#55a868", linestyle=":", label="kernel + gateway link bound")
+            ax.axhline(
+                s["compute_and_link_bound_s"],
+                color="#55a868",
+                linestyle=":",
+                label="kernel + gateway link bound",
+            )
         ax.set_xticks(range(len(impls)), impls, rotation=45, ha="right", fontsize=8)
         ax.set_title(SIZE_NAMES.get(size, size))
         ax.set_ylabel("job time (s)")

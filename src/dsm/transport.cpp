@@ -182,8 +182,7 @@ Result<bool> Transport::poll(Incoming& in) {
     for (std::uint64_t round = 0;; ++round) {
         int done = 0;
         if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
-            return make_error(Errc::io_error, "dsm: receiving from rank {}: {}", status.MPI_SOURCE,
-                              mpi_error_text(rc));
+            return make_error(Errc::io_error, "dsm: receiving from rank {}: {}", status.MPI_SOURCE, mpi_error_text(rc));
         }
         if (done != 0) {
             break;

@@ -46,7 +46,9 @@ def check_output(output, expected):
     for i, (g, e) in enumerate(zip(got, expected)):
         if not np.array_equal(g, e):
             bad = np.argwhere(g != e)
-            pytest.fail(f"{output}: frame {i} differs from the reference at {len(bad)} pixels, first {bad[0]}")
+            pytest.fail(
+                f"{output}: frame {i} differs from the reference at {len(bad)} pixels, first {bad[0]}"
+            )
 
 
 def test_serial_run_writes_the_reference_frames_as_ffv1(tmp_path, video, expected):
@@ -133,7 +135,9 @@ def test_a_missing_input_fails_on_every_rank_naming_the_file_and_leaves_no_outpu
     run = run_bad(["--impl", "mpi-sync", "-i", str(tmp_path / "nope.mkv"), "-o", str(out), "--timeout-ms", "3000"],
                   ranks=4)  # fmt: skip
     assert run.returncode != 0
-    assert f"--input={tmp_path / 'nope.mkv'}: cannot open: No such file or directory" in run.stderr, run.stderr
+    assert f"--input={tmp_path / 'nope.mkv'}: cannot open: No such file or directory" in run.stderr, (
+        run.stderr
+    )
     for rank in (1, 2, 3):
         assert f"rank {rank} (" in run.stderr and "aborted by rank 0" in run.stderr, run.stderr
     assert not out.exists()

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from video_support import decode, make_video, program, reference, require
-
 from conftest import REPO
+from video_support import decode, make_video, program, reference, require
 
 pytestmark = pytest.mark.timeout(180)
 EMULATE = REPO / "apps" / "video" / "emulate"

@@ -118,9 +118,21 @@ def test_a_killed_zmq_rank_gives_every_survivor_an_error(tmp_path, long_video, i
     port = free_port_base()
     procs = [
         subprocess.Popen(
-            [str(binary), "--impl", impl, "--rank", str(r), "--size", str(ranks), "--zmq-port", str(port),
-             *common_args(long_video, output, log_dir)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            [
+                str(binary),
+                "--impl",
+                impl,
+                "--rank",
+                str(r),
+                "--size",
+                str(ranks),
+                "--zmq-port",
+                str(port),
+                *common_args(long_video, output, log_dir),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
         )  # fmt: skip
         for r in range(ranks)
     ]

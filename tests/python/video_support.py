@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import REPO, in_ci
 
 KERNEL = np.array([[-1, -1, -1], [-1, 8, -1], [-1, -1, -1]], dtype=np.int32)
@@ -108,7 +107,9 @@ IMPLS = {
 }
 
 
-def launch_args(name: str, binary: Path, video: Path, output: Path, extra: list[str] | None = None) -> list[str]:
+def launch_args(
+    name: str, binary: Path, video: Path, output: Path, extra: list[str] | None = None
+) -> list[str]:
     impl, ranks, args = IMPLS[name]
     cmd = ["mpiexec", "-n", str(ranks), str(binary), "--impl", impl, "-i", str(video), "-o", str(output)]
     cmd += ["--timeout-ms", "5000", *args, *(extra or [])]

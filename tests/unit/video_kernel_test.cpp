@@ -27,8 +27,19 @@ Frame filtered(const Frame& in, int w, int h, bool vector) {
 
 TEST(VideoKernel, vectorised_kernel_equals_the_scalar_one_on_random_frames_of_many_sizes) {
     std::mt19937 random(7);
-    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1}, {2, 2}, {3, 1}, {1, 5}, {15, 7}, {16, 3}, {17, 5},
-                                                        {18, 18}, {31, 2}, {33, 9}, {64, 64}, {1920, 4}, {1921, 3}}) {
+    for (auto [w, h] : std::vector<std::pair<int, int>>{{1, 1},
+                                                        {2, 2},
+                                                        {3, 1},
+                                                        {1, 5},
+                                                        {15, 7},
+                                                        {16, 3},
+                                                        {17, 5},
+                                                        {18, 18},
+                                                        {31, 2},
+                                                        {33, 9},
+                                                        {64, 64},
+                                                        {1920, 4},
+                                                        {1921, 3}}) {
         Frame in(static_cast<std::size_t>(w) * static_cast<std::size_t>(h));
         for (auto& p : in) p = static_cast<std::uint8_t>(random());
         EXPECT_EQ(filtered(in, w, h, true), filtered(in, w, h, false)) << w << "x" << h;
