@@ -36,6 +36,7 @@ int run_demo(const DemoOptions& options) {
     tour_runtime(tour);
     tour_shm(tour, dir);
     tour_workflow(tour, dir);
+    tour_video(tour, dir);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);

@@ -24,4 +24,7 @@ void tour_workflow(Tour& tour, const std::filesystem::path& dir);
 /// Shared objects: segments, containers, handles and ports between processes (docs/shm.md).
 void tour_shm(Tour& tour, const std::filesystem::path& dir);
 
+/// Paper 003's video pipeline with strata-video: MPI, the DSM, ZeroMQ on emulated nodes (docs/video.md).
+void tour_video(Tour& tour, const std::filesystem::path& dir);
+
 }  // namespace strata::cli
