@@ -10,7 +10,7 @@
 # generated once per build tree, turns the object into <name>.skel.h with
 # `bpftool gen skeleton`, and defines the INTERFACE target <target>: link it
 # and `#include "<name>.skel.h"`. The skeleton embeds the object, so nothing
-# is installed or loaded from disk at run time.
+# is loaded from disk at run time (the objects are installed only to be looked at).
 #
 # Why CO-RE: the object carries BTF relocations that libbpf resolves against
 # the running kernel's /sys/kernel/btf/vmlinux when it loads, so one build runs
@@ -132,6 +132,9 @@ function(strata_add_bpf_skeleton target source)
     VERBATIM)
 
   add_custom_target(${target}_generate DEPENDS ${skeleton})
+  # The objects are installed for inspection (bpftool prog load, llvm-objdump)
+  # to <datadir>/strata/bpf by cmake/StrataInstall.cmake.
+  set_property(GLOBAL APPEND PROPERTY STRATA_BPF_OBJECTS ${object})
   add_library(${target} INTERFACE)
   # SYSTEM: the generated C is compiled inside C++ sources and must not trip
   # strata's warning set (old-style casts, sign conversions).

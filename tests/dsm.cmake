@@ -36,3 +36,13 @@ foreach(mode client server)
 endforeach()
 strata_dsm_mpi_program(dsm_bad_inputs_test)
 strata_dsm_mpi_test(dsm.mpi.bad_inputs_give_errors_naming_them PROGRAM dsm_bad_inputs_test NP 3)
+
+# The DSM example (examples/dsm): built beside the strata binary, run by `strata demo` and here.
+add_executable(dsm_stencil ${CMAKE_SOURCE_DIR}/examples/dsm/dsm_stencil.cpp)
+target_link_libraries(dsm_stencil PRIVATE strata::dsm MPI::MPI_CXX fmt::fmt strata_warnings)
+strata_dsm_mpi_test(dsm.example.a_stencil_over_one_server_matches_the_serial_stencil PROGRAM dsm_stencil NP 4 ARGS 1 512 30)
+strata_dsm_mpi_test(dsm.example.a_stencil_over_four_servers_matches_the_serial_stencil PROGRAM dsm_stencil NP 7 ARGS 4 256 20)
+add_test(NAME dsm.example.a_bad_argument_exits_2_naming_it
+  COMMAND /bin/sh -c "out=$(\"$0\" -n 2 \"$1\" 9 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'servers=9: not an integer in \\[1, 1\\]'"
+          ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_stencil>)
+set_tests_properties(dsm.example.a_bad_argument_exits_2_naming_it PROPERTIES LABELS "integration;mpi" TIMEOUT 60)

@@ -6,7 +6,7 @@ strata_add_test_binary(strata_monitor_unit_tests LABEL unit TIMEOUT 60 PREFIX "m
 # Real BPF (root) and real threads blocked on pipes.
 # The callback-latency test runs alone: it measures time on the cores.
 strata_add_test_binary(strata_monitor_integration_tests LABEL integration TIMEOUT 120 PREFIX "monitor."
-  SERIAL "*within_one_millisecond*" SOURCES
+  SERIAL "*within_4x_the_documented_median*" SOURCES
   integration/monitor_backends_test.cpp
   integration/monitor_ebpf_test.cpp
   integration/monitor_auto_test.cpp)
@@ -20,3 +20,9 @@ if(STRATA_BUILD_BENCH)
   set_tests_properties(monitor.bench_umt.programs_compute_the_same_results_with_and_without_the_monitor
                        PROPERTIES LABELS integration TIMEOUT 240)
 endif()
+# The smoke test can fail: stand-ins that print a result line and exit 3 fail it.
+add_test(NAME monitor.bench_umt.smoke_test_fails_when_a_program_fails_after_its_result_line
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/integration/monitor_bench_umt_smoke_can_fail.sh
+                 ${CMAKE_CURRENT_SOURCE_DIR}/integration/monitor_bench_umt_smoke.sh /tmp)
+set_tests_properties(monitor.bench_umt.smoke_test_fails_when_a_program_fails_after_its_result_line
+                     PROPERTIES LABELS unit TIMEOUT 60)

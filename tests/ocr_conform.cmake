@@ -60,6 +60,7 @@ strata_ocr_conformance(edt_returning_an_event_chains_its_output_event)
 strata_ocr_conformance(finish_edt_output_event_carries_its_return_value)
 strata_ocr_conformance(db_mode_null_gives_null_guid_and_pointer)
 strata_ocr_conformance(edt_create_rejects_count_mismatches)
+strata_ocr_conformance(edt_create_failing_on_a_dependence_leaves_nothing_behind)
 strata_ocr_conformance(every_hint_property_is_accepted)
 strata_ocr_conformance(channel_event_honours_its_parameters)
 strata_ocr_conformance(labeled_guids_name_objects_before_they_exist)
@@ -114,3 +115,23 @@ strata_ocr_app_test(ocr.apps.nqueens_with_a_wrong_expected_count_exits_1
   ${STRATA_OCR_EXPECT_EXIT} 1 $<TARGET_FILE:ocr_app_nqueens> 8 93 2)
 strata_ocr_app_test(ocr.apps.nqueens_of_8_has_92_solutions_without_spawning
   ${STRATA_OCR_EXPECT_EXIT} 0 $<TARGET_FILE:ocr_app_nqueens> 8 92 0)
+
+# Normal and external tasks in one DAG (tests/ocr/apps/external_dag.c, docs/external.md):
+# directly with STRATA_EXTERNAL_CONFIG and through `strata ocr --external-config`,
+# with each exposure; the program checks its results against known values.
+strata_ocr_program(ocr_app_external_dag ocr/apps/external_dag.c)
+set(STRATA_EXTERNAL_DAG_CONFIG ${CMAKE_CURRENT_SOURCE_DIR}/ocr/apps/external_dag.toml)
+foreach(exposure memfd fuse)
+  strata_ocr_app_test(ocr.apps.external_dag_of_normal_and_external_tasks_gives_known_results.${exposure}
+    ${STRATA_OCR_EXPECT_EXIT} 0 $<TARGET_FILE:ocr_app_external_dag> 1000)
+  set_property(TEST ocr.apps.external_dag_of_normal_and_external_tasks_gives_known_results.${exposure}
+    PROPERTY ENVIRONMENT STRATA_EXTERNAL_CONFIG=${STRATA_EXTERNAL_DAG_CONFIG} STRATA_EXTERNAL_EXPOSURE=${exposure})
+  strata_ocr_app_test(ocr.apps.external_dag_through_strata_ocr_external_config.${exposure}
+    ${STRATA_OCR_EXPECT_EXIT} 0 $<TARGET_FILE:strata_cli> ocr --external-config ${STRATA_EXTERNAL_DAG_CONFIG}
+    --external-exposure ${exposure} $<TARGET_FILE:ocr_app_external_dag> 1000)
+endforeach()
+# The check can fail: without a configuration the templates are refused (ocrAbort(2)).
+strata_ocr_app_test(ocr.apps.external_dag_without_a_configuration_exits_2
+  ${STRATA_OCR_EXPECT_EXIT} 2 $<TARGET_FILE:ocr_app_external_dag> 1000)
+set_property(TEST ocr.apps.external_dag_without_a_configuration_exits_2
+  PROPERTY ENVIRONMENT_MODIFICATION STRATA_EXTERNAL_CONFIG=unset:)

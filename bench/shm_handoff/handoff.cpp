@@ -253,8 +253,14 @@ int main(int argc, char** argv) {
     int iterations = 20000;
     int repeats = 3;
     std::vector<std::size_t> sizes = {64, 4096, 1U << 20U};
-    for (int i = 1; i + 1 < argc; i += 2) {
+    for (int i = 1; i < argc; i += 2) {
         const std::string arg = argv[i];
+        if (arg == "-h" || arg == "--help" || i + 1 == argc) {
+            // --help, or an option without its value: usage, and no run.
+            std::fprintf(arg == "-h" || arg == "--help" ? stdout : stderr,
+                         "usage: %s [--iterations N] [--repeats R] [--sizes a,b,c]\n", argv[0]);
+            return arg == "-h" || arg == "--help" ? 0 : 2;
+        }
         if (arg == "--iterations") {
             iterations = std::stoi(argv[i + 1]);
         } else if (arg == "--repeats") {

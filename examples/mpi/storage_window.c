@@ -1,11 +1,12 @@
 /* storage_window.c: an MPI window whose memory is a file, through strata.
  *
- * Build and run (the library must come before MPI on the link line):
- *   mpicc storage_window.c -I<strata>/include -L<strata>/lib -lstrata-mpi -o storage_window
+ * Build and run against an installed strata (docs/install.md; the library
+ * must come before MPI on the link line, which strata-mpi.pc arranges):
+ *   mpicc storage_window.c $(pkg-config --cflags --libs strata-mpi) -o storage_window
  *   mpiexec -n 4 ./storage_window /tmp
  * or build it without strata and preload the library instead:
- *   mpicc storage_window.c -I<strata>/include -o storage_window
- *   mpiexec -n 4 -genv LD_PRELOAD <strata>/lib/libstrata-mpi.so ./storage_window /tmp
+ *   mpicc storage_window.c $(pkg-config --cflags strata-mpi) -o storage_window
+ *   mpiexec -n 4 -genv LD_PRELOAD <prefix>/lib/libstrata-mpi.so.0 ./storage_window /tmp
  *
  * Every rank adds its rank to each element of rank 0's window; rank 0 makes
  * the result durable with MPI_Win_sync and MPI_Win_free writes it back to

@@ -48,8 +48,17 @@
  * MPI_Alloc_mem allocations are counted apart), %j = job id (STRATA_JOB_ID, SLURM_JOB_ID, PBS_JOBID,
  * LSB_JOBID, FLUX_JOB_ID, COBALT_JOBID, JOB_ID; else the pid of rank 0 of the
  * window's communicator), %% = '%'. A file is created if absent and its space
- * is reserved at once (no SIGBUS on a full disk later). */
+ * is reserved at once (no SIGBUS on a full disk later). An existing file is
+ * reused (restart), opened without following links: a symbolic link, and a
+ * regular file owned by another user, fail with MPI_ERR_ACCESS (see
+ * storage_alloc_allow_other_owner). */
 #define STRATA_MPI_FILENAME "storage_alloc_filename"
+
+/* "true": reuse an existing regular file even when another user owns it
+ * (a file shared on purpose). Default "false": such a file is refused with
+ * MPI_ERR_ACCESS naming its owner and mode, since its owner can read and
+ * change the window's data. */
+#define STRATA_MPI_ALLOW_OTHER_OWNER "storage_alloc_allow_other_owner"
 
 /* Byte offset in the file or device where the window starts; a multiple of
  * the page size. Default 0. */

@@ -129,12 +129,25 @@ struct SharedOptions {
 };
 
 /// Options of a storage region or of the storage part of a combined region.
+///
+/// Reusing a file (restart, by design) is guarded against files planted by
+/// another user (docs/regions.md, "Reusing a file"): the path is opened with
+/// O_NOFOLLOW, so a symbolic link is refused, and an existing regular file
+/// owned by another user is refused unless allow_other_owner is set. Both are
+/// permission_denied errors naming the file, its owner and its mode.
 struct StorageOptions {
-    std::filesystem::path path;  ///< regular file (created if absent) or block device
+    std::filesystem::path path;  ///< regular file (created if absent) or block device; not a symbolic link
     std::uint64_t offset = 0;    ///< where the region starts; a multiple of the page size
     mode_t permissions = 0600;   ///< of a created file
     Writeback writeback = Writeback::kernel;
     bool read_only = false;  ///< open O_RDONLY and map PROT_READ; the file must hold the range
+    /// Only create: an existing file (or link) at `path` is already_exists,
+    /// never opened (O_CREAT | O_EXCL). For private files of one run.
+    bool create_only = false;
+    /// Accept an existing regular file owned by another user (a data set
+    /// shared on purpose). Off: such a file is refused, since whoever owns it
+    /// can read and change what the region holds.
+    bool allow_other_owner = false;
 };
 
 /// Options of a combined region.

@@ -43,6 +43,7 @@
 // Thread safety: the types are values; functions are reentrant.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -70,8 +71,15 @@ Result<Method> parse_method(std::string_view text, std::string_view param = "met
 std::string_view to_string(Wait wait) noexcept;
 Result<Wait> parse_wait(std::string_view text, std::string_view param = "wait");
 
+/// The largest byte count a workflow accepts anywhere (1 PB): data sizes and
+/// the segment size, whether written as integers or with a unit.
+inline constexpr std::uint64_t kMaxByteCount = 1'000'000'000'000'000;
+/// The most slots a producer's port may have (workflow.slots).
+inline constexpr std::uint32_t kMaxSlots = 64;
+
 /// Parses a byte count: an integer, or a number with a unit B, KB, MB, GB
 /// (powers of 1000) or KiB, MiB, GiB (powers of 1024): "10MB", "1.5GiB".
+/// At most kMaxByteCount.
 Result<std::size_t> parse_size(std::string_view text, std::string_view param);
 
 struct Task {
@@ -126,6 +134,12 @@ enum class Shape {
 };
 std::string_view to_string(Shape shape) noexcept;
 Result<Shape> parse_shape(std::string_view text, std::string_view param = "shape");
+
+/// STRATA_WORKFLOW_TIMEOUT_MS: how long a task of a process run waits for a
+/// handoff (default 30000 when unset or empty). A whole number from 1 to
+/// 86400000 read in full width; anything else is invalid_argument naming the
+/// variable and the value (`strata run` checks it before starting any task).
+Result<std::chrono::milliseconds> handoff_timeout_from_env();
 
 struct GenerateOptions {
     Shape shape = Shape::simple;

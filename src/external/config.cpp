@@ -117,17 +117,10 @@ private:
         }
         auto exposure = string_key("exposure");
         if (!exposure) return std::unexpected(exposure.error());
-        if (*exposure == "memfd") {
-            entry_.exposure = ExposureChoice::memfd;
-        } else if (*exposure == "fuse") {
-            entry_.exposure = ExposureChoice::fuse;
-        } else if (exposure->empty() || *exposure == "auto") {
-            if (table_.get("exposure") != nullptr && exposure->empty()) {
-                return fail("exposure", quote_value(*exposure), "expected auto, memfd or fuse");
-            }
-            entry_.exposure = ExposureChoice::automatic;
-        } else {
-            return fail("exposure", quote_value(*exposure), "expected auto, memfd or fuse");
+        if (table_.get("exposure") != nullptr) {
+            const auto choice = exposure_choice_of(*exposure);
+            if (!choice) return fail("exposure", quote_value(*exposure), "expected auto, memfd or fuse");
+            entry_.exposure = *choice;
         }
         if (const toml::node* node = table_.get("allow_empty_outputs")) {
             const auto* b = node->as_boolean();
@@ -202,6 +195,13 @@ std::string_view to_string(ExposureChoice choice) noexcept {
         case ExposureChoice::fuse: return "fuse";
     }
     return "?";
+}
+
+std::optional<ExposureChoice> exposure_choice_of(std::string_view text) noexcept {
+    if (text == "auto") return ExposureChoice::automatic;
+    if (text == "memfd") return ExposureChoice::memfd;
+    if (text == "fuse") return ExposureChoice::fuse;
+    return std::nullopt;
 }
 
 std::string Entry::where(std::string_view key, std::string_view value) const {

@@ -41,6 +41,8 @@ struct StreamSpec {
 
 enum class ExposureChoice { automatic, memfd, fuse };
 std::string_view to_string(ExposureChoice choice) noexcept;
+/// "auto", "memfd" or "fuse"; nullopt for anything else.
+std::optional<ExposureChoice> exposure_choice_of(std::string_view text) noexcept;
 
 /// One program of the file.
 struct Entry {
@@ -56,7 +58,7 @@ struct Entry {
     std::optional<std::chrono::milliseconds> timeout;
     StreamSpec stdout_spec;
     StreamSpec stderr_spec{StreamSpec::Target::tail, 0, {}};
-    ExposureChoice exposure = ExposureChoice::automatic;
+    ExposureChoice exposure = ExposureChoice::automatic;  ///< key absent: $STRATA_EXTERNAL_EXPOSURE, else auto
     std::vector<int> success_exit_codes{0};
     bool allow_empty_outputs = false;
 

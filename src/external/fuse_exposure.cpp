@@ -18,11 +18,15 @@ struct FuseExposure::State {
     FuseOptions options;
     std::mutex mutex;
     std::shared_ptr<fsd::Client> client;
+    bool stopped = false;  // guarded by mutex
     std::atomic<std::uint64_t> next_task{1};
 
     // The live daemon, starting one if there is none or the last one died.
     Result<std::shared_ptr<fsd::Client>> running() {
         const std::lock_guard lock(mutex);
+        if (stopped) {
+            return make_error(Errc::busy, "FuseExposure: stopped (the run is ending); no new daemon is started");
+        }
         if (client == nullptr || !client->alive()) {
             auto started = fsd::Client::start({.executable = options.daemon});
             if (!started) {
@@ -159,6 +163,21 @@ Result<std::string> FuseExposure::mount_point() {
         return std::unexpected(client.error());
     }
     return (*client)->mount_point();
+}
+
+void FuseExposure::stop() noexcept {
+    if (state_ == nullptr) {
+        return;
+    }
+    std::shared_ptr<fsd::Client> client;
+    {
+        const std::lock_guard lock(state_->mutex);
+        state_->stopped = true;
+        client = std::move(state_->client);
+    }
+    if (client != nullptr) {
+        client->shutdown();
+    }
 }
 
 pid_t FuseExposure::daemon_pid() const {

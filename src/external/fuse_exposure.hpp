@@ -63,6 +63,12 @@ public:
     /// The running daemon's pid, or 0.
     [[nodiscard]] pid_t daemon_pid() const;
 
+    /// Stops the daemon now and unmounts, even while TaskFiles of it still
+    /// exist (their calls then fail with Errc::peer_dead); later new_task()
+    /// and mount_point() fail with Errc::busy. Idempotent. The runtime calls
+    /// it when an OCR run ends, also after SIGINT/SIGTERM.
+    void stop() noexcept;
+
     struct State;
 
 private:

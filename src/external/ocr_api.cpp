@@ -17,6 +17,14 @@ Result<std::shared_ptr<ExternalRun>> ExternalRun::of(OcrState& s) {
     std::lock_guard lock(s.extension_mutex);
     if (s.extension) return std::static_pointer_cast<ExternalRun>(s.extension);
     auto run = std::make_shared<ExternalRun>();
+    if (const char* env = std::getenv("STRATA_EXTERNAL_EXPOSURE"); env != nullptr && *env != '\0') {
+        const auto choice = exposure_choice_of(env);
+        if (!choice) {
+            return make_error(Errc::invalid_argument,
+                              "STRATA_EXTERNAL_EXPOSURE={}: not an exposure (expected auto, memfd or fuse)", env);
+        }
+        run->default_choice_ = *choice;
+    }
     OcrState* state_at_start = &s;
     auto reactor = Reactor::start([state_at_start](int sig) {
         {
@@ -35,6 +43,13 @@ Result<std::shared_ptr<ExternalRun>> ExternalRun::of(OcrState& s) {
 
 void ExternalRun::stop() noexcept {
     if (reactor_) reactor_->stop();
+    std::unique_ptr<FuseExposure> fuse;
+    {
+        std::lock_guard lock(exposure_mutex_);
+        stopped_ = true;
+        fuse = std::move(fuse_);
+    }
+    if (fuse) fuse->stop();
 }
 
 Result<std::shared_ptr<const Config>> ExternalRun::config() {
@@ -60,12 +75,38 @@ Result<void> ExternalRun::load_config(const std::string& path) {
     return {};
 }
 
-Result<Exposure*> ExternalRun::exposure(ExposureChoice choice) {
-    if (choice == ExposureChoice::fuse) {
-        return make_error(Errc::unsupported,
-                          "exposure=fuse: the FUSE exposure (strata-fsd) is not part of this build; use memfd or auto");
+Result<Exposure*> ExternalRun::exposure(const Entry& entry) {
+    const bool named = entry.key_lines.contains("exposure");
+    const ExposureChoice choice = named ? entry.exposure : default_choice_;
+    const std::string chosen_by =
+        named ? entry.where("exposure", fmt::format("\"{}\"", to_string(choice)))
+              : fmt::format("entry [{}]: exposure {} (from {}): ", entry.name, to_string(choice),
+                            default_choice_ == ExposureChoice::automatic ? "the default" : "STRATA_EXTERNAL_EXPOSURE");
+    std::lock_guard lock(exposure_mutex_);
+    if (stopped_) return make_error(Errc::busy, "{}the run is ending", chosen_by);
+    auto fuse = [&]() -> Result<Exposure*> {
+        if (!fuse_) fuse_ = std::make_unique<FuseExposure>();
+        // Start strata-fsd now, so a failure names the exposure, not a task's file.
+        if (auto mounted = fuse_->mount_point(); !mounted) {
+            return make_error(mounted.error().code, "{}{}", chosen_by, mounted.error().message);
+        }
+        return fuse_.get();
+    };
+    switch (choice) {
+        case ExposureChoice::memfd: return &memfd_;
+        case ExposureChoice::fuse: return fuse();
+        case ExposureChoice::automatic: break;
     }
-    return &memfd_;  // auto: memfd serves wherever Linux >= 5.1 runs (strata doctor says so)
+    if (!auto_pick_) {
+        auto_pick_ = pick_automatic(MemfdExposure::probe(), [&]() -> Result<void> {
+            auto started = fuse();
+            if (!started) return std::unexpected(started.error());
+            return {};
+        });
+    }
+    if (!auto_pick_->kind) return make_error(Errc::unsupported, "{}auto picks {}", chosen_by, auto_pick_->reason);
+    if (*auto_pick_->kind == ExposureKind::memfd) return &memfd_;
+    return fuse();
 }
 
 std::shared_ptr<TaskRecord> ExternalRun::add_record(std::uint64_t task) {

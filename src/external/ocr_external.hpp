@@ -14,11 +14,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "auto_exposure.hpp"
 #include "config.hpp"
 #include "exposure.hpp"
+#include "fuse_exposure.hpp"
 #include "memfd_exposure.hpp"
 #include "ocr/extensions/ocr-external.h"
 #include "reactor.hpp"
@@ -43,16 +46,24 @@ struct ExternalTemplate : ocr::Object {
 class ExternalRun final : public ocr::RunExtension {
 public:
     /// The run's external state, made (reactor started) on first use.
+    /// invalid_argument when $STRATA_EXTERNAL_EXPOSURE is set to something
+    /// other than auto, memfd or fuse.
     static Result<std::shared_ptr<ExternalRun>> of(ocr::OcrState& s);
 
+    /// Kills and reaps every running program, then stops strata-fsd (if one
+    /// was started) and unmounts: nothing of the run's externals is left.
     void stop() noexcept override;
 
     /// The configuration: the one loaded by load_config(), else $STRATA_EXTERNAL_CONFIG.
     Result<std::shared_ptr<const Config>> config();
     Result<void> load_config(const std::string& path);
 
-    /// The exposure for a template's choice (auto: memfd here).
-    Result<Exposure*> exposure(ExposureChoice choice);
+    /// The exposure for an entry: its `exposure` key, else
+    /// $STRATA_EXTERNAL_EXPOSURE, else auto (auto_exposure.hpp: memfd where
+    /// it serves, else fuse). The first use of fuse starts strata-fsd (one
+    /// per run, stopped by stop()). Errors name the entry's choice and why
+    /// it cannot serve.
+    Result<Exposure*> exposure(const Entry& entry);
 
     Reactor& reactor() { return *reactor_; }
 
@@ -64,6 +75,12 @@ private:
     std::mutex mutex_;
     std::shared_ptr<const Config> config_;                          // guarded by mutex_
     std::map<std::uint64_t, std::shared_ptr<TaskRecord>> records_;  // guarded by mutex_
+    ExposureChoice default_choice_ = ExposureChoice::automatic;     // $STRATA_EXTERNAL_EXPOSURE
+    // Separate from mutex_: starting strata-fsd takes tens of ms under it.
+    std::mutex exposure_mutex_;
+    bool stopped_ = false;                // guarded by exposure_mutex_
+    std::optional<AutoPick> auto_pick_;   // guarded by exposure_mutex_; decided once per run
+    std::unique_ptr<FuseExposure> fuse_;  // guarded by exposure_mutex_; made on first use
     MemfdExposure memfd_;
     std::unique_ptr<Reactor> reactor_;
 };

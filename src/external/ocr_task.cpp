@@ -90,7 +90,7 @@ void ExternalBody::fail_to_start(const std::shared_ptr<Edt>& edt, const std::str
 
 void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
     const Entry& entry = *tpl_->entry;
-    auto exposure = run_->exposure(entry.exposure);
+    auto exposure = run_->exposure(entry);
     if (!exposure) return fail_to_start(edt, exposure.error().message);
     auto files = (*exposure)->new_task();
     if (!files) return fail_to_start(edt, files.error().message);
@@ -102,7 +102,8 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
     // Expose what the command names, each input and output once.
     std::vector<std::string> in_paths(tpl_->inputs), out_paths(tpl_->outputs);
     for (std::size_t k = 0; k < tpl_->outputs; ++k) {
-        auto path = launch->files->add_output(id_of(edt->guid) * 64 + k);
+        // Output ids have the top bit set: never a data block id (inputs), unique per task and output.
+        auto path = launch->files->add_output((std::uint64_t{1} << 63) | (id_of(edt->guid) << 6) | k);
         if (!path) return fail_to_start(edt, path.error().message);
         out_paths[k] = *path;
     }

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "core/log.hpp"
+#include "keeper.hpp"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -107,6 +108,7 @@ struct Reactor::Impl {
     int wake_fd = -1;
     OnSignal on_signal;
     std::thread thread;
+    std::unique_ptr<Keeper> keeper;  // kills the programs if this process dies of SIGKILL
 
     mutable std::mutex mutex;
     std::map<int, Watched> watched;  // by pidfd; guarded by mutex
@@ -138,6 +140,7 @@ struct Reactor::Impl {
         ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, WEXITED | WNOWAIT);
         ::kill(-w.pid, SIGKILL);
         remove_group(w.pid);
+        if (keeper) keeper->remove(w.pid);  // while the zombie still pins the id
         siginfo_t reaped{};
         while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &reaped, WEXITED) != 0 &&
                errno == EINTR) {
@@ -244,6 +247,14 @@ Result<std::unique_ptr<Reactor>> Reactor::start(OnSignal on_signal) {
     if (::epoll_ctl(impl->epoll_fd, EPOLL_CTL_ADD, impl->wake_fd, &ev) != 0) {
         return make_sys_error(errno, "external reactor: epoll_ctl");
     }
+    if (auto keeper = Keeper::start()) {
+        impl->keeper = std::move(*keeper);
+    } else {
+        strata::detail::log().warn(
+            "strata-external: no keeper process ({}): external programs would outlive a "
+            "SIGKILL of this process",
+            keeper.error().message);
+    }
     int expected = -1;
     if (g_wake_fd.compare_exchange_strong(expected, impl->wake_fd)) {
         install_handlers();
@@ -260,6 +271,7 @@ Result<void> Reactor::watch(Child child, std::optional<std::chrono::milliseconds
         std::lock_guard lock(r.mutex);
         if (!r.stopping) {
             add_group(child.pid);
+            if (r.keeper) r.keeper->add(child.pid);
             Impl::Watched w;
             w.pid = child.pid;
             w.pidfd = child.pidfd;
@@ -277,6 +289,7 @@ Result<void> Reactor::watch(Child child, std::optional<std::chrono::milliseconds
             const int err = errno;
             r.watched.erase(child.pidfd);
             remove_group(child.pid);
+            if (r.keeper) r.keeper->remove(child.pid);
             ::kill(-child.pid, SIGKILL);
             ::waitpid(child.pid, nullptr, 0);
             ::close(child.pidfd);
@@ -302,6 +315,7 @@ void Reactor::stop() noexcept {
     }
     impl_->wake();
     if (impl_->thread.joinable()) impl_->thread.join();
+    impl_->keeper.reset();  // every program is reaped: the keeper exits and is reaped
     impl_->joined = true;
     int mine = impl_->wake_fd;
     if (g_wake_fd.compare_exchange_strong(mine, -1)) {

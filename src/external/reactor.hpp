@@ -10,6 +10,9 @@
 // with SIGKILL. stop() kills every group, reaps every child and calls each
 // on_exit with cancelled=true before it returns.
 //
+// SIGKILL of the runtime: a keeper process (keeper.hpp), told of every
+// program's group, kills them when this process is gone.
+//
 // Signals: while a reactor exists, SIGINT and SIGTERM (when their disposition
 // was the default) kill every running program's process group at once from
 // the handler, then the reactor calls on_signal(sig) on its thread; a second

@@ -151,6 +151,8 @@ int error_class_of(const Error& error) noexcept {
     }
     switch (error.code) {
         case Errc::invalid_argument: return MPI_ERR_INFO_VALUE;  // a hint value the region refused
+        case Errc::permission_denied: return MPI_ERR_ACCESS;     // a link or another user's file, refused
+        case Errc::already_exists: return MPI_ERR_FILE_EXISTS;
         case Errc::out_of_memory: return MPI_ERR_NO_MEM;
         case Errc::io_error: return MPI_ERR_IO;
         default: return MPI_ERR_FILE;

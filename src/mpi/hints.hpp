@@ -48,7 +48,8 @@ struct WindowHints {
     Order order = Order::memory_first;
     bool unlink = false;
     bool discard = false;
-    std::optional<Advice> advice;  ///< from access_style
+    bool allow_other_owner = false;  ///< storage_alloc_allow_other_owner: reuse another user's file
+    std::optional<Advice> advice;    ///< from access_style
     mode_t file_perm = 0600;
     std::optional<std::uint64_t> striping_factor;
     std::optional<std::uint64_t> striping_unit;

@@ -56,6 +56,7 @@ PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor mem
     spec.file.path = path;
     spec.file.offset = hints.offset;
     spec.file.permissions = hints.file_perm;
+    spec.file.allow_other_owner = hints.allow_other_owner;
     // MAP_PRIVATE write-back is what makes discard real; it costs a pagemap
     // scan per sync, so only discard windows pay it.
     spec.file.writeback = hints.discard ? Writeback::explicit_sync : Writeback::kernel;

@@ -15,6 +15,8 @@
 #include <array>
 #include <climits>
 #include <cstring>
+#include <expected>
+#include <limits>
 #include <vector>
 
 #include <linux/limits.h>
@@ -66,16 +68,33 @@ struct FileParameters {
     std::array<char, PATH_MAX> path{};
 };
 
-std::vector<SharedPeer> layout(const std::vector<MPI_Aint>& sizes_and_units, bool noncontig, std::size_t& total) {
+/// The segments side by side (page-aligned with noncontig). Every rank
+/// computes the same layout from the same sizes, so every rank finds an
+/// overflow alike: the sum (and each aligned offset) must fit an MPI_Aint,
+/// the type MPI gives the window's size in.
+std::expected<std::vector<SharedPeer>, Failure> layout(const char* routine, int rank,
+                                                       const std::vector<MPI_Aint>& sizes_and_units, bool noncontig,
+                                                       std::size_t& total) {
+    constexpr auto max_total = static_cast<std::size_t>(std::numeric_limits<MPI_Aint>::max());
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     std::vector<SharedPeer> peers(sizes_and_units.size() / 2);
     total = 0;
     for (std::size_t i = 0; i < peers.size(); ++i) {
-        if (noncontig) {
-            total = (total + page - 1) / page * page;
+        const MPI_Aint size = sizes_and_units[2 * i];
+        if (noncontig && total % page != 0) {
+            total = total > max_total - page ? max_total + 1 : (total + page - 1) / page * page;
         }
-        peers[i] = {.size = sizes_and_units[2 * i], .disp_unit = sizes_and_units[2 * i + 1], .offset = total};
-        total += static_cast<std::size_t>(peers[i].size);
+        if (size < 0 || total > max_total || static_cast<std::size_t>(size) > max_total - total) {
+            total = 0;
+            return std::unexpected(make_failure(
+                MPI_ERR_SIZE, routine, rank, "size",
+                std::to_string(sizes_and_units[2 * static_cast<std::size_t>(rank)]),
+                fmt::format("the segments of the {} ranks add up to more than {} bytes, the most an MPI_Aint "
+                            "holds (the sum overflows at rank {}, which asks for {} bytes{})",
+                            peers.size(), max_total, i, size, noncontig ? ", each segment page-aligned" : "")));
+        }
+        peers[i] = {.size = size, .disp_unit = sizes_and_units[2 * i + 1], .offset = total};
+        total += static_cast<std::size_t>(size);
     }
     return peers;
 }
@@ -139,8 +158,10 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
     std::size_t total = 0;
     if (rank == 0) {
         auto name = file_name(routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(agreed[2]));
-        layout(sizes_and_units, hints.shared_noncontig, total);
-        if (!name) {
+        auto planned = layout(routine, rank, sizes_and_units, hints.shared_noncontig, total);
+        if (!planned) {
+            failure = planned.error();
+        } else if (!name) {
             failure = name.error();
         } else if (name->size() >= parameters.path.size()) {
             failure = make_failure(MPI_ERR_BAD_FILE, routine, rank, "storage_alloc_filename", *name, "path too long");
@@ -162,7 +183,13 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
         return fail(comm, win, part, *failed);
     }
     PMPI_Bcast(&parameters, sizeof parameters, MPI_BYTE, 0, comm);
-    const std::vector<SharedPeer> peers = layout(sizes_and_units, parameters.noncontig != 0, total);
+    // Rank 0 checked this very layout (same sizes, its noncontig) before the
+    // agreement above, so it cannot fail here on any rank.
+    auto planned = layout(routine, rank, sizes_and_units, parameters.noncontig != 0, total);
+    if (!planned) {
+        return fail(comm, win, part, planned.error());
+    }
+    const std::vector<SharedPeer> peers = std::move(*planned);
     const std::string path(parameters.path.data());
     if (rank != 0 && total > 0) {
         WindowHints file_hints = hints;

@@ -9,6 +9,8 @@
 #include <unistd.h>
 #include <cerrno>
 
+#include "core/file_owner.hpp"
+
 namespace strata::posix {
 
 std::size_t page_size() noexcept {
@@ -79,17 +81,28 @@ Result<void> check_range_fits(const char* op, const std::filesystem::path& path,
     return {};
 }
 
-Result<StorageFile> open_file(const char* op, const std::filesystem::path& path, unsigned permissions, bool read_only) {
+// The file at `path` is a symbolic link: O_NOFOLLOW refused it (ELOOP).
+std::unexpected<Error> refuse_link(const char* op, const std::filesystem::path& path) {
+    return make_error(Errc::permission_denied,
+                      "{}: path={}: is a symbolic link: refused (storage files are opened without following links, "
+                      "so another user cannot redirect the region; name the file itself)",
+                      op, path.string());
+}
+
+Result<StorageFile> open_file(const char* op, const StorageOptions& options) {
+    const auto& path = options.path;
     StorageFile file;
-    if (read_only) {
-        file.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (options.read_only) {
+        file.fd = UniqueFd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
         if (file.fd.get() < 0) {
-            return make_sys_error(errno, "{}: path={}: cannot open read-only", op, path.string());
+            return errno == ELOOP ? refuse_link(op, path)
+                                  : make_sys_error(errno, "{}: path={}: cannot open read-only", op, path.string());
         }
         return file;
     }
     // O_EXCL first so that a failure later knows whether the file is ours to remove.
-    file.fd = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, permissions));
+    file.fd = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                              static_cast<mode_t>(options.permissions)));
     if (file.fd.get() >= 0) {
         file.origin.created = true;
         return file;
@@ -97,17 +110,38 @@ Result<StorageFile> open_file(const char* op, const std::filesystem::path& path,
     if (errno != EEXIST) {
         return make_sys_error(errno, "{}: path={}: cannot create the file", op, path.string());
     }
-    file.fd = UniqueFd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (options.create_only) {
+        return make_error(Errc::already_exists,
+                          "{}: path={}: exists already (create_only: an existing file or link is never opened)", op,
+                          path.string());
+    }
+    file.fd = UniqueFd(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC));
     if (file.fd.get() < 0) {
-        return make_sys_error(errno, "{}: path={}: cannot open for writing", op, path.string());
+        return errno == ELOOP ? refuse_link(op, path)
+                              : make_sys_error(errno, "{}: path={}: cannot open for writing", op, path.string());
     }
     return file;
 }
 
+// An existing regular file of another user could have been planted to read
+// or change what the region holds: refused unless the caller says otherwise.
+Result<void> check_owner(const char* op, const StorageOptions& options, const struct stat& st) {
+    if (!S_ISREG(st.st_mode) || st.st_uid == ::geteuid() || options.allow_other_owner) {
+        return {};
+    }
+    return make_error(Errc::permission_denied,
+                      "{}: path={}: the existing file is {}, not by this user (uid {}): refused, because its owner "
+                      "can read and change what the region holds; set allow_other_owner (MPI hint "
+                      "storage_alloc_allow_other_owner=true) to use it anyway",
+                      op, options.path.string(), detail::describe_owner(st), ::geteuid());
+}
+
 }  // namespace
 
-Result<StorageFile> open_storage(const char* op, const std::filesystem::path& path, std::uint64_t offset,
-                                 std::uint64_t length, unsigned permissions, bool read_only) {
+Result<StorageFile> open_storage(const char* op, const StorageOptions& options, std::uint64_t length) {
+    const auto& path = options.path;
+    const std::uint64_t offset = options.offset;
+    const bool read_only = options.read_only;
     if (path.empty()) {
         return make_error(Errc::invalid_argument, "{}: path=\"\": a storage region needs a file or device path", op);
     }
@@ -115,7 +149,7 @@ Result<StorageFile> open_storage(const char* op, const std::filesystem::path& pa
         return make_error(Errc::invalid_argument, "{}: offset={}: not a multiple of the page size {}", op, offset,
                           page_size());
     }
-    auto opened = open_file(op, path, permissions, read_only);
+    auto opened = open_file(op, options);
     if (!opened) {
         return std::unexpected(opened.error());
     }
@@ -125,6 +159,9 @@ Result<StorageFile> open_storage(const char* op, const std::filesystem::path& pa
         const int err = errno;
         file.roll_back(path);
         return make_sys_error(err, "{}: path={}: cannot stat", op, path.string());
+    }
+    if (auto owner = check_owner(op, options, st); !owner) {
+        return std::unexpected(owner.error());  // not created by this call: nothing to undo
     }
     if (S_ISBLK(st.st_mode)) {
         file.is_block_device = true;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "strata/error.hpp"
+#include "strata/region.hpp"
 
 namespace strata::posix {
 
@@ -94,10 +95,11 @@ struct StorageFile {
     void roll_back(const std::filesystem::path& path) noexcept;
 };
 
-/// Opens (creating if absent, unless read_only) the file or device at `path`
-/// and makes sure [offset, offset+length) exists with space reserved.
-/// `op` names the calling operation in error messages.
-Result<StorageFile> open_storage(const char* op, const std::filesystem::path& path, std::uint64_t offset,
-                                 std::uint64_t length, unsigned permissions, bool read_only);
+/// Opens (creating if absent, unless read_only) the file or device at
+/// `options.path` without following a link, refuses an existing regular file
+/// of another user unless options.allow_other_owner, and makes sure
+/// [offset, offset+length) exists with space reserved. `op` names the
+/// calling operation in error messages.
+Result<StorageFile> open_storage(const char* op, const StorageOptions& options, std::uint64_t length);
 
 }  // namespace strata::posix

@@ -268,8 +268,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
 
     posix::StorageFile file;
     if (storage_length > 0) {
-        auto opened = posix::open_storage(op, options.storage.path, options.storage.offset, storage_length,
-                                          options.storage.permissions, options.storage.read_only);
+        auto opened = posix::open_storage(op, options.storage, storage_length);
         if (!opened) {
             return std::unexpected(opened.error());
         }

@@ -5,23 +5,14 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "core/file_owner.hpp"
+
 namespace strata::shm_detail {
 namespace {
-
-std::string user_name(uid_t uid) {
-    struct passwd entry {};
-    struct passwd* found = nullptr;
-    std::vector<char> buffer(4096);
-    if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr) {
-        return found->pw_name;
-    }
-    return "?";
-}
 
 bool in_my_groups(gid_t gid) {
     if (gid == ::getegid()) {
@@ -44,8 +35,7 @@ bool in_my_groups(gid_t gid) {
 }  // namespace
 
 std::string describe_owner(const struct stat& st) {
-    return fmt::format("owned by uid {} ({}), gid {}, mode {:04o}", st.st_uid, user_name(st.st_uid), st.st_gid,
-                       st.st_mode & 07777);
+    return detail::describe_owner(st);
 }
 
 bool trusted(const struct stat& st, bool group_access) {

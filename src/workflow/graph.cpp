@@ -1,5 +1,6 @@
 // Validation of a workflow's graph and the ready-made shapes.
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <string>
 
@@ -83,8 +84,11 @@ Result<void> validate(const Workflow& wf) {
     if (wf.iterations < 1) {
         return make_error(Errc::invalid_argument, "workflow.iterations={}: must be at least 1", wf.iterations);
     }
-    if (wf.slots < 1 || wf.slots > 64) {
-        return make_error(Errc::invalid_argument, "workflow.slots={}: must be between 1 and 64", wf.slots);
+    if (wf.slots < 1 || wf.slots > kMaxSlots) {
+        return make_error(Errc::invalid_argument, "workflow.slots={}: must be between 1 and {}", wf.slots, kMaxSlots);
+    }
+    if (wf.segment_size > kMaxByteCount) {
+        return make_error(Errc::invalid_argument, "workflow.segment_size={}: larger than 1 PB", wf.segment_size);
     }
     if (wf.tasks.size() < 2) {
         return make_error(Errc::invalid_argument, "task: {} task(s) declared (a workflow needs at least 2)",
@@ -103,6 +107,9 @@ Result<void> validate(const Workflow& wf) {
         }
         if (!names.insert(t.name).second) {
             return make_error(Errc::invalid_argument, "task[{}].name={}: declared twice", i, t.name);
+        }
+        if (t.data_size > kMaxByteCount) {
+            return make_error(Errc::invalid_argument, "task[{}].data_size={}: larger than 1 PB", i, t.data_size);
         }
         if (t.data_size % 8 != 0) {
             return make_error(Errc::invalid_argument,
@@ -165,6 +172,12 @@ Result<void> validate(const Workflow& wf) {
             }
         }
         return make_error(Errc::invalid_argument, "edge: the graph has a cycle (a workflow must be a DAG)");
+    }
+    if (wf.uses_segment() && wf.segment_bytes_needed() == std::numeric_limits<std::size_t>::max()) {
+        return make_error(Errc::invalid_argument,
+                          "workflow.slots={}: the ports of the producers that send through the segment would need "
+                          "more than 2^64 bytes (slots x data_size summed over producers)",
+                          wf.slots);
     }
     if (wf.uses_segment() && wf.segment_size != 0 && wf.segment_size < wf.segment_bytes_needed()) {
         return make_error(Errc::invalid_argument,

@@ -17,7 +17,11 @@ Result<void> check(int rc, const char* what) {
 }  // namespace
 
 MpiOutput::MpiOutput(std::size_t words, std::vector<int> consumer_ranks, std::vector<int> tags)
-    : message_(words + 1, 0), ranks_(std::move(consumer_ranks)), tags_(std::move(tags)), requests_(ranks_.size()) {}
+    : message_(words + 1, 0),
+      pieces_(message_pieces(message_.size())),
+      ranks_(std::move(consumer_ranks)),
+      tags_(std::move(tags)),
+      requests_(ranks_.size() * pieces_.size(), MPI_REQUEST_NULL) {}
 
 Result<std::span<std::uint64_t>> MpiOutput::buffer(std::uint64_t /*it*/) {
     return std::span<std::uint64_t>(message_.data(), message_.size() - 1);
@@ -25,12 +29,15 @@ Result<std::span<std::uint64_t>> MpiOutput::buffer(std::uint64_t /*it*/) {
 
 Result<void> MpiOutput::publish(std::uint64_t /*it*/) {
     message_.back() = static_cast<std::uint64_t>(now_ns());
+    std::size_t r = 0;
     for (std::size_t i = 0; i < ranks_.size(); ++i) {
-        if (auto r = check(MPI_Isend(message_.data(), static_cast<int>(message_.size()), MPI_UINT64_T, ranks_[i],
-                                     tags_[i], MPI_COMM_WORLD, &requests_[i]),
-                           "MPI_Isend");
-            !r) {
-            return r;
+        for (const auto& piece : pieces_) {
+            if (auto sent = check(MPI_Isend(message_.data() + piece.offset, piece.count, MPI_UINT64_T, ranks_[i],
+                                            tags_[i], MPI_COMM_WORLD, &requests_[r++]),
+                                  "MPI_Isend");
+                !sent) {
+                return sent;
+            }
         }
     }
     // The buffer is rewritten next iteration, so the sends must finish first.
@@ -38,16 +45,28 @@ Result<void> MpiOutput::publish(std::uint64_t /*it*/) {
 }
 
 MpiInput::MpiInput(std::size_t words, int producer_rank, int tag)
-    : message_(words + 1, 0), rank_(producer_rank), tag_(tag) {}
+    : message_(words + 1, 0),
+      pieces_(message_pieces(message_.size())),
+      requests_(pieces_.size(), MPI_REQUEST_NULL),
+      rank_(producer_rank),
+      tag_(tag) {}
 
 Result<void> MpiInput::post(std::uint64_t /*it*/) {
-    return check(MPI_Irecv(message_.data(), static_cast<int>(message_.size()), MPI_UINT64_T, rank_, tag_,
-                           MPI_COMM_WORLD, &request_),
-                 "MPI_Irecv");
+    for (std::size_t p = 0; p < pieces_.size(); ++p) {
+        if (auto posted = check(MPI_Irecv(message_.data() + pieces_[p].offset, pieces_[p].count, MPI_UINT64_T, rank_,
+                                          tag_, MPI_COMM_WORLD, &requests_[p]),
+                                "MPI_Irecv");
+            !posted) {
+            return posted;
+        }
+    }
+    return {};
 }
 
 Result<std::span<const std::uint64_t>> MpiInput::receive(std::uint64_t /*it*/, std::int64_t& stamp_ns) {
-    if (auto r = check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait"); !r) {
+    if (auto r = check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+                       "MPI_Waitall");
+        !r) {
         return std::unexpected(r.error());
     }
     stamp_ns = static_cast<std::int64_t>(message_.back());

@@ -1,10 +1,12 @@
 // Method mpi: the producer's private buffer goes to each consumer with
 // MPI_Isend; the consumer receives into its own buffer (the serialized-data
 // baseline of the paper). The last word of each message is the send time.
+// Messages of any size travel in pieces of at most 1 GiB (mpi_pieces.hpp).
 #pragma once
 
 #include <mpi.h>
 
+#include "mpi_pieces.hpp"
 #include "ports.hpp"
 
 namespace strata::workflow::detail {
@@ -17,9 +19,10 @@ public:
 
 private:
     std::vector<std::uint64_t> message_;  // data words + the stamp
+    std::vector<MessagePiece> pieces_;
     std::vector<int> ranks_;
     std::vector<int> tags_;
-    std::vector<MPI_Request> requests_;
+    std::vector<MPI_Request> requests_;  // per consumer, its pieces
 };
 
 class MpiInput final : public InputPort {
@@ -30,9 +33,10 @@ public:
 
 private:
     std::vector<std::uint64_t> message_;
+    std::vector<MessagePiece> pieces_;
+    std::vector<MPI_Request> requests_;
     int rank_;
     int tag_;
-    MPI_Request request_ = MPI_REQUEST_NULL;
 };
 
 }  // namespace strata::workflow::detail

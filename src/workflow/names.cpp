@@ -2,6 +2,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <utility>
 
@@ -80,6 +81,22 @@ Result<Shape> parse_shape(std::string_view text, std::string_view param) {
                       param, text);
 }
 
+Result<std::chrono::milliseconds> handoff_timeout_from_env() {
+    const char* v = std::getenv("STRATA_WORKFLOW_TIMEOUT_MS");
+    if (v == nullptr || *v == '\0') {
+        return std::chrono::milliseconds(30'000);
+    }
+    const std::string_view text(v);
+    std::int64_t ms = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+    if (ec != std::errc{} || end != text.data() + text.size() || ms < 1 || ms > 86'400'000) {
+        return make_error(Errc::invalid_argument,
+                          "STRATA_WORKFLOW_TIMEOUT_MS={}: expected a whole number of milliseconds from 1 to 86400000",
+                          text);
+    }
+    return std::chrono::milliseconds(ms);
+}
+
 Result<std::size_t> parse_size(std::string_view text, std::string_view param) {
     double number = 0;
     const auto* begin = text.data();
@@ -108,7 +125,7 @@ Result<std::size_t> parse_size(std::string_view text, std::string_view param) {
     for (const auto& [name, factor] : kUnits) {
         if (name == unit) {
             const double bytes = number * factor;
-            if (bytes > 1e15) {
+            if (bytes > static_cast<double>(kMaxByteCount)) {
                 return make_error(Errc::invalid_argument, "{}={}: larger than 1 PB", param, text);
             }
             if (bytes != std::floor(bytes)) {

@@ -1,6 +1,7 @@
 // Workflow files: TOML (toml++) to Workflow and back.
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -38,13 +39,19 @@ std::string describe(const toml::node& node) {
     return out.str();
 }
 
-// A byte count: an integer or a string with a unit.
+// A byte count: an integer or a string with a unit. Checked in the full
+// 64-bit width of the TOML integer before it becomes a size_t, with the same
+// upper bound as parse_size().
 Result<std::size_t> read_size(const toml::node& node, const std::string& key) {
     if (const auto* i = node.as_integer()) {
-        if (i->get() < 0) {
-            return make_error(Errc::invalid_argument, "{}={}: a byte count cannot be negative", key, i->get());
+        const std::int64_t value = i->get();
+        if (value < 0) {
+            return make_error(Errc::invalid_argument, "{}={}: a byte count cannot be negative", key, value);
         }
-        return static_cast<std::size_t>(i->get());
+        if (static_cast<std::uint64_t>(value) > kMaxByteCount) {
+            return make_error(Errc::invalid_argument, "{}={}: larger than 1 PB", key, value);
+        }
+        return static_cast<std::size_t>(value);
     }
     if (const auto* s = node.as_string()) {
         return parse_size(s->get(), key);
@@ -53,10 +60,16 @@ Result<std::size_t> read_size(const toml::node& node, const std::string& key) {
                       key, describe(node));
 }
 
-Result<std::uint64_t> read_count(const toml::node& node, const std::string& key, std::int64_t min) {
+// An integer in [min, max], compared in the full 64-bit width of the TOML
+// integer, so a value is never narrowed before it is checked.
+Result<std::uint64_t> read_count(const toml::node& node, const std::string& key, std::int64_t min,
+                                 std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
     const auto* i = node.as_integer();
     if (i == nullptr) {
         return make_error(Errc::invalid_argument, "{}={}: not an integer", key, describe(node));
+    }
+    if (max != std::numeric_limits<std::int64_t>::max() && (i->get() < min || i->get() > max)) {
+        return make_error(Errc::invalid_argument, "{}={}: must be between {} and {}", key, i->get(), min, max);
     }
     if (i->get() < min) {
         return make_error(Errc::invalid_argument, "{}={}: must be at least {}", key, i->get(), min);
@@ -99,11 +112,11 @@ Result<void> read_settings(const toml::table& table, Workflow& wf) {
         wf.segment_size = *v;
     }
     if (const auto* n = table.get("slots")) {
-        auto v = read_count(*n, "workflow.slots", 1);
+        auto v = read_count(*n, "workflow.slots", 1, kMaxSlots);
         if (!v) {
             return std::unexpected(v.error());
         }
-        wf.slots = static_cast<std::uint32_t>(*v);
+        wf.slots = static_cast<std::uint32_t>(*v);  // at most kMaxSlots: fits
     }
     if (const auto* n = table.get("wait")) {
         auto s = read_string(*n, "workflow.wait");

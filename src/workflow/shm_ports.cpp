@@ -1,6 +1,7 @@
 #include "shm_ports.hpp"
 
 #include <cstring>
+#include <limits>
 
 namespace strata::workflow::detail {
 
@@ -39,11 +40,21 @@ auto poll(bool spin, Port::Timeout timeout, Op op) -> decltype(op(timeout)) {
 }  // namespace
 
 std::size_t segment_bytes_for_ports(const Workflow& wf) {
+    constexpr std::size_t saturated = std::numeric_limits<std::size_t>::max();
     std::size_t bytes = 4U << 20;  // the segment's own tables and allocator slack
     for (const auto& t : wf.tasks) {
         for (const auto& e : wf.edges) {
             if (e.from == t.name && through_segment(e.method)) {
-                bytes += wf.slots * ((port_slot_bytes(t.data_size) + 63) / 64 * 64) + (64U << 10);
+                // Sizes come from users: any overflow saturates, and validate() refuses it.
+                if (t.data_size > saturated - 128) {
+                    return saturated;
+                }
+                const std::size_t slot_bytes = (port_slot_bytes(t.data_size) + 63) / 64 * 64;
+                std::size_t port = 0;
+                if (__builtin_mul_overflow(std::size_t{wf.slots}, slot_bytes, &port) ||
+                    port > saturated - (64U << 10) || __builtin_add_overflow(bytes, port + (64U << 10), &bytes)) {
+                    return saturated;
+                }
                 break;
             }
         }

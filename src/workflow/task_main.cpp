@@ -32,14 +32,6 @@ using namespace strata::workflow::detail;
     std::exit(1);
 }
 
-int timeout_ms() {
-    if (const char* v = std::getenv("STRATA_WORKFLOW_TIMEOUT_MS")) {
-        const int ms = std::atoi(v);
-        return ms > 0 ? ms : 30'000;
-    }
-    return 30'000;
-}
-
 // The port of producer `t`, opened with the full shape by whichever side comes first.
 Result<Port> open_port(Segment& segment, const Workflow& wf, std::size_t t, PortRole role) {
     unsigned consumers = 0;
@@ -58,6 +50,11 @@ Result<Port> open_port(Segment& segment, const Workflow& wf, std::size_t t, Port
 // producers create their ports before any consumer opens one (a barrier in
 // between): Segment::port refuses an open while another user constructs the port.
 Result<TaskIo> plan(const Workflow& wf, int rank, Segment* segment) {
+    const auto ms = handoff_timeout_from_env();
+    if (!ms) {
+        return std::unexpected(ms.error());
+    }
+    const Port::Timeout timeout = *ms;
     TaskIo io;
     std::optional<Port> own_port;
     const auto self = static_cast<std::size_t>(rank);
@@ -75,7 +72,6 @@ Result<TaskIo> plan(const Workflow& wf, int rank, Segment* segment) {
     MPI_Barrier(MPI_COMM_WORLD);
     io.task = rank;
     io.period_us = wf.tasks[static_cast<std::size_t>(rank)].period_us;
-    const Port::Timeout timeout = std::chrono::milliseconds(timeout_ms());
     std::vector<int> consumer_ranks;
     std::vector<int> tags;
     std::optional<Method> out_method;

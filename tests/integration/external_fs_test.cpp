@@ -213,6 +213,34 @@ TEST_F(ExternalFs, a_program_that_opens_before_started_waits_for_its_pid) {
     EXPECT_EQ(task.wait(), 0);
 }
 
+TEST_F(ExternalFs, a_second_task_on_a_shared_input_may_open_it_before_its_pid_is_known) {
+    // One block read by two tasks at once: the first task's pid is known, the
+    // second's program opens before the runtime has sent its started().
+    auto first = sut.new_task();
+    auto second = sut.new_task();
+    ASSERT_TRUE(first && second);
+    const MemfdBlock block(100000, 8);
+    auto path1 = (*first)->add_input(block.view(21));
+    auto path2 = (*second)->add_input(block.view(21));
+    ASSERT_TRUE(path1 && path2);
+    ASSERT_EQ(*path1, *path2) << "one file for one block";
+    ForkedTask holder([] {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        return 0;
+    });
+    holder.go();
+    ASSERT_TRUE((*first)->started(holder.pid()));
+    ForkedTask reader([&] {
+        std::vector<std::byte> bytes;
+        return read_whole(*path2, bytes) == 0 && pattern_mismatch(bytes, 8).empty() ? 0 : 1;
+    });
+    reader.go();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_TRUE((*second)->started(reader.pid()));
+    EXPECT_EQ(reader.wait(), 0) << "the second task's program was refused while its pid was on its way";
+    EXPECT_EQ(holder.wait(), 0);
+}
+
 TEST_F(ExternalFs, with_the_page_cache_an_open_input_is_read_while_the_daemon_is_stopped) {
     // The fast path's promise: after registration the bytes are in the kernel's
     // page cache, so reads never reach strata-fsd. A stopped daemon proves it.

@@ -7,10 +7,12 @@
 #include <iostream>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "external_support.hpp"
+#include "support/capability.hpp"
 
 namespace strata::test {
 namespace {
@@ -195,7 +197,8 @@ ocrGuid_t modes_main(u32, u64*, u32, ocrEdtDep_t[]) {
     return NULL_GUID;
 }
 
-class ExternalAccessModes : public ::testing::TestWithParam<ocr::DbPlacement> {};
+// (exposure, placement): the hold is the runtime's, whichever way the program reads.
+class ExternalAccessModes : public ::testing::TestWithParam<std::pair<const char*, ocr::DbPlacement>> {};
 
 TEST_P(ExternalAccessModes, ro_and_const_run_beside_a_reading_program_and_rw_waits_for_it) {
     TempDir dir;
@@ -204,12 +207,16 @@ TEST_P(ExternalAccessModes, ro_and_const_run_beside_a_reading_program_and_rw_wai
                "[slowcat]\ncommand = \"sh -c 'sleep 0.5; cat \\\"$1\\\"' sh [in:0]\"\nstdout = \"[out:0]\"\n");
     g_ro_saw = g_const_saw = g_rw_saw = -1;
     g_read_by_program.clear();
+    const std::string exposure = GetParam().first;
+    if (exposure == "fuse") STRATA_REQUIRE(::access("/dev/fuse", R_OK | W_OK) == 0, "/dev/fuse (strata-fsd)");
     ocr::OcrOptions options;
     options.runtime.monitor = runtime::no_monitor();
-    options.db_placement = GetParam();
+    options.db_placement = GetParam().second;
     char arg0[] = "test";
     char* argv[] = {arg0, nullptr};
+    ::setenv("STRATA_EXTERNAL_EXPOSURE", exposure.c_str(), 1);
     auto code = ocr::run_ocr(modes_main, 1, argv, options);
+    ::unsetenv("STRATA_EXTERNAL_EXPOSURE");
     ASSERT_TRUE(code.has_value());
     EXPECT_EQ(*code, 0);
     EXPECT_EQ(g_read_by_program, "original") << "the program saw a block changed under it";
@@ -219,9 +226,11 @@ TEST_P(ExternalAccessModes, ro_and_const_run_beside_a_reading_program_and_rw_wai
     EXPECT_EQ(strata_memfds(), std::vector<std::string>{});
 }
 
-INSTANTIATE_TEST_SUITE_P(Placements, ExternalAccessModes,
-                         ::testing::Values(ocr::DbPlacement::memory, ocr::DbPlacement::memfd),
-                         [](const auto& p) { return std::string(ocr::to_string(p.param)); });
+INSTANTIATE_TEST_SUITE_P(
+    ExposuresAndPlacements, ExternalAccessModes,
+    ::testing::Values(std::pair{"memfd", ocr::DbPlacement::memory}, std::pair{"memfd", ocr::DbPlacement::memfd},
+                      std::pair{"fuse", ocr::DbPlacement::memory}, std::pair{"fuse", ocr::DbPlacement::memfd}),
+    [](const auto& p) { return std::string(p.param.first) + "_" + std::string(ocr::to_string(p.param.second)); });
 
 }  // namespace
 }  // namespace strata::test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +57,7 @@ struct ExternalScenario {
     std::vector<Bytes> inputs;
     u32 outputs = 1;
     ocr::DbPlacement placement = ocr::DbPlacement::memory;
+    std::string exposure;  ///< "memfd" or "fuse": set as STRATA_EXTERNAL_EXPOSURE for the run; empty: auto
 };
 
 namespace detail {
@@ -130,6 +132,39 @@ inline std::vector<std::string> strata_memfds() {
     return found;
 }
 
+/// The parent pid of `pid`, or 0 when it is gone.
+inline pid_t parent_of(pid_t pid) {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+    if (f == nullptr) return 0;
+    char line[1024];
+    const bool got = std::fgets(line, sizeof line, f) != nullptr;
+    std::fclose(f);
+    const char* close = got ? std::strrchr(line, ')') : nullptr;
+    char state = 0;
+    int ppid = 0;
+    return close != nullptr && std::sscanf(close + 1, " %c %d", &state, &ppid) == 2 ? static_cast<pid_t>(ppid) : 0;
+}
+
+/// strata-fsd mounts whose daemon is a child of this process (mount source
+/// "strata-fsd:<pid>").
+inline int strata_fsd_mounts_of_this_process() {
+    std::FILE* f = std::fopen("/proc/self/mountinfo", "r");
+    if (f == nullptr) return -1;
+    int count = 0;
+    char line[4096];
+    constexpr std::string_view tag = " - fuse.strata-fsd strata-fsd:";
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+        const char* at = std::strstr(line, tag.data());
+        if (at == nullptr) continue;
+        const pid_t daemon = static_cast<pid_t>(std::atoi(at + tag.size()));
+        // Ours (alive or a zombie). A dead daemon's stale mount cannot be told
+        // apart from another test binary's, which run at the same time.
+        if (parent_of(daemon) == ::getpid()) ++count;
+    }
+    std::fclose(f);
+    return count;
+}
+
 /// Runs the scenario on 2 workers without a monitor.
 inline ExternalOutcome run_external(ExternalScenario scenario) {
     TempDir dir;
@@ -142,16 +177,24 @@ inline ExternalOutcome run_external(ExternalScenario scenario) {
     options.db_placement = detail::g_scenario.placement;
     char arg0[] = "test";
     char* argv[] = {arg0, nullptr};
+    if (detail::g_scenario.exposure.empty()) {
+        ::unsetenv("STRATA_EXTERNAL_EXPOSURE");
+    } else {
+        ::setenv("STRATA_EXTERNAL_EXPOSURE", detail::g_scenario.exposure.c_str(), 1);
+    }
     auto code = ocr::run_ocr(detail::external_main, 1, argv, options);
+    ::unsetenv("STRATA_EXTERNAL_EXPOSURE");
     EXPECT_TRUE(code.has_value());
     detail::g_outcome.exit_code = code ? *code : -1;
     EXPECT_EQ(strata_memfds(), std::vector<std::string>{}) << "a memfd outlived the run";
-    EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "a child process outlived the run";
+    EXPECT_EQ(::waitpid(-1, nullptr, WNOHANG), -1) << "a child process (program or strata-fsd) outlived the run";
+    EXPECT_EQ(strata_fsd_mounts_of_this_process(), 0) << "a strata-fsd mount of this run outlived it";
     return detail::g_outcome;
 }
 
-/// Processes whose command line contains `marker` (for leftovers of killed groups).
-inline int processes_with(std::string_view marker) {
+/// Processes whose command line contains `marker` (for leftovers of killed groups);
+/// with `kill_them`, also sends each SIGKILL (a failed test cleans up what it started).
+inline int processes_with(std::string_view marker, bool kill_them = false) {
     int count = 0;
     for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
         const std::string name = entry.path().filename().string();
@@ -164,7 +207,10 @@ inline int processes_with(std::string_view marker) {
         for (char& c : cmdline) {
             if (c == '\0') c = ' ';
         }
-        if (cmdline.find(marker) != std::string::npos) ++count;
+        if (cmdline.find(marker) != std::string::npos) {
+            ++count;
+            if (kill_them) ::kill(static_cast<pid_t>(std::stoi(name)), SIGKILL);
+        }
     }
     return count;
 }

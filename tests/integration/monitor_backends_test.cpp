@@ -173,7 +173,9 @@ TEST_P(MonitorBackend, a_thread_that_is_not_registered_is_ignored_when_it_blocks
 }
 
 TEST_P(MonitorBackend, with_a_threshold_a_short_block_does_not_call_back_and_a_long_one_does_after_the_threshold) {
-    auto sut = start(1, 50ms);
+    // 250 ms: a woken worker on a loaded 2-core machine can wait tens of ms for its CPU, and a block
+    // lasts until it runs again, so a shorter threshold would turn the short block into a long one.
+    auto sut = start(1, 250ms);
     ASSERT_TRUE(sut);
     Pipe pipe;
     std::atomic<int> step{0};
@@ -189,12 +191,12 @@ TEST_P(MonitorBackend, with_a_threshold_a_short_block_does_not_call_back_and_a_l
     ASSERT_TRUE(wait_until([&] { return sut->stats(0).blocks >= 1 || sut->ready(0) == 0; }, settle()));
     pipe.write_byte();
     ASSERT_TRUE(wait_until([&] { return sut->ready(0) == 1; }, settle()));
-    std::this_thread::sleep_for(100ms);
+    std::this_thread::sleep_for(300ms);
     EXPECT_EQ(callbacks.count(), 0U) << "a block shorter than the threshold called back";
 
     step = 2;
     ASSERT_TRUE(wait_until([&] { return callbacks.count() == 1; }, 3000ms));
-    EXPECT_GE(callbacks.first_time() - long_block_start.load(), 50'000'000U);
+    EXPECT_GE(callbacks.first_time() - long_block_start.load(), 250'000'000U);
     pipe.write_byte();
     worker.join();
 }

@@ -4,6 +4,10 @@
 # it (the dependences held while blocked workers were replaced).
 # Usage: monitor_bench_umt_smoke.sh <bin dir> <scratch dir>
 set -euo pipefail
+# Command substitutions inherit set -e, and checksum() checks each program's
+# exit status itself: a program that prints its result line and then fails
+# fails the test.
+shopt -s inherit_errexit
 bin=$1
 dir=$(mktemp -d "$2/strata-umt-smoke-XXXXXX")
 trap 'rm -rf "$dir"' EXIT
@@ -11,9 +15,13 @@ monitor=proc
 [[ "$(id -u)" == 0 ]] && monitor=ebpf
 
 checksum() {
-  local line
-  line=$(STRATA_MONITOR=$1 timeout 60 "${@:2}" | grep '^UMT_RESULT ')
-  [[ -n "$line" ]] || { echo "no result line from ${*:2} (STRATA_MONITOR=$1)" >&2; exit 1; }
+  local output line status=0
+  output=$(STRATA_MONITOR=$1 timeout 60 "${@:2}") || status=$?
+  if (( status != 0 )); then
+    echo "${*:2} (STRATA_MONITOR=$1) exited with status $status" >&2
+    exit 1
+  fi
+  line=$(grep '^UMT_RESULT ' <<< "$output") || { echo "no result line from ${*:2} (STRATA_MONITOR=$1)" >&2; exit 1; }
   sed -E 's/.*"checksum":"?([^",}]*).*/\1/' <<< "$line"
 }
 

@@ -1,15 +1,23 @@
-// The ebpf backend: callback latency, nothing left loaded afterwards (also
+// The ebpf backend: callback latency, ready() without a system call, nothing left loaded afterwards (also
 // when the process is killed), the error without privilege, exiting workers.
 #include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <bpf/bpf.h>
@@ -97,7 +105,11 @@ protected:
     void SetUp() override { STRATA_REQUIRE(strata::test::is_root(), "root, for the BPF monitor"); }
 };
 
-TEST_F(MonitorEbpf, the_callback_for_a_worker_blocked_in_read_runs_within_one_millisecond) {
+// docs/monitor.md claims a median of 20-80 us on this 2-core machine under
+// load; the bound is 4x the upper end, so a regression to the old 1 ms bound fails.
+constexpr double kClaimedMedianUs = 80.0;
+
+TEST_F(MonitorEbpf, the_callback_for_a_worker_blocked_in_read_runs_within_4x_the_documented_median) {
     std::atomic<std::uint64_t> called_at{0};
     STRATA_ASSERT_ASSIGN(sut, Monitor::start(ebpf_options(), 1, [&](int) { called_at = now_ns(); }));
     // Repeated, because the two cores are shared with other work: the median
@@ -123,29 +135,102 @@ TEST_F(MonitorEbpf, the_callback_for_a_worker_blocked_in_read_runs_within_one_mi
     const double median = latencies_us[latencies_us.size() / 2];
     std::cout << fmt::format("callback latency: median {:.1f} us, min {:.1f} us, max {:.1f} us\n", median,
                              latencies_us.front(), latencies_us.back());
-    EXPECT_LT(median, 1000.0);
+    EXPECT_LT(median, 4 * kClaimedMedianUs);
     EXPECT_EQ(sut->stats(0).callbacks, 21U);
 }
 
+// bpf() calls made by the thread that installed trap_bpf_on_this_thread().
+std::atomic<int> g_bpf_calls{0};
+
+void count_bpf_call(int /*signal*/, siginfo_t* info, void* context) {
+    if (info->si_syscall == __NR_bpf) g_bpf_calls.fetch_add(1);
+    // The trapped call is not made; it returns ENOSYS to its caller.
+    auto* uc = static_cast<ucontext_t*>(context);
+#if defined(__x86_64__)
+    uc->uc_mcontext.gregs[REG_RAX] = -ENOSYS;
+#elif defined(__aarch64__)
+    uc->uc_mcontext.regs[0] = static_cast<unsigned long long>(-ENOSYS);
+#endif
+}
+
+// A seccomp filter on the calling thread only (no TSYNC): bpf() raises
+// SIGSYS, counted by count_bpf_call; every other system call is allowed.
+bool trap_bpf_on_this_thread() {
+#if defined(__x86_64__)
+    constexpr std::uint32_t arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+    constexpr std::uint32_t arch = AUDIT_ARCH_AARCH64;
+#else
+    return false;
+#endif
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+    return ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) == 0;
+}
+
+// ready() is a load from the BPF array mmapped into the process: a thread
+// reads it under a seccomp filter that counts its bpf() calls, through a
+// block and an unblock of the worker, and makes none. One direct bpf() call
+// afterwards is counted, so the count can fail.
 TEST_F(MonitorEbpf, ready_is_read_from_memory_shared_with_the_kernel_without_a_system_call) {
     STRATA_ASSERT_ASSIGN(sut, Monitor::start(ebpf_options(), 1, {}));
+    struct sigaction action {};
+    struct sigaction previous {};
+    action.sa_sigaction = count_bpf_call;
+    action.sa_flags = SA_SIGINFO;
+    ASSERT_EQ(::sigaction(SIGSYS, &action, &previous), 0);
+    g_bpf_calls = 0;
     Pipe pipe;
     std::atomic<bool> go{false};
-    // ready() is a load from the BPF array mmapped into the process, which
-    // /proc/self/maps shows; the count it reads follows the kernel's view.
+    std::atomic<bool> unblock{false};
+    std::atomic<bool> done{false};
     PinnedWorker worker(sut.get(), 0, 0, [&] {
         spin_until([&] { return go.load(); });
         pipe.read_byte();
+        spin_until([&] { return done.load(); });  // ready until the reader has seen it
     });
-    go = true;
-    ASSERT_TRUE(wait_until([&] { return sut->ready(0) == 0; }));
-    std::ifstream maps("/proc/self/maps");
-    std::string line;
-    bool mapped = false;
-    while (std::getline(maps, line)) mapped = mapped || line.find("anon_inode:bpf-map") != std::string::npos;
-    EXPECT_TRUE(mapped) << "no BPF map is mmapped into the process";
+    bool filtered = false;  // written by the reader, read after join
+    bool saw_blocked = false;
+    bool saw_ready_again = false;
+    long reads = 0;
+    int calls_while_reading = -1;
+    int calls_after_one_direct_call = -1;
+    std::thread reader([&] {
+        filtered = trap_bpf_on_this_thread();
+        if (!filtered) {
+            done = true;
+            return;
+        }
+        go = true;
+        saw_blocked = spin_until([&] { return ++reads, sut->ready(0) == 0; });
+        unblock = true;
+        saw_ready_again = spin_until([&] { return ++reads, sut->ready(0) == 1; });
+        calls_while_reading = g_bpf_calls.load();
+        (void)::syscall(__NR_bpf, 0, nullptr, 0);
+        calls_after_one_direct_call = g_bpf_calls.load();
+        done = true;
+    });
+    wait_until([&] { return unblock.load() || done.load(); }, 3000ms);
+    go = true;  // the worker blocks even when the filter failed, so the write below releases it
     pipe.write_byte();
+    reader.join();
     worker.join();
+    ::sigaction(SIGSYS, &previous, nullptr);
+    ASSERT_TRUE(filtered) << "the seccomp filter could not be installed";
+    EXPECT_TRUE(saw_blocked) << "ready(0) never showed the blocked worker";
+    EXPECT_TRUE(saw_ready_again) << "ready(0) never showed the unblocked worker";
+    EXPECT_GT(reads, 0);
+    EXPECT_EQ(calls_while_reading, 0) << "ready() made bpf() calls in " << reads << " reads";
+    EXPECT_EQ(calls_after_one_direct_call, 1) << "the filter does not count bpf() calls";
 }
 
 TEST_F(MonitorEbpf, nothing_stays_loaded_after_the_monitor_is_destroyed) {

@@ -73,8 +73,10 @@ TEST_P(RuntimeWithMonitor, the_next_task_starts_soon_after_a_task_blocks_and_the
         GetParam(), median, latencies_us.back(), static_cast<unsigned long long>(stats[0].monitor.blocks),
         static_cast<unsigned long long>(stats[0].monitor.unblocks),
         static_cast<unsigned long long>(stats[0].surrenders), static_cast<unsigned long long>(stats[0].wakes));
-    // ebpf reports the block as it happens; proc only at its next sample (1 ms period).
-    EXPECT_LT(median, std::string_view(GetParam()) == "ebpf" ? 1000.0 : 5000.0);
+    // docs/runtime.md claims medians of about 115 us (ebpf) and 120 us (proc)
+    // on this 2-core machine; the bound is 4x the claim.
+    const double claimed_us = std::string_view(GetParam()) == "ebpf" ? 115.0 : 120.0;
+    EXPECT_LT(median, 4 * claimed_us);
     // ebpf sees every block and every unblock. proc samples every 1 ms: it sees
     // the blocks (each lasts until the next task runs), but a woken worker that
     // runs for less than a period and then sleeps in the idle pool may never be

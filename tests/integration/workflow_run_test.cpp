@@ -109,6 +109,30 @@ TEST(WorkflowRunExamples, every_example_file_runs) {
     }
 }
 
+// 2.5 GiB is 335,544,321 words with the stamp: it travels as three MPI calls
+// of at most 1 GiB (mpi_pieces.hpp) and arrives whole (every word checked).
+TEST(WorkflowRunLarge, an_mpi_message_of_2_5_GiB_arrives_whole_with_no_checksum_error) {
+    STRATA_REQUIRE(!strata::test::find_program("mpiexec").empty(), "mpiexec (MPICH) in PATH");
+    const auto o = run("run --json --iterations 1 --data-size 2.5GiB --shape simple --method mpi");
+    ASSERT_EQ(o.status, 0) << o.out;
+    const auto report = nlohmann::json::parse(o.out);
+    EXPECT_EQ(report["checksum_errors"], 0);
+    ASSERT_EQ(report["edges"].size(), 1U);
+    EXPECT_EQ(report["edges"][0]["samples"], 1);
+    EXPECT_DOUBLE_EQ(report["bytes"].get<double>(), 2.5 * 1024 * 1024 * 1024);
+}
+
+TEST(WorkflowRunErrors, a_timeout_beyond_an_int_fails_naming_the_variable_instead_of_wrapping) {
+    STRATA_REQUIRE(!strata::test::find_program("mpiexec").empty(), "mpiexec (MPICH) in PATH");
+    const auto o = run("run --iterations 2 --data-size 8KiB --shape simple --method shm");
+    ASSERT_EQ(o.status, 0) << o.out;
+    ::setenv("STRATA_WORKFLOW_TIMEOUT_MS", "4294967297", 1);  // atoi gave 1 ms
+    const auto bad = run("run --iterations 2 --data-size 8KiB --shape simple --method shm");
+    ::unsetenv("STRATA_WORKFLOW_TIMEOUT_MS");
+    EXPECT_EQ(bad.status, 2) << "refused before any task starts: " << bad.out;
+    EXPECT_NE(bad.out.find("STRATA_WORKFLOW_TIMEOUT_MS=4294967297"), std::string::npos) << bad.out;
+}
+
 TEST(WorkflowRunErrors, a_bad_file_fails_naming_the_key_and_runs_nothing) {
     strata::test::TempDir dir;
     const auto file = dir.path() / "bad.toml";

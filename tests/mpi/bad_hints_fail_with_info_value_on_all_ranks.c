@@ -29,6 +29,7 @@ static const struct bad_hint window_cases[] = {
     {STRATA_MPI_ORDER, "middle", "storage_alloc_order=middle"},
     {STRATA_MPI_UNLINK, "yes", "storage_alloc_unlink=yes"},
     {STRATA_MPI_DISCARD, "1", "storage_alloc_discard=1"},
+    {STRATA_MPI_ALLOW_OTHER_OWNER, "yes", "storage_alloc_allow_other_owner=yes"},
     {STRATA_MPI_SYNC, "sometimes", "storage_alloc_sync=sometimes"},
     {STRATA_MPI_ACCESS_STYLE, "sideways", "access_style=sideways"},
     {STRATA_MPI_ACCESS_STYLE, "random,sideways", "access_style=random,sideways"},

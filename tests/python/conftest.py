@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from capability import require
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -27,18 +28,12 @@ if PYTHON_DIR.is_dir() and str(PYTHON_DIR) not in sys.path:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PYTHON_DIR), os.environ.get("PYTHONPATH")]))
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("true", "1")
-
-
 @pytest.fixture(scope="session")
 def strata_module():
     try:
         import strata
     except ImportError as e:
-        if in_ci():
-            pytest.fail(f"the strata Python package is not built in {PYTHON_DIR}: {e}")
-        pytest.skip(f"the strata Python package is not built in {PYTHON_DIR}: {e}")
+        require(False, f"the strata Python package built in {PYTHON_DIR}: {e}")
     return strata
 
 

@@ -5,13 +5,16 @@ Capabilities the machine may lack are only asserted "ok" when the test runs as
 root, where this project's machines provide all of them.
 """
 
+import fcntl
 import json
+import mmap
 import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
+from capability import require
 
 REPO = Path(__file__).resolve().parents[2]
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
@@ -26,20 +29,20 @@ CAPABILITIES = [
     "shm",
     "mpi",
     "zeromq",
+    "external-exposure",
     "cgroup-cpu",
     "cgroup-memory",
     "cgroup-blkio",
 ]
 REQUIRED = {"fuse", "memfd", "shm", "mpi", "zeromq"}
-OK_AS_ROOT = ["fuse", "bpf", "monitor", "memfd", "shm", "mpi", "zeromq"]
+OK_AS_ROOT = ["fuse", "bpf", "monitor", "memfd", "shm", "mpi", "zeromq", "external-exposure"]
 STATUSES = {"ok", "degraded", "missing"}
 # Every probe is bounded (the slowest, mpi, by 10 s); this catches a hang.
 TIMEOUT_S = 60
 
 
 def run_doctor(*args):
-    if not STRATA_BIN.exists():
-        pytest.skip(f"{STRATA_BIN} is not built (set STRATA_BIN)")
+    require(STRATA_BIN.exists(), f"{STRATA_BIN} (build it, or set STRATA_BIN)")
     return subprocess.run(
         [str(STRATA_BIN), "doctor", *args],
         capture_output=True,
@@ -111,8 +114,7 @@ def test_exit_code_is_zero_exactly_when_every_required_capability_is_present(jso
 
 @pytest.mark.parametrize("name", OK_AS_ROOT)
 def test_capabilities_of_this_machine_are_ok_when_run_as_root(by_name, name):
-    if os.geteuid() != 0:
-        pytest.skip("the capabilities are only guaranteed to root")
+    require(os.geteuid() == 0, "root (the capabilities are only guaranteed to root)")
     assert by_name[name]["status"] == "ok", by_name[name]
 
 
@@ -135,3 +137,28 @@ def test_text_output_has_a_fix_line_under_each_capability_that_is_not_ok(text_ru
 
 def test_text_and_json_modes_agree_on_the_exit_code(text_run, json_run):
     assert text_run.returncode == json_run.returncode
+
+
+def memfd_sealing_works() -> bool:
+    """Whether a memfd mapped writable takes F_SEAL_FUTURE_WRITE, checked here without strata."""
+    f_seal_future_write = 0x0010  # linux/fcntl.h
+    fd = os.memfd_create("strata-doctor-test", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.ftruncate(fd, 4096)
+        with mmap.mmap(fd, 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE):
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, f_seal_future_write)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def test_external_exposure_says_which_exposure_auto_picks_and_why(by_name):
+    detail = by_name["external-exposure"]["detail"]
+    if memfd_sealing_works():
+        assert detail.startswith("auto picks memfd: "), detail
+        assert "F_SEAL_FUTURE_WRITE" in detail, detail
+    else:
+        assert detail.startswith(("auto picks fuse: ", "auto picks none: ")), detail
+    assert "exposure=fuse" in detail, detail

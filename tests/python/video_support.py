@@ -26,14 +26,6 @@ def bin_dir() -> Path:
     return REPO / "build" / "default" / "bin"
 
 
-def require(condition: bool, what: str) -> None:
-    """Skips (fails under CI=true) when a capability the test needs is missing."""
-    if not condition:
-        if in_ci():
-            pytest.fail(f"missing capability: {what}")
-        pytest.skip(f"missing capability: {what}")
-
-
 def program() -> Path:
     path = bin_dir() / "strata-video"
     require(path.exists(), f"{path} is not built (cmake --build --preset default --target strata_video)")

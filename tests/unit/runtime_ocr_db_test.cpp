@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "runtime_ocr_support.hpp"
+#include "support/capability.hpp"
 
 namespace {
 
@@ -124,7 +125,7 @@ ocrGuid_t rw_writer(u32, u64*, u32, ocrEdtDep_t depv[]) {
 }
 
 TEST(RuntimeOcrDbs, a_const_holder_sees_no_change_while_a_concurrent_rw_holder_writes) {
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "the writer must run beside the reader: one CPU";
+    STRATA_REQUIRE(sysconf(_SC_NPROCESSORS_ONLN) >= 2, "two CPUs (the writer must run beside the reader)");
     reset();
     EXPECT_EQ(run_ocr_program([](u32, u64*, u32, ocrEdtDep_t*) -> ocrGuid_t {
                   ocrGuid_t db, go, reader_tpl, writer_tpl, reader, writer;

@@ -11,6 +11,7 @@
 
 #include "runtime_fake_monitor.hpp"
 #include "strata/runtime.hpp"
+#include "support/capability.hpp"
 #include "support/result.hpp"
 
 namespace strata::runtime {
@@ -74,13 +75,14 @@ TEST(RuntimeScheduler, nested_spawn_and_wait_compute_fibonacci) {
 
 TEST(RuntimeScheduler, tasks_spawned_by_one_worker_are_stolen_by_the_others) {
     STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
-    if (sut->cpus().size() < 2) GTEST_SKIP() << "one CPU: nothing to steal";
+    STRATA_REQUIRE(sut->cpus().size() >= 2, "two CPUs (with one there is nothing to steal)");
     std::mutex mutex;
     std::set<int> cpus;
     TaskGroup group;
+    // 256 tasks of 1 ms: enough time for the other worker to be scheduled even on a loaded machine.
     sut->spawn(
         [&] {
-            for (int i = 0; i < 64; ++i) {
+            for (int i = 0; i < 256; ++i) {
                 sut->spawn(
                     [&] {
                         std::this_thread::sleep_for(1ms);

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "support/capability.hpp"
 #include "support/process.hpp"
 #include "unit/shm_test_support.hpp"
 
@@ -184,9 +185,7 @@ TEST(ShmBoundary, the_private_directory_is_made_0700_and_refused_when_another_us
     struct stat st {};
     ASSERT_EQ(::lstat(dir.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0700U);
-    if (::geteuid() != 0) {
-        GTEST_SKIP() << "giving the directory to another user needs root";
-    }
+    STRATA_REQUIRE(::geteuid() == 0, "root, to give the directory to another user");
     ASSERT_EQ(::chown(dir.c_str(), kNobody, kNobody), 0);
     EXPECT_TRUE(fails_with(private_segment_dir(base.path()), Errc::permission_denied,
                            {dir.string(), "uid 65534", "mode 0700", "not owned by this user"}));
@@ -223,9 +222,7 @@ TEST(ShmBoundary, a_symbolic_link_planted_as_a_segment_or_lock_file_is_refused_a
 }
 
 TEST(ShmBoundary, a_file_another_user_owns_is_refused_naming_owner_and_mode_unless_group_access_allows_it) {
-    if (::geteuid() != 0) {
-        GTEST_SKIP() << "giving a file to another user needs root (the setpriv test covers other users)";
-    }
+    STRATA_REQUIRE(::geteuid() == 0, "root, to give a file to another user");
     test::ShmFixture f;
     {
         STRATA_ASSERT_ASSIGN(made, f.open(SegmentMode::create_only));

@@ -1,5 +1,8 @@
 // Workflow files: parsing, validation of every bad input, generated shapes.
+#include <limits>
 #include <string>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -58,10 +61,49 @@ TEST(WorkflowParse, a_simple_file_gives_every_setting) {
     EXPECT_FALSE(wf.uses_threads());
 }
 
-TEST(WorkflowParse, to_toml_reads_back_to_the_same_workflow) {
+// The expected text and values are literals, not outputs of the code under
+// test: a to_toml that dropped or changed a setting fails here.
+TEST(WorkflowParse, to_toml_writes_every_setting_and_reads_back_to_the_same_values) {
     STRATA_ASSERT_ASSIGN(wf, parse(kSimple));
+    EXPECT_EQ(to_toml(wf), R"([workflow]
+iterations = 10
+warmup = 1
+segment_size = 67108864
+slots = 3
+wait = "busy-poll"
+
+[[task]]
+name = "a"
+period_us = 5
+data_size = 1000000
+
+[[task]]
+name = "b"
+period_us = 0
+data_size = 0
+
+[[edge]]
+from = "a"
+to = "b"
+method = "copy-from"
+)");
     STRATA_ASSERT_ASSIGN(again, parse(to_toml(wf)));
-    EXPECT_EQ(to_toml(again), to_toml(wf));
+    EXPECT_EQ(again.iterations, 10U);
+    EXPECT_EQ(again.warmup, 1U);
+    EXPECT_EQ(again.segment_size, 64U << 20);
+    EXPECT_EQ(again.slots, 3U);
+    EXPECT_EQ(again.wait, Wait::busy_poll);
+    ASSERT_EQ(again.tasks.size(), 2U);
+    EXPECT_EQ(again.tasks[0].name, "a");
+    EXPECT_EQ(again.tasks[0].period_us, 5U);
+    EXPECT_EQ(again.tasks[0].data_size, 1'000'000U);
+    EXPECT_EQ(again.tasks[1].name, "b");
+    EXPECT_EQ(again.tasks[1].period_us, 0U);
+    EXPECT_EQ(again.tasks[1].data_size, 0U);
+    ASSERT_EQ(again.edges.size(), 1U);
+    EXPECT_EQ(again.edges[0].from, "a");
+    EXPECT_EQ(again.edges[0].to, "b");
+    EXPECT_EQ(again.edges[0].method, Method::copy_from);
 }
 
 TEST(WorkflowParse, defaults_apply_without_a_workflow_section) {
@@ -131,6 +173,24 @@ INSTANTIATE_TEST_SUITE_P(
                  {"workflow.iterations=", "ten", "not an integer"}},
         BadInput{"slots zero", "slots = 3", "slots = 0", {"workflow.slots=0"}},
         BadInput{"slots too many", "slots = 3", "slots = 65", {"workflow.slots=65", "between 1 and 64"}},
+        // Values that narrowing to 32 bits would turn into 1 and 0: checked in full width first.
+        BadInput{
+            "slots of 2^32 + 1", "slots = 3", "slots = 4294967297", {"workflow.slots=4294967297", "between 1 and 64"}},
+        BadInput{"slots of 2^32", "slots = 3", "slots = 4294967296", {"workflow.slots=4294967296", "between 1 and 64"}},
+        BadInput{"slots of 2^63 - 1",
+                 "slots = 3",
+                 "slots = 9223372036854775807",
+                 {"workflow.slots=9223372036854775807", "between 1 and 64"}},
+        BadInput{"segment size integer above 1 PB",
+                 "\"64MiB\"",
+                 "1000000000000001",
+                 {"workflow.segment_size=1000000000000001", "larger than 1 PB"}},
+        BadInput{"data size integer above 1 PB",
+                 "\"1MB\"",
+                 "9223372036854775800",
+                 {"task[0].data_size=9223372036854775800", "larger than 1 PB"}},
+        BadInput{
+            "iterations beyond 64 bits", "iterations = 10", "iterations = 18446744073709551617", {"not valid TOML"}},
         BadInput{"wait unknown", "\"busy-poll\"", "\"sleepy\"", {"workflow.wait=sleepy", "unknown wait"}},
         BadInput{"segment size bad unit", "\"64MiB\"", "\"64MiBs\"", {"workflow.segment_size=64MiBs"}},
         BadInput{"segment size negative", "\"64MiB\"", "-5", {"workflow.segment_size=-5", "negative"}},
@@ -162,6 +222,28 @@ TEST(WorkflowValidate, a_cycle_names_an_edge_on_it) {
     wf.tasks = {{"a", 0, 8}, {"b", 0, 8}, {"c", 0, 8}, {"d", 0, 0}};
     wf.edges = {{"a", "b", Method::mpi}, {"b", "c", Method::mpi}, {"c", "b", Method::mpi}, {"c", "d", Method::mpi}};
     EXPECT_TRUE(fails_with(validate(wf), Errc::invalid_argument, {"closes a cycle", "DAG"}));
+}
+
+TEST(WorkflowValidate, sizes_of_a_workflow_built_in_code_are_checked_before_any_arithmetic_on_them) {
+    Workflow wf;
+    wf.tasks = {{"a", 0, 8}, {"b", 0, 0}};
+    wf.edges = {{"a", "b", Method::shm}};
+    wf.tasks[0].data_size = std::numeric_limits<std::size_t>::max() - 7;  // a multiple of 8
+    EXPECT_TRUE(fails_with(validate(wf), Errc::invalid_argument, {"task[0].data_size=18446744073709551608", "1 PB"}));
+    wf.tasks[0].data_size = 8;
+    wf.segment_size = std::numeric_limits<std::size_t>::max();
+    EXPECT_TRUE(fails_with(validate(wf), Errc::invalid_argument, {"workflow.segment_size=18446744073709551615"}));
+    // 1024 producers x 64 slots x 1 PB exceeds 2^64: refused, never wrapped to a small segment.
+    wf.segment_size = 0;
+    wf.slots = kMaxSlots;
+    wf.tasks.clear();
+    wf.edges.clear();
+    for (int i = 0; i < 1024; ++i) wf.tasks.push_back({fmt::format("t{}", i), 0, kMaxByteCount});
+    wf.tasks.back().data_size = 0;
+    for (int i = 0; i + 1 < 1024; ++i)
+        wf.edges.push_back({fmt::format("t{}", i), fmt::format("t{}", i + 1), Method::shm});
+    EXPECT_EQ(wf.segment_bytes_needed(), std::numeric_limits<std::size_t>::max());
+    EXPECT_TRUE(fails_with(validate(wf), Errc::invalid_argument, {"workflow.slots=64", "2^64"}));
 }
 
 TEST(WorkflowValidate, a_duplicate_edge_is_an_error) {

@@ -1,32 +1,94 @@
-// `strata bench <suite>`: each suite is a script bench/<suite>/run beside the
-// harness binaries; this finds the tree and the binaries and hands over.
+// `strata bench <suite>`: each suite is a script <bench dir>/<suite>/run
+// (paths::bench_dir(): <prefix>/share/strata/bench when installed, the source
+// tree's bench/ from a build tree); this finds it and the harness binaries
+// (paths::helper_dir()) and hands over. `strata bench --list` lists the suites.
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "paths.hpp"
 
 namespace strata::cli {
 
-int run_bench(const std::string& suite, const std::vector<std::string>& args) {
-    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
-    const std::filesystem::path script = std::filesystem::path(STRATA_SOURCE_DIR) / "bench" / suite / "run";
-    if (suite.empty() || suite.find('/') != std::string::npos || suite.front() == '.' ||
-        !std::filesystem::exists(script)) {
-        std::string known;
-        for (const auto& entry :
-             std::filesystem::directory_iterator(std::filesystem::path(STRATA_SOURCE_DIR) / "bench")) {
-            if (std::filesystem::exists(entry.path() / "run")) {
-                known += (known.empty() ? "" : ", ") + entry.path().filename().string();
-            }
+namespace {
+
+struct Suite {
+    std::string name;
+    std::string summary;  ///< the run script's first comment line
+};
+
+// The suites under `dir`, sorted by name: every directory with an executable `run`.
+std::vector<Suite> find_suites(const std::filesystem::path& dir) {
+    std::vector<Suite> suites;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const auto run = it->path() / "run";
+        if (::access(run.c_str(), X_OK) != 0) {
+            continue;
         }
-        fmt::print(stderr, "strata bench: suite={}: no such suite (no script at {}); suites: {}\n", suite,
-                   script.string(), known);
+        Suite suite{it->path().filename().string(), ""};
+        std::ifstream in(run);
+        for (std::string line; std::getline(in, line);) {
+            if (line.starts_with("#!")) {
+                continue;
+            }
+            if (line.starts_with("# ")) {
+                suite.summary = line.substr(2);
+            }
+            break;
+        }
+        suites.push_back(std::move(suite));
+    }
+    std::sort(suites.begin(), suites.end(), [](const Suite& a, const Suite& b) { return a.name < b.name; });
+    return suites;
+}
+
+}  // namespace
+
+int list_bench_suites(bool json) {
+    const auto dir = paths::bench_dir();
+    const auto suites = find_suites(dir);
+    if (suites.empty()) {
+        fmt::print(stderr, "strata bench: no suites in {} (set STRATA_BENCH_DIR to a directory of <suite>/run)\n",
+                   dir.string());
+        return 1;
+    }
+    if (json) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const auto& suite : suites) {
+            list.push_back(
+                {{"name", suite.name}, {"summary", suite.summary}, {"run", (dir / suite.name / "run").string()}});
+        }
+        fmt::print("{}\n", list.dump(2));
+        return 0;
+    }
+    for (const auto& suite : suites) {
+        fmt::print("{:<16} {}\n", suite.name, suite.summary);
+    }
+    return 0;
+}
+
+int run_bench(const std::string& suite, const std::vector<std::string>& args) {
+    const auto dir = paths::bench_dir();
+    const std::filesystem::path script = dir / suite / "run";
+    if (suite.empty() || suite.find('/') != std::string::npos || suite.front() == '.' ||
+        ::access(script.c_str(), X_OK) != 0) {
+        std::string known;
+        for (const auto& s : find_suites(dir)) {
+            known += (known.empty() ? "" : ", ") + s.name;
+        }
+        fmt::print(stderr, "strata bench: suite={}: no such suite (no executable {}); suites: {}\n", suite,
+                   script.string(), known.empty() ? "none" : known);
         return 2;
     }
-    ::setenv("STRATA_BIN_DIR", exe.parent_path().c_str(), 0);
+    ::setenv("STRATA_BIN_DIR", paths::helper_dir().c_str(), 0);
     // The report records the command that produced it.
     std::string command = "strata bench " + suite;
     for (const auto& a : args) {
@@ -42,7 +104,7 @@ int run_bench(const std::string& suite, const std::vector<std::string>& args) {
     argv.push_back(nullptr);
     ::execv(script.c_str(), argv.data());
     fmt::print(stderr, "strata bench: cannot run {}: {}\n", script.string(), std::strerror(errno));
-    return 2;
+    return 1;
 }
 
 }  // namespace strata::cli

@@ -15,21 +15,28 @@ namespace strata::cli {
 struct DemoOptions {
     std::string dir;  ///< where storage files go; a fresh directory under /var/tmp by default
     bool json = false;
+    std::vector<std::string> only;  ///< sections to run (demo_sections()); empty: all
 };
+/// The names of the demo's sections, in the order they run.
+const std::vector<std::string>& demo_sections();
 /// `strata demo`: a short tour of every capability that exists; exit code.
 int run_demo(const DemoOptions& options);
 
-/// `strata bench <suite> [args...]`: runs bench/<suite>/run; exit code.
+/// `strata bench <suite> [args...]`: runs <bench dir>/<suite>/run (tools/strata/paths.hpp); exit code.
 int run_bench(const std::string& suite, const std::vector<std::string>& args);
+/// `strata bench --list [--json]`: one line (or JSON object) per suite, its name and what it measures; exit code.
+int list_bench_suites(bool json);
 
 /// Options of `strata ocr`; each sets the environment variable libstrata-ocr reads.
 struct OcrOptions {
-    std::string monitor;       ///< STRATA_MONITOR: auto, ebpf, proc, off
-    std::string cpus;          ///< STRATA_CPUS: "0-3,6"
-    std::string db_placement;  ///< STRATA_OCR_DB_PLACEMENT: memory, shared, storage
-    std::string db_dir;        ///< STRATA_OCR_DB_DIR
-    bool stats = false;        ///< STRATA_STATS=1
-    bool verbose = false;      ///< STRATA_VERBOSE=1
+    std::string monitor;            ///< STRATA_MONITOR: auto, ebpf, proc, off
+    std::string cpus;               ///< STRATA_CPUS: "0-3,6"
+    std::string db_placement;       ///< STRATA_OCR_DB_PLACEMENT: memory, shared, storage
+    std::string db_dir;             ///< STRATA_OCR_DB_DIR
+    bool stats = false;             ///< STRATA_STATS=1
+    bool verbose = false;           ///< STRATA_VERBOSE=1
+    std::string external_config;    ///< STRATA_EXTERNAL_CONFIG: checked before the program starts
+    std::string external_exposure;  ///< STRATA_EXTERNAL_EXPOSURE: auto, memfd, fuse
 };
 /// `strata ocr`: strata's options end at the first non-option (the program
 /// path) or at `--`, as with mpiexec and env. When argv is an `ocr` command,
@@ -61,11 +68,14 @@ int run_workflow(const RunOptions& options);
 /// Options of `strata shm ls|gc`.
 struct ShmOptions {
     std::string dir;  ///< segment directory; empty: $STRATA_SHM_DIR or /dev/shm
+    std::string
+        ocr_db_dir;  ///< gc: where dead OCR runs' data-block directories are; empty: $STRATA_OCR_DB_DIR or /var/tmp
     bool json = false;
 };
 /// `strata shm ls`: segments with size, users alive and age; exit code.
 int run_shm_ls(const ShmOptions& options);
-/// `strata shm gc`: removes segments whose users all died; exit code.
+/// `strata shm gc`: removes segments whose users all died, and the storage
+/// data-block directories of OCR runs that died; exit code.
 int run_shm_gc(const ShmOptions& options);
 
 /// Options of `strata fs mount|ls|umount` (strata-fsd mounts, docs/external-fs.md).

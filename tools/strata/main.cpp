@@ -1,8 +1,12 @@
 // The `strata` command: one binary, one subcommand per capability.
+#include <string_view>
+#include <vector>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "completion.hpp"
 #include "doctor/doctor.hpp"
 #include "strata/version.hpp"
 
@@ -20,12 +24,20 @@ int main(int argc, char** argv) {
     auto* demo_cmd = app.add_subcommand("demo", "A short tour of every capability on small data, with a report");
     demo_cmd->add_option("--dir", demo.dir, "Directory for storage files (default: a fresh one under /var/tmp)");
     demo_cmd->add_flag("--json", demo.json, "Print the report as JSON");
+    demo_cmd->add_option("--only", demo.only, "Run only these sections (comma-separated; default: all)")
+        ->delimiter(',')
+        ->check(CLI::IsMember(strata::cli::demo_sections()));
 
     std::string suite;
-    auto* bench_cmd =
-        app.add_subcommand("bench", "Run a benchmark suite and write its report to docs/benchmarks/<suite>/");
-    bench_cmd->add_option("suite", suite, "Suite to run: a directory of bench/ with a run script (regions, ...)")
-        ->required();
+    bool bench_list = false;
+    auto* bench_cmd = app.add_subcommand(
+        "bench",
+        "Run a benchmark suite; its report goes to --out DIR (default: docs/benchmarks/<suite> in a source tree, "
+        "else ./strata-bench-<suite>)");
+    bool bench_json = false;
+    bench_cmd->add_flag("--list", bench_list, "List the suites and what each measures");
+    bench_cmd->add_flag("--json", bench_json, "With --list: print JSON");
+    bench_cmd->add_option("suite", suite, "Suite to run (see --list); `strata bench <suite> --help` gives its options");
     // Everything after the suite name goes to the suite unparsed (see `strata bench <suite> --help`).
     bench_cmd->prefix_command();
 
@@ -38,6 +50,11 @@ int main(int argc, char** argv) {
     ocr_cmd->add_option("--db-dir", ocr.db_dir, "Directory of storage data blocks (STRATA_OCR_DB_DIR)");
     ocr_cmd->add_flag("--stats", ocr.stats, "Print per-core statistics at exit (STRATA_STATS=1)");
     ocr_cmd->add_flag("--verbose", ocr.verbose, "Say which monitor runs and why (STRATA_VERBOSE=1)");
+    ocr_cmd->add_option("--external-config", ocr.external_config,
+                        "TOML file of external programs (docs/external.md), checked first (STRATA_EXTERNAL_CONFIG)");
+    ocr_cmd->add_option("--external-exposure", ocr.external_exposure,
+                        "How external programs see data blocks when an entry does not say: auto, memfd or fuse "
+                        "(STRATA_EXTERNAL_EXPOSURE)");
     // strata's options end at the first non-option (the program path), as with
     // mpiexec and env: split_ocr_command hands the program its arguments untouched.
     strata::cli::RunOptions run;
@@ -60,6 +77,9 @@ int main(int argc, char** argv) {
     shm_cmd->require_subcommand(1);
     auto* shm_ls_cmd = shm_cmd->add_subcommand("ls", "List segments: size, users alive, age");
     auto* shm_gc_cmd = shm_cmd->add_subcommand("gc", "Remove segments whose users are all dead (never one in use)");
+    shm_gc_cmd->add_option("--ocr-db-dir", shm.ocr_db_dir,
+                           "Where OCR runs keep storage data blocks: the directories of dead runs are removed "
+                           "(default: $STRATA_OCR_DB_DIR or /var/tmp)");
     for (auto* cmd : {shm_ls_cmd, shm_gc_cmd}) {
         cmd->add_option("--dir", shm.dir, "Segment directory (default: $STRATA_SHM_DIR or /dev/shm)");
         cmd->add_flag("--json", shm.json, "Print JSON");
@@ -77,10 +97,37 @@ int main(int argc, char** argv) {
         cmd->add_flag("--json", fs.json, "Print JSON");
     }
 
+    // `strata bench SUITE ARGS...`: everything after the suite is the suite's,
+    // --help included (CLI11 would take that --help for `strata bench`).
+    if (argc >= 3 && std::string_view(argv[1]) == "bench" && argv[2][0] != '-') {
+        return strata::cli::run_bench(argv[2], std::vector<std::string>(argv + 3, argv + argc));
+    }
+    auto* completion_cmd =
+        app.add_subcommand("completion", "Print a shell completion script generated from these commands");
+    std::string shell = "bash";
+    completion_cmd->add_option("shell", shell, "Shell to complete for")
+        ->check(CLI::IsMember({"bash"}))
+        ->capture_default_str();
+
+    app.footer(
+        "Exit codes: 0 success (and --help, --version), 1 failure, 2 usage error; `strata ocr` and `strata bench "
+        "SUITE` exit with the program's or the suite's code. `strata COMMAND --help` lists a command's options "
+        "with their defaults (docs/install.md).");
+
     std::vector<std::string> ocr_command;
     argc = strata::cli::split_ocr_command(*ocr_cmd, argc, argv, ocr_command);
-    CLI11_PARSE(app, argc, argv);
+    // Exit codes (docs/install.md "The strata command"): 0 success, 1 failure, 2 usage
+    // error; --help and --version exit 0. CLI11's own codes (105, 106, ...) become 2.
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
 
+    if (*completion_cmd) {
+        fmt::print("{}", strata::cli::bash_completion(app));
+        return 0;
+    }
     if (*doctor_cmd) {
         return strata::doctor::run(doctor);
     }
@@ -88,6 +135,13 @@ int main(int argc, char** argv) {
         return strata::cli::run_demo(demo);
     }
     if (*bench_cmd) {
+        if (bench_list) {
+            return strata::cli::list_bench_suites(bench_json);
+        }
+        if (suite.empty()) {
+            fmt::print(stderr, "strata bench: give a suite (strata bench --list) or --list\n");
+            return 2;
+        }
         return strata::cli::run_bench(suite, bench_cmd->remaining());
     }
     if (*ocr_cmd) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.hpp"
+#include "external/config.hpp"
 #include "strata/error.hpp"
 
 namespace strata::cli {
@@ -59,6 +61,25 @@ int run_ocr_program(const OcrOptions& options, std::vector<std::string> command)
         fmt::print(stderr, "strata ocr: program: missing (usage: strata ocr [options] ./program args...)\n");
         return 2;
     }
+    if (!options.external_config.empty()) {
+        // Checked here, so a wrong file is reported before the program runs;
+        // the program reads it again (its own copy of the runtime).
+        auto config = external::Config::load(options.external_config);
+        if (!config) {
+            fmt::print(stderr, "strata ocr: --external-config={}: {}\n", options.external_config,
+                       config.error().message);
+            return 2;
+        }
+    }
+    if (!options.external_exposure.empty() && !external::exposure_choice_of(options.external_exposure)) {
+        fmt::print(stderr, "strata ocr: --external-exposure={}: not an exposure (expected auto, memfd or fuse)\n",
+                   options.external_exposure);
+        return 2;
+    }
+    // Absolute, so a program that changes directory still finds it.
+    set("STRATA_EXTERNAL_CONFIG",
+        options.external_config.empty() ? "" : std::filesystem::absolute(options.external_config).string());
+    set("STRATA_EXTERNAL_EXPOSURE", options.external_exposure);
     set("STRATA_MONITOR", options.monitor);
     set("STRATA_CPUS", options.cpus);
     set("STRATA_OCR_DB_PLACEMENT", options.db_placement);

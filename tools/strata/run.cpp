@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "paths.hpp"
 #include "strata/shm.hpp"
 #include "strata/workflow.hpp"
 
@@ -61,11 +62,12 @@ void remove_dead_segment(const std::string& name) {
 }
 
 Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options, ProgressBar& bar) {
-    const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-    const auto task = bin / "strata-workflow-task";
-    if (!std::filesystem::exists(task)) {
-        return make_error(Errc::not_found, "{}: not built (build the default preset)", task.string());
+    const auto found = paths::find_helper("strata-workflow-task");
+    if (!found) {
+        return make_error(Errc::not_found, "strata-workflow-task: not in {} (build the default preset)",
+                          paths::helper_dir().string());
     }
+    const auto task = *found;
     char dir_template[] = "/tmp/strata-run-XXXXXX";
     if (::mkdtemp(dir_template) == nullptr) {
         return make_sys_error(errno, "strata run: cannot create a directory under /tmp");
@@ -198,6 +200,12 @@ int run_workflow(const RunOptions& options) {
     if (!workflow) {
         fmt::print(stderr, "strata run: {}\n", workflow.error().what());
         return 2;
+    }
+    if (!workflow->uses_threads()) {
+        if (auto timeout = wf::handoff_timeout_from_env(); !timeout) {
+            fmt::print(stderr, "strata run: {}\n", timeout.error().what());
+            return 2;
+        }
     }
     if (!options.write.empty()) {
         std::ofstream out(options.write);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "strata/runtime/ocr.hpp"
 #include "strata/shm/admin.hpp"
 #include "strata/shm/segment.hpp"
 
@@ -76,14 +77,33 @@ int run_shm_gc(const ShmOptions& options) {
         fmt::print(stderr, "strata shm gc: {}\n", removed.error().what());
         return 1;
     }
+    const std::filesystem::path db_dir =
+        options.ocr_db_dir.empty() ? ocr::default_db_dir() : std::filesystem::path(options.ocr_db_dir);
+    auto db_dirs = ocr::collect_db_dirs(db_dir);
+    if (!db_dirs) {
+        fmt::print(stderr, "strata shm gc: {}\n", db_dirs.error().what());
+        return 1;
+    }
     if (options.json) {
-        fmt::print("{}\n", nlohmann::json({{"dir", dir.string()}, {"removed", *removed}}).dump(2));
+        std::vector<std::string> paths;
+        for (const auto& p : *db_dirs) {
+            paths.push_back(p.string());
+        }
+        fmt::print("{}\n", nlohmann::json({{"dir", dir.string()},
+                                           {"removed", *removed},
+                                           {"ocr_db_dir", db_dir.string()},
+                                           {"ocr_db_dirs_removed", paths}})
+                               .dump(2));
         return 0;
     }
     for (const auto& name : *removed) {
         fmt::print("removed {} (no user alive)\n", name);
     }
-    fmt::print("strata shm gc: {} segment(s) removed from {}\n", removed->size(), dir.string());
+    for (const auto& p : *db_dirs) {
+        fmt::print("removed {} (storage data blocks of an OCR run that died)\n", p.string());
+    }
+    fmt::print("strata shm gc: {} segment(s) removed from {}, {} OCR data-block director{} from {}\n", removed->size(),
+               dir.string(), db_dirs->size(), db_dirs->size() == 1 ? "y" : "ies", db_dir.string());
     return 0;
 }
 

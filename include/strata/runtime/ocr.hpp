@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "ocr/ocr-types.h"
 #include "strata/error.hpp"
@@ -35,7 +36,10 @@ struct OcrOptions {
     runtime::Options runtime;
     /// Default placement of data blocks (hints OCR_HINT_DB_NEAR / _INTER / _FAR override it).
     DbPlacement db_placement = DbPlacement::memory;
-    /// Directory of storage-placed data blocks (one file each, removed when the block goes).
+    /// Where storage-placed data blocks go: each run makes its own private
+    /// directory in it (strata-ocr-<pid>-XXXXXX, mkdtemp, 0700) and creates
+    /// one file per block there with O_CREAT | O_EXCL | O_NOFOLLOW; the block's
+    /// file goes with the block, the directory with the run.
     std::filesystem::path db_dir = "/var/tmp";
 
     /// runtime::Options::from_env() plus STRATA_OCR_DB_PLACEMENT and STRATA_OCR_DB_DIR.
@@ -48,6 +52,17 @@ struct OcrOptions {
 /// waits and none can run, while no one called ocrShutdown().
 /// Errors: the runtime's, when it cannot start.
 Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& options);
+
+/// $STRATA_OCR_DB_DIR, else /var/tmp: the default OcrOptions::db_dir.
+std::filesystem::path default_db_dir();
+
+/// Removes, in `base`, the private data-block directories of runs that are
+/// gone (killed, crashed): directories named strata-ocr-<pid>-XXXXXX owned by
+/// the caller whose lock no process holds and whose pid is not alive; never
+/// one of another user, never a link. Returns the directories removed. Each
+/// run does this when it makes its own directory; `strata shm gc` too.
+/// Errors: io errors naming the directory (a missing `base` is no error).
+Result<std::vector<std::filesystem::path>> collect_db_dirs(const std::filesystem::path& base);
 
 /// Where a data block lives, for tools (and, later, its file view).
 struct DbInfo {

@@ -183,6 +183,13 @@ Result<std::unique_ptr<Client>> Client::start(const ClientOptions& options) {
 }
 
 Error Client::dead_error() const {
+    if (stopped_ && !detached_) {
+        return Error{Errc::peer_dead,
+                     fmt::format("FuseExposure: the daemon strata-fsd (pid {}) was stopped with the runtime; {} was "
+                                 "unmounted",
+                                 pid_, mount_point_),
+                     ESRCH};
+    }
     return Error{Errc::peer_dead,
                  fmt::format("FuseExposure: the daemon strata-fsd (pid {}) died; {} was unmounted", pid_, mount_point_),
                  ESRCH};
@@ -215,13 +222,13 @@ Result<std::string> Client::request(const std::string& text) {
     if (zmq_send(socket_, text.data(), text.size(), 0) < 0) {
         return make_sys_error(errno, "FuseExposure: cannot send '{}' to strata-fsd", text);
     }
-    const auto deadline = Clock::now() + timeout_;
+    const auto deadline = Clock::now() + timeout_.load();
     for (;;) {
         zmq_pollitem_t items[2] = {{socket_, 0, ZMQ_POLLIN, 0}, {nullptr, pidfd_, ZMQ_POLLIN, 0}};
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
         if (left.count() <= 0) {
             return make_error(Errc::timeout, "FuseExposure: strata-fsd (pid {}) did not answer '{}' within {} ms", pid_,
-                              text, timeout_.count());
+                              text, timeout_.load().count());
         }
         zmq_poll(items, 2, static_cast<long>(left.count()));
         if ((items[1].revents & ZMQ_POLLIN) != 0) {
@@ -258,9 +265,13 @@ Result<int> Client::open_daemon_fd(int fd, int flags) {
     return local;
 }
 
-Client::~Client() {
+void Client::shutdown() noexcept {
     if (::getpid() != creator_) {
         return;  // a forked child's copy: the daemon and the mount are the parent's
+    }
+    const std::lock_guard lock(shutdown_mutex_);
+    if (stopped_.exchange(true) || pid_ <= 0) {
+        return;  // stopped already, or start() failed before a daemon ran (never kill(0, ...))
     }
     const std::uint64_t one = 1;
     (void)!::write(stop_fd_, &one, sizeof(one));
@@ -276,6 +287,13 @@ Client::~Client() {
         }
         on_death();
     }
+}
+
+Client::~Client() {
+    if (::getpid() != creator_) {
+        return;  // a forked child's copy: the daemon and the mount are the parent's
+    }
+    shutdown();
     if (socket_ != nullptr) {
         zmq_close(socket_);
     }

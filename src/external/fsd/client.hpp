@@ -53,6 +53,10 @@ public:
     [[nodiscard]] bool alive() const { return !dead_.load(); }
     /// Leaves the daemon running after this object is gone (`strata fs mount`).
     void detach() { detached_ = true; }
+    /// Stops the daemon now (what the destructor does): asks it to quit, kills
+    /// it after 2 s, unmounts lazily and removes the directory. Later requests
+    /// fail with Errc::peer_dead. Idempotent; a forked child's copy does nothing.
+    void shutdown() noexcept;
 
 private:
     Client() = default;
@@ -66,12 +70,14 @@ private:
     pid_t creator_ = 0;
     int pidfd_ = -1;
     int stop_fd_ = -1;
-    std::chrono::milliseconds timeout_{};
+    std::atomic<std::chrono::milliseconds> timeout_{};
     void* context_ = nullptr;
     void* socket_ = nullptr;
     std::mutex socket_mutex_;
     std::mutex death_mutex_;
     std::atomic<bool> dead_{false};
+    std::atomic<bool> stopped_{false};  ///< by shutdown(), not a death
+    std::mutex shutdown_mutex_;
     bool detached_ = false;
     std::thread watcher_;
 };

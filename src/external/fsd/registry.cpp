@@ -81,6 +81,7 @@ int Registry::started(std::uint64_t task, pid_t pid) {
             return ENOENT;
         }
         it->second = pid;
+        ++started_count_;
     }
     started_cv_.notify_all();
     return 0;
@@ -153,35 +154,42 @@ std::vector<std::pair<std::string, std::uint64_t>> Registry::visible_to(pid_t pi
 }
 
 bool Registry::may_access(const Entry& entry, pid_t pid) {
-    if (in_process_tree(pid, ::getpid())) {
-        return true;  // the daemon pins cached files by opening them itself
+    // One /proc read for the two cheap cases; every open pays for this check,
+    // so the caller's own ancestry is walked only when its task needs it.
+    const pid_t group = thread_group_of(pid);
+    if (group == ::getpid()) {
+        return true;  // the daemon pins cached files by opening them itself (it has no children)
     }
-    if (owner_ > 0 && thread_group_of(pid) == owner_) {
+    if (owner_ > 0 && group == owner_) {
         return true;  // the runtime itself, not its other children
     }
-    std::vector<pid_t> roots;
-    {
-        std::unique_lock lock(mutex_);
-        const auto known = [&] {
-            roots.clear();
-            bool any_unknown = false;
-            for (const auto task : entry.tasks) {
-                const pid_t root = task_pid_[task];
-                any_unknown = any_unknown || root == 0;
-                if (root > 0) {
-                    roots.push_back(root);
-                }
+    // A program may open its files before the runtime has told us its pid;
+    // with several tasks on one file, the caller's task may be the one still
+    // unknown while the others are known: wait until the caller is in a known
+    // tree, or every task is known, or the wait is over.
+    const auto deadline = std::chrono::steady_clock::now() + started_wait_;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        const std::uint64_t seen = started_count_;
+        std::vector<pid_t> roots;
+        bool any_unknown = false;
+        for (const auto task : entry.tasks) {
+            const auto it = task_pid_.find(task);
+            const pid_t root = it == task_pid_.end() ? 0 : it->second;
+            any_unknown = any_unknown || root == 0;
+            if (root > 0) {
+                roots.push_back(root);
             }
-            return !any_unknown;
-        };
-        // A program may open its files before the runtime has told us its pid.
-        started_cv_.wait_for(lock, started_wait_, [&] {
-            known();
-            return !roots.empty();
-        });
-        known();
+        }
+        lock.unlock();  // /proc reads without the lock
+        if (std::ranges::any_of(roots, [&](pid_t root) { return in_process_tree(pid, root); })) {
+            return true;
+        }
+        lock.lock();
+        if (!any_unknown || !started_cv_.wait_until(lock, deadline, [&] { return started_count_ != seen; })) {
+            return false;
+        }
     }
-    return std::ranges::any_of(roots, [&](pid_t root) { return in_process_tree(pid, root); });
 }
 
 namespace {

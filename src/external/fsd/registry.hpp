@@ -95,6 +95,7 @@ private:
     std::map<std::string, std::shared_ptr<Entry>> by_name_;
     std::map<std::uint64_t, std::shared_ptr<Entry>> by_ino_;
     std::map<std::uint64_t, pid_t> task_pid_;  ///< 0 until started
+    std::uint64_t started_count_ = 0;          ///< calls of started(), for waiters
 };
 
 /// Whether `pid` (a thread or process id) is `root` or one of its descendants,

@@ -83,8 +83,9 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
             return adopt_memfd(fd, length);
         }
         case DbPlacement::storage: {
-            const auto path = state()->options().db_dir / fmt::format("strata-ocr-{}-{}.db", ::getpid(), serial);
-            auto region = Region::storage(size, {.path = path});
+            auto dir = state()->db_dir();
+            if (!dir) return std::unexpected(dir.error());
+            auto region = Region::storage(size, {.path = *dir / fmt::format("{}.db", serial), .create_only = true});
             if (!region) return std::unexpected(region.error());
             db->region.emplace(std::move(*region));
             break;

@@ -211,6 +211,49 @@ void satisfy_edt(const std::shared_ptr<Edt>& edt, u32 slot, ocrGuid_t db, ocrDbA
     }
 }
 
+namespace {
+
+// Why ocrAddDependence would refuse `source` as a dependence, or an empty
+// string: checked for every slot before ocrEdtCreate registers anything.
+std::string refused_source(OcrState* s, ocrGuid_t source) {
+    if (is_null(source) || ocrGuidIsUninitialized(source)) {
+        return {};
+    }
+    if (kind_of(source) == Kind::db && s->table.find(source)) {
+        return {};
+    }
+    if (auto event = kind_of(source) == Kind::event ? s->table.find_as<Event>(source, Kind::event) : nullptr) {
+        std::lock_guard lock(event->mutex);
+        const bool full = event->type == OCR_EVENT_CHANNEL_T && event->channel_values.empty() &&
+                          event->channel_max != EVENT_CHANNEL_UNBOUNDED &&
+                          event->channel_waiters.size() >= event->channel_max;
+        return full ? fmt::format("the CHANNEL event {} already holds maxGen={} dependences", show(source),
+                                  event->channel_max)
+                    : std::string();
+    }
+    return fmt::format("{} is not NULL_GUID, a live event or a live data block", show(source));
+}
+
+// Undoes ocrEdtCreate's registration of `edt`, as ocrEdtDestroy would.
+void abandon_created_edt(const std::shared_ptr<Edt>& edt) {
+    OcrState* s = state();
+    {
+        std::lock_guard lock(edt->mutex);
+        edt->destroyed = true;
+    }
+    s->table.erase(edt->guid);
+    s->waiting_edts.fetch_sub(1, std::memory_order_acq_rel);
+    if (!is_null(edt->output_event) && (edt->properties & EDT_PROP_OEVT_VALID) == 0) {
+        s->table.erase(edt->output_event);
+    }
+    // The creator is still running in the scope, so the count cannot reach zero here.
+    if (edt->scope) {
+        edt->scope->pending.fetch_sub(1, std::memory_order_acq_rel);
+    }
+}
+
+}  // namespace
+
 void deliver(ocrGuid_t destination, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mode, const CallSite& site) {
     OcrState* s = state();
     switch (kind_of(destination)) {
@@ -307,6 +350,15 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
         (outputEvent == nullptr || !s->table.find_as<Event>(*outputEvent, Kind::event))) {
         return invalid("EDT_PROP_OEVT_VALID without a live event in *outputEvent");
     }
+    // Every dependence is checked before anything is registered: a refused
+    // one must leave no EDT counted in its finish scope or among the waiting.
+    for (u32 i = 0; depv != nullptr && i < depc; ++i) {
+        if (const std::string why = refused_source(s, depv[i]); !why.empty()) {
+            strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): depv[{}]: {}", site.str(),
+                                       show(templateGuid), i, why);
+            return why.starts_with("the CHANNEL") ? OCR_EBUSY : OCR_EINVAL;
+        }
+    }
 
     auto edt = std::make_shared<Edt>();
     edt->function = tpl->function;
@@ -363,6 +415,10 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
             if (!ocrGuidIsUninitialized(depv[i])) {
                 strataOcrCallSite(site.file, site.line);
                 if (u8 rc = (ocrAddDependence)(depv[i], id, i, DB_DEFAULT_MODE); rc != 0) {
+                    // A source destroyed or filled since the check above: undo the registration.
+                    abandon_created_edt(edt);
+                    if (guid != nullptr) *guid = NULL_GUID;
+                    if (outputEvent != nullptr && (properties & EDT_PROP_OEVT_VALID) == 0) *outputEvent = NULL_GUID;
                     return rc;
                 }
             }

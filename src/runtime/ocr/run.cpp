@@ -21,9 +21,7 @@ Result<OcrOptions> OcrOptions::from_env() {
         }
         options.db_placement = *parsed;
     }
-    if (const char* dir = std::getenv("STRATA_OCR_DB_DIR"); dir != nullptr && *dir != '\0') {
-        options.db_dir = dir;
-    }
+    options.db_dir = default_db_dir();
     return options;
 }
 
@@ -113,6 +111,7 @@ Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& 
     s->runtime->stop();
     auto objects = s->table.drain();
     clear_objects(objects);
+    s->close_db_dir();  // after the blocks: their files are gone, then the directory
     set_state(nullptr);
     return code;
 }

@@ -158,6 +158,23 @@ int OcrState::wait_finished() {
     return exit_code_;
 }
 
+Result<std::filesystem::path> OcrState::db_dir() {
+    std::lock_guard lock(db_dir_mutex_);
+    if (!db_dir_) {
+        auto made = RunDbDir::make(options_.db_dir);
+        if (!made) {
+            return std::unexpected(made.error());
+        }
+        db_dir_.emplace(std::move(*made));
+    }
+    return db_dir_->path();
+}
+
+void OcrState::close_db_dir() {
+    std::lock_guard lock(db_dir_mutex_);
+    db_dir_.reset();
+}
+
 void OcrState::deferred_error(const CallSite& site, std::string_view call, int code, const std::string& details) {
     {
         std::lock_guard lock(print_mutex);

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "db_dir.hpp"
 #include "ocr/ocr-errors.h"
 #include "ocr/ocr-types.h"
 #include "strata/region.hpp"
@@ -308,12 +309,19 @@ public:
 
     std::mutex print_mutex;
 
+    /// This run's private directory of storage data blocks, made on first
+    /// use (db_dir.hpp); close_db_dir() removes it at the end of the run.
+    Result<std::filesystem::path> db_dir();
+    void close_db_dir();
+
     /// The external layer's state for this run, made on first use.
     std::mutex extension_mutex;
     std::shared_ptr<RunExtension> extension;  // guarded by extension_mutex
 
 private:
     OcrOptions options_;
+    std::mutex db_dir_mutex_;
+    std::optional<RunDbDir> db_dir_;  // guarded by db_dir_mutex_
     std::atomic<std::int64_t> live_{0};
     std::atomic<bool> finished_{false};
     std::mutex mutex_;

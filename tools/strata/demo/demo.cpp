@@ -2,11 +2,13 @@
 // what happened. Each layer adds its own section (sections.hpp); a failed step
 // makes the exit code non-zero, so the demo doubles as an end-to-end test.
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "../commands.hpp"
 #include "sections.hpp"
@@ -14,7 +16,23 @@
 
 namespace strata::cli {
 
+const std::vector<std::string>& demo_sections() {
+    static const std::vector<std::string> names{"regions", "mpi",      "monitor", "runtime", "external",
+                                                "shm",     "workflow", "dsm",     "video"};
+    return names;
+}
+
 int run_demo(const DemoOptions& options) {
+    for (const auto& name : options.only) {
+        if (std::find(demo_sections().begin(), demo_sections().end(), name) == demo_sections().end()) {
+            fmt::print(stderr, "strata demo: --only {}: no such section (sections: {})\n", name,
+                       fmt::join(demo_sections(), ", "));
+            return 2;
+        }
+    }
+    const auto wanted = [&](const std::string& name) {
+        return options.only.empty() || std::find(options.only.begin(), options.only.end(), name) != options.only.end();
+    };
     std::filesystem::path dir = options.dir;
     bool own_dir = false;
     if (dir.empty()) {
@@ -30,13 +48,15 @@ int run_demo(const DemoOptions& options) {
     if (!options.json) {
         fmt::print("strata {} demo: storage files in {}\n", version_string, dir.string());
     }
-    tour_regions(tour, dir);
-    tour_mpi(tour, dir);
-    tour_monitor(tour);
-    tour_runtime(tour);
-    tour_shm(tour, dir);
-    tour_workflow(tour, dir);
-    tour_video(tour, dir);
+    if (wanted("regions")) tour_regions(tour, dir);
+    if (wanted("mpi")) tour_mpi(tour, dir);
+    if (wanted("monitor")) tour_monitor(tour);
+    if (wanted("runtime")) tour_runtime(tour);
+    if (wanted("external")) tour_external(tour, dir);
+    if (wanted("shm")) tour_shm(tour, dir);
+    if (wanted("workflow")) tour_workflow(tour, dir);
+    if (wanted("dsm")) tour_dsm(tour);
+    if (wanted("video")) tour_video(tour, dir);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);

@@ -1,67 +1,15 @@
 // The MPI section of `strata demo`: storage windows through libstrata-mpi,
 // with real mpiexec (MPICH) runs of programs built beside the strata binary.
-#include <sys/wait.h>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "command.hpp"
+#include "paths.hpp"
 #include "sections.hpp"
 
 namespace strata::cli {
-
-namespace {
-
-std::string quoted(const std::string& text) {
-    std::string out = "'";
-    for (char c : text) {
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    }
-    return out + "'";
-}
-
-struct Outcome {
-    int status = -1;
-    std::string output;
-};
-
-// Runs a shell command with a time limit (a hung MPI job must not hang the demo).
-Outcome run_command(const std::string& command) {
-    Outcome outcome;
-    FILE* pipe = ::popen(("timeout 60 " + command + " 2>&1").c_str(), "r");
-    if (pipe == nullptr) {
-        return outcome;
-    }
-    char buffer[512];
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
-        outcome.output += buffer;
-    }
-    outcome.status = ::pclose(pipe);
-    return outcome;
-}
-
-Result<Outcome> run_checked(const std::string& command) {
-    Outcome outcome = run_command(command);
-    if (outcome.status != 0) {
-        const bool timed_out = WIFEXITED(outcome.status) && WEXITSTATUS(outcome.status) == 124;
-        return make_error(Errc::io_error, "{} {}: {}", command, timed_out ? "timed out after 60 s" : "failed",
-                          outcome.output.substr(0, 400));
-    }
-    return outcome;
-}
-
-Result<std::filesystem::path> program_beside_strata(const std::string& name) {
-    const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-    auto path = bin / name;
-    if (!std::filesystem::exists(path)) {
-        return make_error(Errc::not_found, "{}: not built (it is built with the tests: STRATA_BUILD_TESTS=ON)",
-                          path.string());
-    }
-    return path;
-}
-
-}  // namespace
 
 void tour_mpi(Tour& tour, const std::filesystem::path& dir) {
     const std::string section = "MPI storage windows: libstrata-mpi over PMPI (docs/mpi-storage-windows.md)";
@@ -73,7 +21,7 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir) {
         if (!program) return std::unexpected(program.error());
         std::filesystem::create_directories(run_dir);
         const std::string command =
-            fmt::format("{} -n 4 {} {}", mpiexec, quoted(program->string()), quoted(run_dir.string()));
+            fmt::format("{} -n 4 {} {}", mpiexec, shell_quoted(program->string()), shell_quoted(run_dir.string()));
         auto first = run_checked(command);
         if (!first) return std::unexpected(first.error());
         auto second = run_checked(command);
@@ -89,16 +37,16 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir) {
     tour.run(section, "an unmodified MPI binary under LD_PRELOAD", [&]() -> Result<std::string> {
         auto program = program_beside_strata("plain_mpi_windows");
         if (!program) return std::unexpected(program.error());
-        const auto lib =
-            std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "lib" / "libstrata-mpi.so";
+        const auto lib = paths::library_dir() / "libstrata-mpi.so";
         const auto files = dir / "preload";
         std::filesystem::create_directories(files);
         auto run = run_checked(fmt::format(
             "env STRATA_MPI_WINDOW_HINTS={} {} -n 2 -genv LD_PRELOAD {} {} run",
-            quoted(fmt::format("alloc_type=storage,storage_alloc_filename={}/win-%r-%w.dat", files.string())), mpiexec,
-            quoted(lib.string()), quoted(program->string())));
+            shell_quoted(fmt::format("alloc_type=storage,storage_alloc_filename={}/win-%r-%w.dat", files.string())),
+            mpiexec, shell_quoted(lib.string()), shell_quoted(program->string())));
         if (!run) return std::unexpected(run.error());
-        auto check = run_checked(fmt::format("{} check {} 2", quoted(program->string()), quoted(files.string())));
+        auto check =
+            run_checked(fmt::format("{} check {} 2", shell_quoted(program->string()), shell_quoted(files.string())));
         if (!check) return std::unexpected(check.error());
         std::size_t count = 0;
         for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(files)) {
@@ -110,12 +58,11 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir) {
     tour.run(section, "a bad hint stops the job with a clear error", [&]() -> Result<std::string> {
         auto program = program_beside_strata("plain_mpi_windows");
         if (!program) return std::unexpected(program.error());
-        const auto lib =
-            std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "lib" / "libstrata-mpi.so";
-        Outcome bad = run_command(
-            fmt::format("env STRATA_MPI_WINDOW_HINTS={} {} -n 2 -genv LD_PRELOAD {} {} run",
-                        quoted("alloc_type=storage,storage_alloc_factor=1.5,storage_alloc_filename=/nonexistent/%r"),
-                        mpiexec, quoted(lib.string()), quoted(program->string())));
+        const auto lib = paths::library_dir() / "libstrata-mpi.so";
+        CommandOutcome bad = run_command(fmt::format(
+            "env STRATA_MPI_WINDOW_HINTS={} {} -n 2 -genv LD_PRELOAD {} {} run",
+            shell_quoted("alloc_type=storage,storage_alloc_factor=1.5,storage_alloc_filename=/nonexistent/%r"), mpiexec,
+            shell_quoted(lib.string()), shell_quoted(program->string())));
         if (bad.status == 0) return make_error(Errc::internal, "storage_alloc_factor=1.5 was accepted");
         const auto at = bad.output.find("storage_alloc_factor");
         if (at == std::string::npos) {

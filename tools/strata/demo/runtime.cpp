@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "ocr/ocr.h"
+#include "paths.hpp"
 #include "sections.hpp"
 #include "strata/runtime.hpp"
 #include "strata/runtime/ocr.hpp"
@@ -80,10 +81,13 @@ ocrGuid_t spawner_edt(u32, u64*, u32, ocrEdtDep_t[]) {
 // A finish EDT creates 1000 EDTs; its output event starts the reporter.
 ocrGuid_t demo_main(u32, u64*, u32, ocrEdtDep_t[]) {
     ocrGuid_t finish_tpl, report_tpl, finish, report, done;
-    ocrEdtTemplateCreate(&finish_tpl, spawner_edt, 0, 0);
+    ocrEdtTemplateCreate(&finish_tpl, spawner_edt, 0, 1);
     ocrEdtTemplateCreate(&report_tpl, report_edt, 0, 1);
-    ocrEdtCreate(&finish, finish_tpl, 0, nullptr, 0, nullptr, EDT_PROP_FINISH, NULL_HINT, &done);
+    // The finish EDT waits on slot 0 until the reporter depends on its output
+    // event: a ONCE event satisfied before anyone depends on it is gone.
+    ocrEdtCreate(&finish, finish_tpl, 0, nullptr, 1, nullptr, EDT_PROP_FINISH, NULL_HINT, &done);
     ocrEdtCreate(&report, report_tpl, 0, nullptr, 1, &done, EDT_PROP_NONE, NULL_HINT, nullptr);
+    ocrAddDependence(NULL_GUID, finish, 0, DB_MODE_NULL);
     return NULL_GUID;
 }
 
@@ -116,12 +120,14 @@ void tour_runtime(Tour& tour) {
     });
 
     tour.run(section, "strata ocr ./ocr_fibonacci 20 (unmodified C)", [&]() -> Result<std::string> {
-        const auto bin = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-        const auto program = bin / "ocr_fibonacci";
-        if (!std::filesystem::exists(program)) {
-            return make_error(Errc::not_found, "{}: not built (tests/ocr, STRATA_BUILD_TESTS)", program.string());
+        const auto found = paths::find_helper("ocr_fibonacci");
+        if (!found) {
+            return make_error(Errc::not_found, "ocr_fibonacci: not in {} (tests/ocr, STRATA_BUILD_TESTS)",
+                              paths::helper_dir().string());
         }
-        const std::string command = fmt::format("'{}' ocr '{}' 20 2>&1", (bin / "strata").string(), program.string());
+        const auto program = *found;
+        const auto self = std::filesystem::read_symlink("/proc/self/exe");
+        const std::string command = fmt::format("'{}' ocr '{}' 20 2>&1", self.string(), program.string());
         FILE* pipe = ::popen(command.c_str(), "r");
         if (pipe == nullptr) return make_sys_error(errno, "popen {}", command);
         std::string output;

@@ -21,8 +21,14 @@ void tour_runtime(Tour& tour);
 /// Synthetic workflows through `strata run`: threads in-process, processes with mpiexec (docs/workflow.md).
 void tour_workflow(Tour& tour, const std::filesystem::path& dir);
 
+/// External programs as OCR tasks reading a block through each exposure (docs/external.md).
+void tour_external(Tour& tour, const std::filesystem::path& dir);
+
 /// Shared objects: segments, containers, handles and ports between processes (docs/shm.md).
 void tour_shm(Tour& tour, const std::filesystem::path& dir);
+
+/// Distributed shared memory: an example stencil over mpiexec (docs/dsm.md).
+void tour_dsm(Tour& tour);
 
 /// Paper 003's video pipeline with strata-video: MPI, the DSM, ZeroMQ on emulated nodes (docs/video.md).
 void tour_video(Tour& tour, const std::filesystem::path& dir);

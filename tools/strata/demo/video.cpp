@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "command.hpp"
 #include "sections.hpp"
-#include "shell.hpp"
 
 namespace strata::cli {
 
@@ -40,50 +40,48 @@ void tour_video(Tour& tour, const std::filesystem::path& dir) {
     const std::string mpiexec = STRATA_MPIEXEC;
 
     tour.run(section, "serial: decode, 3x3 edge filter, encode", [&]() -> Result<std::string> {
-        auto program = program_beside("strata-video");
+        auto program = program_beside_strata("strata-video");
         if (!program) return std::unexpected(program.error());
         std::filesystem::create_directories(work);
-        auto made = run_shell_checked(fmt::format("ffmpeg -v error -nostdin -f lavfi -i testsrc=size=160x120:rate=25 "
-                                                  "-frames:v 12 -pix_fmt gray -c:v ffv1 {}",
-                                                  shell_quoted(video.string())),
-                                      60);
+        auto made =
+            run_checked(fmt::format("ffmpeg -v error -nostdin -f lavfi -i testsrc=size=160x120:rate=25 "
+                                    "-frames:v 12 -pix_fmt gray -c:v ffv1 {}",
+                                    shell_quoted(video.string())));
         if (!made) return std::unexpected(made.error());
-        auto run = run_shell_checked(fmt::format("{} --impl serial -i {} -o {}", shell_quoted(program->string()),
-                                                 shell_quoted(video.string()), shell_quoted(serial.string())),
-                                     60);
+        auto run = run_checked(fmt::format("{} --impl serial -i {} -o {}", shell_quoted(program->string()),
+                                           shell_quoted(video.string()), shell_quoted(serial.string())));
         if (!run) return std::unexpected(run.error());
         return fmt::format("12 testsrc frames (160x120 grey, FFV1) -> {}", serial.filename().string());
     });
 
     tour.run(section, "MPI, 1 buffer per worker: 4 ranks", [&]() -> Result<std::string> {
-        auto program = program_beside("strata-video");
+        auto program = program_beside_strata("strata-video");
         if (!program) return std::unexpected(program.error());
         const auto out = work / "mpi.raw";
-        auto run = run_shell_checked(
-            fmt::format("{} -n 4 {} --impl mpi-async-multi -i {} -o {}", mpiexec, shell_quoted(program->string()),
-                        shell_quoted(video.string()), shell_quoted(out.string())),
-            60);
+        auto run = run_checked(fmt::format("{} -n 4 {} --impl mpi-async-multi -i {} -o {}", mpiexec,
+                                           shell_quoted(program->string()), shell_quoted(video.string()),
+                                           shell_quoted(out.string())));
         if (!run) return std::unexpected(run.error());
         return same_as_serial(out, serial);
     });
 
     tour.run(section, "DSM, 1 server: frames as chunks, notifications", [&]() -> Result<std::string> {
-        auto program = program_beside("strata-video");
+        auto program = program_beside_strata("strata-video");
         if (!program) return std::unexpected(program.error());
         const auto out = work / "dsm.raw";
         auto run =
-            run_shell_checked(fmt::format("{} -n 5 {} --impl dsm -i {} -o {}", mpiexec, shell_quoted(program->string()),
-                                          shell_quoted(video.string()), shell_quoted(out.string())),
-                              60);
+            run_checked(fmt::format("{} -n 5 {} --impl dsm -i {} -o {}", mpiexec, shell_quoted(program->string()),
+                                    shell_quoted(video.string()), shell_quoted(out.string())));
         if (!run) return std::unexpected(run.error());
         return same_as_serial(out, serial);
     });
 
     tour.run(section, "ZeroMQ with credits on 2 emulated nodes", [&]() -> Result<std::string> {
-        auto program = program_beside("strata-video");
+        auto program = program_beside_strata("strata-video");
         if (!program) return std::unexpected(program.error());
         const auto out = work / "zmq.raw";
-        const auto emulate = std::filesystem::path(STRATA_SOURCE_DIR) / "apps" / "video" / "emulate";
+        auto emulate = program_beside_strata("strata-video-emulate");  // apps/video/emulate
+        if (!emulate) return std::unexpected(emulate.error());
         // Input, output and a worker on n0, a worker on n1 (30 % of a core, behind a 1 Gbit/s link).
         const std::string job = fmt::format(
             "set -- $STRATA_EMU_ADDRS; $STRATA_EMU_MPIEXEC -hosts n0:3,n1:1 -n 4 {} --impl zmq-credit -i {} -o {} "
@@ -91,9 +89,8 @@ void tour_video(Tour& tour, const std::filesystem::path& dir) {
             shell_quoted(program->string()), shell_quoted(video.string()), shell_quoted(out.string()),
             shell_quoted(work.string()));
         std::filesystem::create_directories(work);
-        auto run = run_shell_checked(fmt::format("{} --nodes n0=100,n1=30 --rate 1gbit -- sh -c {}",
-                                                 shell_quoted(emulate.string()), shell_quoted(job)),
-                                     120);
+        auto run = run_checked(fmt::format("{} --nodes n0=100,n1=30 --rate 1gbit -- sh -c {}",
+                                           shell_quoted(emulate->string()), shell_quoted(job)));
         if (!run) return std::unexpected(run.error());
         auto same = same_as_serial(out, serial);
         if (!same) return same;

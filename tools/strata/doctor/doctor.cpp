@@ -39,6 +39,7 @@ int run(const Options& options) {
     run_guarded(report, "shm", true, probe_shm);
     run_guarded(report, "mpi", true, probe_mpi);
     run_guarded(report, "zeromq", true, probe_zeromq);
+    run_guarded(report, "external-exposure", false, probe_external_exposure);
     try {
         for (auto& capability : probe_cgroups()) report.push_back(std::move(capability));
     } catch (const std::exception& error) {

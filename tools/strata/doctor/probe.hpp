@@ -44,6 +44,8 @@ Capability probe_userfaultfd();
 Capability probe_shm();
 Capability probe_mpi();
 Capability probe_zeromq();
+/// Which exposure external tasks get with exposure = "auto", and whether fuse works.
+Capability probe_external_exposure();
 /// cgroup-cpu, cgroup-memory, cgroup-blkio, in that order.
 std::vector<Capability> probe_cgroups();
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "paths.hpp"
 #include "probe.hpp"
 #include "system.hpp"
 
@@ -31,9 +32,9 @@ Capability probe_mpi() {
         cap.fix = "apt-get install mpich";
         return cap;
     }
-    const auto probe = std::filesystem::path(self_exe_dir()) / "strata-mpi-probe";
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(probe, ec)) {
+    const auto found = strata::cli::paths::find_helper("strata-mpi-probe");
+    const auto probe = found.value_or(strata::cli::paths::helper_dir() / "strata-mpi-probe");
+    if (!found) {
         cap.detail = fmt::format("mpiexec {}, but {} is missing", *mpiexec, probe.string());
         cap.fix = "build it: cmake --build --preset default --target strata-mpi-probe";
         return cap;

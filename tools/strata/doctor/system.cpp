@@ -92,12 +92,6 @@ std::optional<std::string> find_in_path(std::string_view program) {
     return std::nullopt;
 }
 
-std::string self_exe_dir() {
-    std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string{} : exe.parent_path().string();
-}
-
 CommandResult run_command(const std::vector<std::string>& argv, std::chrono::milliseconds timeout) {
     CommandResult result;
     std::array<int, 2> fds{};

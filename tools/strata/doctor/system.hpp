@@ -70,9 +70,6 @@ std::string first_line(std::string_view text);
 /// The absolute path of `program` found in $PATH, if executable there.
 std::optional<std::string> find_in_path(std::string_view program);
 
-/// The directory holding the running executable (/proc/self/exe).
-std::string self_exe_dir();
-
 struct CommandResult {
     int spawn_errno = 0;     ///< nonzero when the program could not be started
     bool timed_out = false;  ///< killed (with its process group) at the deadline
