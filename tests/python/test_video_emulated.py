@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO
 from capability import require
+from conftest import REPO
 from video_support import decode, make_video, program, reference
 
 pytestmark = pytest.mark.timeout(180)

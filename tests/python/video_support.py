@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
-import pytest
-from conftest import REPO, in_ci
+from capability import require
+from conftest import REPO
 
 KERNEL = np.array([[-1, -1, -1], [-1, 8, -1], [-1, -1, -1]], dtype=np.int32)
 WIDTH, HEIGHT, FRAMES = 160, 120, 24
