@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 // The blocking monitor's kernel half (docs/monitor.md): per-core counts of
 // registered worker threads that are ready, kept from sched_switch and
-// sched_wakeup, and one ring-buffer event when a core is left with none.
+// sched_wakeup, and one ring-buffer event when a core is left with none (or,
+// once per request from user space, when a block leaves it with one).
 //
 // Only threads in `workers` (filled by user space) are tracked, not the whole
 // process: io_uring workers and the runtime's own helper threads share its pid.
@@ -78,7 +79,15 @@ int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_s
     // An exiting worker never wakes up: forget it, so user space finds it
     // gone and does not count it twice.
     if (prev_state & STRATA_TASK_DEAD) bpf_map_delete_elem(&workers, &tid);
-    if (before != 1) return 0;
+    __u32 kind = STRATA_MONITOR_EVENT_EMPTY;
+    if (before == 2) {
+        // Armed by a worker that is leaving an oversubscribed core: its cover
+        // can be given the normal policy back now that it is alone.
+        if (core->settle_armed == 0 || __sync_val_compare_and_swap(&core->settle_armed, 1, 0) != 1) return 0;
+        kind = STRATA_MONITOR_EVENT_SETTLED;
+    } else if (before != 1) {
+        return 0;
+    }
 
     __sync_fetch_and_add(&core->events, 1);
     struct strata_monitor_event event = {
@@ -86,6 +95,7 @@ int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_s
         .tid = tid,
         .time_ns = now,
         .unblocks = core->unblocks,
+        .kind = kind,
     };
     // FORCE_WAKEUP: the consumer must learn of an empty core now, not when
     // the buffer fills.

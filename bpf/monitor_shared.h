@@ -11,8 +11,8 @@
 /* One cache line per core in the BPF_F_MMAPABLE array `cores`. User space
  * reads `ready` with a plain load; everything else is statistics. */
 struct strata_monitor_core {
-    __s32 ready; /* registered workers of this core that are not blocked */
-    __u32 pad;
+    __s32 ready;          /* registered workers of this core that are not blocked */
+    __u32 settle_armed;   /* user space sets 1: send one event when a block leaves one ready worker */
     __u64 blocks;         /* switched out, not preempted, prev_state != TASK_RUNNING */
     __u64 unblocks;       /* wakeups of a worker recorded as blocked */
     __u64 switches;       /* every switch away from a registered worker */
@@ -28,12 +28,17 @@ struct strata_monitor_worker {
     __u32 blocked; /* 1 between a block and the wakeup that ends it */
 };
 
-/* The only ring-buffer record: `core` was left with no ready worker. */
+#define STRATA_MONITOR_EVENT_EMPTY 0   /* a block left `core` with no ready worker */
+#define STRATA_MONITOR_EVENT_SETTLED 1 /* armed: a block took `core` from two ready workers to one */
+
+/* The ring-buffer record. */
 struct strata_monitor_event {
     __u32 core;
-    __u32 tid;      /* the worker whose block left the core empty */
+    __u32 tid;      /* the worker whose block changed the count */
     __u64 time_ns;  /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) at the block */
     __u64 unblocks; /* the core's unblock count right after the block */
+    __u32 kind;     /* STRATA_MONITOR_EVENT_* */
+    __u32 pad;
 };
 
 #endif

@@ -10,7 +10,10 @@
 // --sweeps is how many stencil passes a task makes over its slice (compute
 // per task); --io-freq=0 writes no snapshots; --yield=1 (default) adds a
 // scheduling point after each snapshot read; --direct=1 opens the snapshot file with O_DIRECT, as the paper
-// does to keep the page cache out of the measurement.
+// does to keep the page cache out of the measurement; --latency-us=N makes every
+// snapshot transfer also wait N µs for a latency-bound device
+// (umt::LatencyDevice: a fixed latency however many transfers are in flight,
+// as on a remote store), for runs with the paper's blocking share.
 #include <cmath>
 #include <vector>
 
@@ -22,9 +25,11 @@ struct Config {
     std::uint64_t slices, slice_doubles, steps, sweeps, io_freq;
     bool direct;
     bool yield_after_io;
+    std::uint64_t latency_us = 0;
     int fd = -1;
 };
 Config g;
+umt::LatencyDevice* g_device = nullptr;
 // Two copies of the volume (steps alternate between them), one per slice.
 std::vector<double*> g_volume[2];
 std::vector<std::uint64_t> g_written_sum;  // checksum of every snapshot written
@@ -80,6 +85,7 @@ ocrGuid_t sliceEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
         // Backward: the snapshot of this slice and step first, checked.
         umt::AlignedBuffer buffer(bytes);
         umt::full_pread(g.fd, buffer.data(), bytes, snapshot_index(step, slice) * bytes);
+        if (g.latency_us != 0) g_device->wait(g.latency_us);
         if (checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles) !=
             g_written_sum[snapshot_index(step, slice)])
             g_mismatches.fetch_add(1);
@@ -96,6 +102,7 @@ ocrGuid_t sliceEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
         g_written_sum[snapshot_index(step, slice)] =
             checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles);
         umt::full_pwrite(g.fd, buffer.data(), bytes, snapshot_index(step, slice) * bytes);
+        if (g.latency_us != 0) g_device->wait(g.latency_us);
     }
     ocrEventSatisfy(g_done[k * g.slices + slice], NULL_GUID);
     return NULL_GUID;
@@ -136,10 +143,12 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
                            std::to_string(g.slice_doubles * sizeof(double)) + ",\"steps\":" + std::to_string(g.steps) +
                            ",\"sweeps\":" + std::to_string(g.sweeps) + ",\"io_freq\":" + std::to_string(g.io_freq) +
                            ",\"direct\":" + (g.direct ? "true" : "false") +
+                           ",\"latency_us\":" + std::to_string(g.latency_us) +
                            ",\"io_bytes\":" + std::to_string(2 * snapshots * g.slice_doubles * sizeof(double)) +
                            ",\"snapshot_mismatches\":" + std::to_string(g_mismatches.load()) +
                            ",\"checksum\":" + std::to_string(sum));
     for (const auto event : g_done) ocrEventDestroy(event);
+    delete g_device;
     if (g_mismatches.load() != 0) {
         ocrAbort(3);
     } else {
@@ -158,6 +167,7 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
                                        {"io-freq", "1"},
                                        {"direct", "1"},
                                        {"yield", "1"},
+                                       {"latency-us", "0"},
                                        {"file", "/var/tmp/strata-umt-fwi.dat"}});
     g.slices = args.count("slices");
     g.slice_doubles = args.count("slice-kib") * 1024 / sizeof(double);
@@ -166,6 +176,8 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
     g.io_freq = args.count("io-freq");
     g.direct = args.count("direct") != 0;
     g.yield_after_io = args.count("yield") != 0;
+    g.latency_us = args.count("latency-us");
+    g_device = new umt::LatencyDevice();
     const std::uint64_t snapshots = snapshot_count();
     const std::uint64_t bytes = g.slice_doubles * sizeof(double);
     g.fd = umt::open_data_file(args.str("file"), snapshots * bytes, g.direct);

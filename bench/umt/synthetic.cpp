@@ -15,12 +15,7 @@
 #include <poll.h>
 #include <sys/stat.h>
 
-#include <chrono>
-#include <condition_variable>
-#include <map>
-#include <mutex>
 #include <random>
-#include <thread>
 
 #include "umt_common.hpp"
 
@@ -40,62 +35,13 @@ struct Config {
 Config g;
 std::atomic<std::uint64_t> g_checksum{0};
 
-// Serves pipe "requests": writes one byte to each pipe at its deadline.
-class Device {
-public:
-    Device() : thread_([this] { run(); }) {}
-    ~Device() {
-        {
-            const std::scoped_lock lock(mutex_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        thread_.join();
-    }
-    void request(int write_fd, std::chrono::steady_clock::time_point deadline) {
-        {
-            const std::scoped_lock lock(mutex_);
-            queue_.emplace(deadline, write_fd);
-        }
-        cv_.notify_all();
-    }
-
-private:
-    void run() {
-        std::unique_lock lock(mutex_);
-        while (!stop_) {
-            if (queue_.empty()) {
-                cv_.wait(lock);
-                continue;
-            }
-            const auto [deadline, fd] = *queue_.begin();
-            if (std::chrono::steady_clock::now() < deadline) {
-                cv_.wait_until(lock, deadline);
-                continue;
-            }
-            queue_.erase(queue_.begin());
-            (void)::write(fd, "x", 1);
-        }
-    }
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::multimap<std::chrono::steady_clock::time_point, int> queue_;
-    bool stop_ = false;
-    std::thread thread_;
-};
-Device* g_device = nullptr;
+umt::LatencyDevice* g_device = nullptr;
 
 void block_once(std::uint64_t task) {
     static const char* const kinds[] = {"pipe", "odirect", "fsync"};
     const std::string kind = g.block == "mix" ? kinds[task % 3] : g.block;
     if (kind == "pipe") {
-        int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0) std::exit(1);
-        g_device->request(fds[1], std::chrono::steady_clock::now() + std::chrono::microseconds(g.block_us));
-        char byte = 0;
-        (void)::read(fds[0], &byte, 1);
-        ::close(fds[0]);
-        ::close(fds[1]);
+        g_device->wait(g.block_us);
     } else if (kind == "odirect") {
         thread_local umt::AlignedBuffer buffer(g.io_bytes);
         const std::uint64_t slots = g.file_bytes / g.io_bytes;
@@ -179,7 +125,7 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
     }
     if (g.block == "fsync" || g.block == "mix")
         g.sync_fd = umt::open_data_file(args.str("file") + ".sync", 4096 * 1024, false);
-    g_device = new Device();
+    g_device = new umt::LatencyDevice();
 
     umt::start_measuring();
     ocrGuid_t root_template, report_template, start, root, done, report;

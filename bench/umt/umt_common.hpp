@@ -8,20 +8,26 @@
 #pragma once
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "ocr.h"
 #include "strata/runtime.hpp"
@@ -187,6 +193,77 @@ inline void full_pread(int fd, void* data, std::size_t bytes, std::uint64_t offs
     }
 }
 
+// A device whose requests take a fixed latency however many are in flight
+// (latency-bound storage, e.g. a remote store's acknowledgement): wait(us)
+// blocks the calling thread in read() on a pipe that the device's thread (not
+// a worker) writes to `us` microseconds after the request. No CPU is used
+// meanwhile, so the blocking time is exact.
+class LatencyDevice {
+public:
+    LatencyDevice() : thread_([this] { run(); }) {}
+    ~LatencyDevice() {
+        {
+            const std::scoped_lock lock(mutex_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        thread_.join();
+    }
+    // Writes one byte to `write_fd` at `deadline`.
+    void request(int write_fd, std::chrono::steady_clock::time_point deadline) {
+        {
+            const std::scoped_lock lock(mutex_);
+            queue_.emplace(deadline, write_fd);
+        }
+        cv_.notify_all();
+    }
+
+    LatencyDevice(const LatencyDevice&) = delete;
+    LatencyDevice& operator=(const LatencyDevice&) = delete;
+
+    void wait(std::uint64_t us) {
+        int fds[2];
+        if (::pipe2(fds, O_CLOEXEC) != 0) {
+            std::perror("umt: pipe2");
+            std::exit(1);
+        }
+        request(fds[1], std::chrono::steady_clock::now() + std::chrono::microseconds(us));
+        char byte = 0;
+        (void)::read(fds[0], &byte, 1);
+        ::close(fds[0]);
+        ::close(fds[1]);
+    }
+
+private:
+    // Created from a task, this thread would inherit the worker's name and its
+    // binding to one CPU: it takes the process's allowed CPUs (the main
+    // thread's) and a name of its own, as a device would not run on the
+    // workers' core.
+    void run() {
+        cpu_set_t set;
+        if (::sched_getaffinity(::getpid(), sizeof(set), &set) == 0) (void)::sched_setaffinity(0, sizeof(set), &set);
+        (void)::pthread_setname_np(::pthread_self(), "umt-device");
+        std::unique_lock lock(mutex_);
+        while (!stop_) {
+            if (queue_.empty()) {
+                cv_.wait(lock);
+                continue;
+            }
+            const auto [deadline, fd] = *queue_.begin();
+            if (std::chrono::steady_clock::now() < deadline) {
+                cv_.wait_until(lock, deadline);
+                continue;
+            }
+            queue_.erase(queue_.begin());
+            (void)::write(fd, "x", 1);
+        }
+    }
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::multimap<std::chrono::steady_clock::time_point, int> queue_;
+    bool stop_ = false;
+    std::thread thread_;
+};
 // The paper's advice for a task that computes after I/O: a scheduling point
 // right after the I/O, so a worker woken meanwhile and this one do not both
 // run for the rest of the task (oversubscription).
@@ -222,6 +299,7 @@ inline void report(const char* bench, const std::string& fields) {
     std::uint64_t wakes = 0;
     std::uint64_t surrenders = 0;
     std::uint64_t workers = 0;
+    std::uint64_t covers = 0;
     std::size_t cores = 1;
     if (runtime != nullptr) {
         monitor = std::string(runtime->monitor_backend());
@@ -233,6 +311,7 @@ inline void report(const char* bench, const std::string& fields) {
             wakes += core.wakes;
             surrenders += core.surrenders;
             workers += core.workers;
+            covers += core.covers;
         }
     }
     const double capacity = wall * static_cast<double>(cores);
@@ -241,10 +320,11 @@ inline void report(const char* bench, const std::string& fields) {
         "UMT_RESULT {\"bench\":\"%s\",\"monitor\":\"%s\",\"cores\":%zu,\"wall_s\":%.6f,\"cpu_s\":%.6f,"
         "\"task_cpu_s\":%.6f,\"utilization\":%.6f,\"task_utilization\":%.6f,\"oversubscribed_s\":%.6f,"
         "\"oversubscribed_share\":%.6f,\"no_ready_s\":%.6f,\"blocks\":%llu,\"wakes\":%llu,\"surrenders\":%llu,"
-        "\"workers\":%llu,%s}\n",
+        "\"workers\":%llu,\"covers\":%llu,%s}\n",
         bench, monitor.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity, oversub,
         oversub / capacity, no_ready, static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
-        static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers), fields.c_str());
+        static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers),
+        static_cast<unsigned long long>(covers), fields.c_str());
     std::fflush(stdout);
 }
 

@@ -114,8 +114,12 @@ public:
     /// cores < 1 or a negative threshold/period; permission_denied or
     /// unsupported when BPF cannot be loaded (ebpf) or /proc is not readable
     /// (proc).
+    ///
+    /// `on_core_settled(core)` runs on the same thread, once after each
+    /// notify_when_one_ready(core), when a block leaves the core with one
+    /// ready worker.
     static Result<std::unique_ptr<Monitor>> start(const Options& options, int cores,
-                                                  Callback on_core_without_ready_worker);
+                                                  Callback on_core_without_ready_worker, Callback on_core_settled = {});
 
     virtual ~Monitor();
     Monitor(const Monitor&) = delete;
@@ -143,6 +147,15 @@ public:
     /// Counters of `core` (all zero for a core out of range).
     [[nodiscard]] CoreStats stats(int core) const;
 
+    /// Asks for one on_core_settled(core) call when the next block of a
+    /// worker of `core` takes its ready count from two to one (e.g. the
+    /// worker that calls this is about to go idle while another runs). No
+    /// system call. False when the backend cannot (proc, off): poll ready().
+    bool notify_when_one_ready(int core) noexcept {
+        if (core < 0 || core >= cores_) return false;
+        return do_notify_when_one_ready(core);
+    }
+
 protected:
     Monitor(Backend backend, std::string reason, int cores)
         : backend_(backend), reason_(std::move(reason)), cores_(cores) {}
@@ -150,6 +163,7 @@ protected:
     virtual Result<void> do_register(pid_t tid, int core, bool blocked) = 0;
     virtual void do_unregister(pid_t tid) = 0;
     virtual CoreStats do_stats(int core) const = 0;
+    virtual bool do_notify_when_one_ready(int /*core*/) noexcept { return false; }
 
     /// Where the backend keeps the ready counts: core c at ready[c * stride].
     void set_ready_counters(const std::atomic<std::int32_t>* ready, std::size_t stride) noexcept {

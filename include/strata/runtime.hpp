@@ -10,6 +10,12 @@
 // worker while runnable tasks exist, the leader wakes an idle worker bound to
 // that core (a new one if the pool is empty).
 //
+// A worker woken to cover for a blocked one runs at the kernel's SCHED_IDLE
+// policy while the blocked worker is away (CoverPriority::idle), so that the
+// kernel itself runs the blocked worker as soon as it wakes, instead of
+// time-sharing the core until one of them reaches a scheduling point; the
+// cover gets the normal policy back when it becomes its core's only worker.
+//
 // Example:
 //
 //   auto rt = strata::runtime::Runtime::start({});
@@ -90,11 +96,19 @@ public:
     /// Why this backend was chosen (one line).
     [[nodiscard]] virtual std::string_view reason() const noexcept = 0;
     [[nodiscard]] virtual MonitorCounters counters(int core) const = 0;
+    /// Asks for one call of the factory's callback for `core` when a block
+    /// next takes its ready count from two to one; false when the monitor
+    /// cannot (then the runtime acts at once). No system call.
+    virtual bool notify_when_one_ready(int /*core*/) noexcept { return false; }
+    /// True when the factory's callback surely runs each time a core is left
+    /// with no ready worker (the runtime then leaves waking to it).
+    [[nodiscard]] virtual bool reports_empty_cores() const noexcept { return false; }
 };
 
 /// Makes the monitor for `cores` CPU numbers [0, cores); it calls
 /// `on_core_without_ready_worker(core)` (from any thread) when a core is left
-/// with no ready worker.
+/// with no ready worker, and after notify_when_one_ready(core) when a block
+/// leaves it with one.
 using MonitorFactory = std::function<Result<std::unique_ptr<CoreMonitor>>(
     int cores, std::function<void(int core)> on_core_without_ready_worker)>;
 
@@ -103,6 +117,26 @@ MonitorFactory monitor_from_env();
 
 /// A factory for no monitor at all (the `off` baseline).
 MonitorFactory no_monitor();
+
+/// The kernel policy of a worker woken to cover for a blocked worker of its core.
+enum class CoverPriority {
+    /// idle when this process may return a thread from SCHED_IDLE to normal
+    /// (CAP_SYS_NICE or RLIMIT_NICE ≥ 20), else normal; the reason is logged
+    /// with STRATA_VERBOSE=1 and given by Runtime::cover_reason().
+    automatic,
+    /// SCHED_IDLE while another worker of its core is blocked: when that
+    /// worker wakes the kernel preempts the cover at once. start() fails with
+    /// permission_denied when the process cannot return a thread to normal.
+    idle,
+    /// Same policy as every worker: a woken worker shares the core with its
+    /// cover until one of them reaches a scheduling point (before issue 15).
+    normal,
+};
+
+/// "auto", "idle", "normal".
+std::string_view to_string(CoverPriority priority) noexcept;
+/// Parses "auto", "idle" or "normal"; errors name `param` and the value.
+Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_view param);
 
 struct Options {
     /// CPUs to run on; empty means every CPU of sched_getaffinity().
@@ -118,8 +152,12 @@ struct Options {
     /// Period of the leader's scan for cores without a ready worker, which
     /// catches notifications lost to the monitor's races (the paper's 1 ms scan).
     std::chrono::microseconds leader_period{1000};
+    /// The kernel policy of covering workers (STRATA_COVER_PRIORITY). Only
+    /// acts with a monitor: without one no worker covers for another.
+    CoverPriority cover_priority = CoverPriority::automatic;
 
-    /// Defaults overridden by STRATA_CPUS (e.g. "0-3,6"), STRATA_STATS, STRATA_VERBOSE.
+    /// Defaults overridden by STRATA_CPUS (e.g. "0-3,6"), STRATA_STATS,
+    /// STRATA_VERBOSE, STRATA_COVER_PRIORITY (auto, idle, normal).
     static Result<Options> from_env();
 };
 
@@ -132,6 +170,8 @@ struct CoreStats {
     std::uint64_t wakes = 0;             ///< the leader woke an idle worker because no worker was ready
     std::uint64_t workers = 0;           ///< worker threads created for the core
     std::uint64_t context_switches = 0;  ///< voluntary + involuntary, summed over its workers (at stop)
+    std::uint64_t covers = 0;            ///< a worker was set to SCHED_IDLE to cover for a blocked one
+    std::uint64_t restores = 0;          ///< a covering worker got the normal policy back
     MonitorCounters monitor;
 };
 
@@ -168,6 +208,10 @@ public:
     [[nodiscard]] const std::vector<int>& cpus() const noexcept;
     [[nodiscard]] std::string_view monitor_backend() const noexcept;
     [[nodiscard]] std::string_view monitor_reason() const noexcept;
+    /// The cover priority in effect: CoverPriority::idle or CoverPriority::normal.
+    [[nodiscard]] CoverPriority cover_priority() const noexcept;
+    /// Why (one line), e.g. "auto: normal, because ... (EPERM)".
+    [[nodiscard]] std::string_view cover_reason() const noexcept;
     /// A snapshot of the statistics of every core (context switches are summed at stop()).
     [[nodiscard]] std::vector<CoreStats> stats() const;
     /// The statistics table printed by STRATA_STATS=1.

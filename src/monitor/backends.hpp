@@ -10,7 +10,8 @@ namespace strata::monitor::detail {
 
 Result<std::unique_ptr<Monitor>> start_off(const Options& options, int cores);
 Result<std::unique_ptr<Monitor>> start_proc(const Options& options, int cores, Monitor::Callback callback);
-Result<std::unique_ptr<Monitor>> start_ebpf(const Options& options, int cores, Monitor::Callback callback);
+Result<std::unique_ptr<Monitor>> start_ebpf(const Options& options, int cores, Monitor::Callback callback,
+                                            Monitor::Callback settled);
 
 /// Loads the monitor's BPF program and unloads it again: why ebpf cannot run
 /// here, or a one-line description of what loaded.

@@ -78,11 +78,12 @@ T atomic_read(const T& field) noexcept {
 
 class EbpfMonitor final : public Monitor {
 public:
-    EbpfMonitor(const Options& options, int cores, Callback callback, Skeleton skel, strata_monitor_core* slots,
-                std::size_t mapped_bytes, int stop_fd)
+    EbpfMonitor(const Options& options, int cores, Callback callback, Callback settled, Skeleton skel,
+                strata_monitor_core* slots, std::size_t mapped_bytes, int stop_fd)
         : Monitor(Backend::ebpf, options.reason, cores),
           threshold_ns_(static_cast<std::uint64_t>(options.threshold.count())),
           callback_(std::move(callback)),
+          settled_(std::move(settled)),
           skel_(std::move(skel)),
           slots_(slots),
           mapped_bytes_(mapped_bytes),
@@ -170,12 +171,24 @@ private:
         return stats;
     }
 
+    // The BPF program reads the flag on the block that takes the core from two
+    // ready workers to one, and clears it when it sends the event.
+    bool do_notify_when_one_ready(int core) noexcept override {
+        __atomic_store_n(&slots_[static_cast<std::size_t>(core)].settle_armed, 1U, __ATOMIC_RELEASE);
+        return true;
+    }
+
     static int on_event(void* context, void* data, std::size_t size) {
         auto* self = static_cast<EbpfMonitor*>(context);
         if (size < sizeof(strata_monitor_event)) return 0;
         strata_monitor_event event{};
         std::memcpy(&event, data, sizeof(event));
         if (event.core >= static_cast<std::uint32_t>(self->cores())) return 0;
+        if (event.kind == STRATA_MONITOR_EVENT_SETTLED) {
+            // No threshold: the runtime asked for exactly this moment.
+            self->settled_(static_cast<int>(event.core));
+            return 0;
+        }
         self->pending_.push_back({event.core, event.time_ns + self->threshold_ns_, event.unblocks});
         return 0;
     }
@@ -212,6 +225,7 @@ private:
     }
 
     void run() {
+        (void)::pthread_setname_np(::pthread_self(), "strata-monitor");
         raise_priority();
         std::array<pollfd, 2> fds{pollfd{ring_buffer__epoll_fd(ring_), POLLIN, 0}, pollfd{stop_fd_, POLLIN, 0}};
         for (;;) {
@@ -232,6 +246,7 @@ private:
 
     std::uint64_t threshold_ns_;
     Callback callback_;
+    Callback settled_;
     Skeleton skel_;
     strata_monitor_core* slots_;
     std::size_t mapped_bytes_;
@@ -250,7 +265,8 @@ std::string kernel_release() {
 
 }  // namespace
 
-Result<std::unique_ptr<Monitor>> start_ebpf(const Options& options, int cores, Monitor::Callback callback) {
+Result<std::unique_ptr<Monitor>> start_ebpf(const Options& options, int cores, Monitor::Callback callback,
+                                            Monitor::Callback settled) {
     auto skel = load_skeleton(cores, "Monitor::start: backend=ebpf");
     if (!skel) return std::unexpected(skel.error());
 
@@ -269,8 +285,8 @@ Result<std::unique_ptr<Monitor>> start_ebpf(const Options& options, int cores, M
         ::munmap(mapped, bytes);
         return make_sys_error(err, "Monitor::start: backend=ebpf: eventfd");
     }
-    auto monitor =
-        std::make_unique<EbpfMonitor>(options, cores, std::move(callback), std::move(*skel), slots, bytes, stop_fd);
+    auto monitor = std::make_unique<EbpfMonitor>(options, cores, std::move(callback), std::move(settled),
+                                                 std::move(*skel), slots, bytes, stop_fd);
     if (auto started = monitor->start_thread(); !started) return std::unexpected(started.error());
     return monitor;
 }

@@ -50,7 +50,7 @@ std::string_view to_string(Backend backend) noexcept {
 }
 
 Result<std::unique_ptr<Monitor>> Monitor::start(const Options& options, int cores,
-                                                Callback on_core_without_ready_worker) {
+                                                Callback on_core_without_ready_worker, Callback on_core_settled) {
     if (cores < 1) return make_error(Errc::invalid_argument, "Monitor::start: cores={}: must be at least 1", cores);
     if (options.threshold.count() < 0)
         return make_error(Errc::invalid_argument, "Monitor::start: threshold={}ns: must not be negative",
@@ -62,7 +62,10 @@ Result<std::unique_ptr<Monitor>> Monitor::start(const Options& options, int core
     switch (options.backend) {
         case Backend::off: return detail::start_off(options, cores);
         case Backend::proc: return detail::start_proc(options, cores, std::move(on_core_without_ready_worker));
-        case Backend::ebpf: return detail::start_ebpf(options, cores, std::move(on_core_without_ready_worker));
+        case Backend::ebpf:
+            if (!on_core_settled) on_core_settled = [](int) {};
+            return detail::start_ebpf(options, cores, std::move(on_core_without_ready_worker),
+                                      std::move(on_core_settled));
     }
     return make_error(Errc::invalid_argument, "Monitor::start: backend={}: unknown", static_cast<int>(options.backend));
 }

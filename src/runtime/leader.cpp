@@ -1,6 +1,8 @@
 // The leader: an unbound thread that wakes idle workers for cores the
 // monitor reports without a ready worker, and rescans every core each period
 // to catch reports lost to the monitor's races (seed 002, §III-D).
+#include <pthread.h>
+
 #include <chrono>
 
 #include "core/log.hpp"
@@ -17,6 +19,7 @@ void Runtime::Impl::notify_leader() {
 }
 
 void Runtime::Impl::leader_main() {
+    (void)::pthread_setname_np(::pthread_self(), "strata-leader");
     while (!stopping.load(std::memory_order_acquire)) {
         {
             std::unique_lock lock(leader_mutex);
@@ -40,8 +43,14 @@ void Runtime::Impl::leader_main() {
     }
 }
 
-// The core has no ready worker: if there is work, give it one.
+// The core has no ready worker: if there is work, give it one. Or it has one
+// ready worker again (notify_when_one_ready, the leader's scan): a cover left
+// alone at SCHED_IDLE gets the normal policy back.
 void Runtime::Impl::attend(detail::Core& core) {
+    if (core.idle_covers.load(std::memory_order_acquire) > 0 && monitored && monitor->ready(core.cpu) <= 1) {
+        std::lock_guard lock(core.mutex);
+        settle_core(core);
+    }
     const bool work =
         queued.load(std::memory_order_acquire) > 0 || core.parked_in_task.load(std::memory_order_acquire) > 0;
     if (!work || (monitored && monitor->ready(core.cpu) > 0)) {
@@ -52,11 +61,11 @@ void Runtime::Impl::attend(detail::Core& core) {
     if (!core.wake_in_flight.compare_exchange_strong(idle, true, std::memory_order_acq_rel)) {
         return;
     }
-    if (unpark_one(core)) {
+    if (unpark_one(core, true)) {
         core.wakes.fetch_add(1, std::memory_order_relaxed);
         return;
     }
-    if (auto worker = add_worker(core); worker) {
+    if (auto worker = add_worker(core, true); worker) {
         core.wakes.fetch_add(1, std::memory_order_relaxed);
         return;
     }

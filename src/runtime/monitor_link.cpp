@@ -30,6 +30,8 @@ public:
     void unregister_worker(pid_t tid) override { monitor_->unregister_worker(tid); }
     [[nodiscard]] std::string_view backend() const noexcept override { return to_string(monitor_->backend()); }
     [[nodiscard]] std::string_view reason() const noexcept override { return monitor_->reason(); }
+    bool notify_when_one_ready(int core) noexcept override { return monitor_->notify_when_one_ready(core); }
+    [[nodiscard]] bool reports_empty_cores() const noexcept override { return true; }
     [[nodiscard]] MonitorCounters counters(int core) const override {
         const monitor::CoreStats s = monitor_->stats(core);
         return MonitorCounters{s.blocks, s.unblocks, std::chrono::nanoseconds(s.no_ready_ns),
@@ -57,7 +59,8 @@ MonitorFactory monitor_from_env() {
         if (options->backend == monitor::Backend::off) {
             return std::make_unique<OffMonitor>(options->reason);
         }
-        auto started = monitor::Monitor::start(*options, cores, std::move(on_idle));
+        // One callback for both events: the runtime looks at the core either way.
+        auto started = monitor::Monitor::start(*options, cores, on_idle, on_idle);
         if (!started) {
             return std::unexpected(started.error());
         }

@@ -45,6 +45,13 @@ Result<Options> Options::from_env() {
         return std::unexpected(verbose.error());
     }
     options.verbose = *verbose;
+    if (const char* cover = std::getenv("STRATA_COVER_PRIORITY"); cover != nullptr && *cover != '\0') {
+        auto parsed = parse_cover_priority(cover, "STRATA_COVER_PRIORITY");
+        if (!parsed) {
+            return std::unexpected(parsed.error());
+        }
+        options.cover_priority = *parsed;
+    }
     options.monitor = monitor_from_env();
     return options;
 }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/log.hpp"
+#include "cover.hpp"
 #include "cpuset.hpp"
 #include "scheduler.hpp"
 
@@ -77,10 +78,18 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     }
     rt.monitor = std::move(*monitor);
     rt.monitored = rt.monitor && rt.monitor->backend() != "off";
+    rt.empty_cores_reported = rt.monitored && rt.monitor->reports_empty_cores();
+    auto cover = detail::choose_cover_priority(rt.options.cover_priority, rt.monitored);
+    if (!cover) {
+        rt.stop();
+        return std::unexpected(cover.error());
+    }
+    rt.cover_idle.store(cover->idle, std::memory_order_release);
+    rt.cover_reason = std::move(cover->reason);
     rt.monitor_ready.store(true, std::memory_order_release);
     if (rt.options.verbose) {
-        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}\n", rt.cpus.size(),
-                   describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason());
+        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}; cover priority {}\n", rt.cpus.size(),
+                   describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason(), rt.cover_reason);
     }
 
     for (auto& core : rt.cores) {
@@ -308,6 +317,14 @@ std::string_view Runtime::monitor_backend() const noexcept {
 
 std::string_view Runtime::monitor_reason() const noexcept {
     return impl_->monitor ? impl_->monitor->reason() : std::string_view("no monitor");
+}
+
+CoverPriority Runtime::cover_priority() const noexcept {
+    return impl_->cover_idle.load(std::memory_order_acquire) ? CoverPriority::idle : CoverPriority::normal;
+}
+
+std::string_view Runtime::cover_reason() const noexcept {
+    return impl_->cover_reason;
 }
 
 Runtime* Runtime::current() noexcept {

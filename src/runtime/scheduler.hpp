@@ -48,6 +48,12 @@ struct Worker {
 
     int task_depth = 0;  // nested wait() inside tasks; >0 means inside a task
     unsigned looks = 0;  // find_task() calls, to visit the injection queue now and then
+
+    // Cover priority (cover.cpp): the kernel policy applied to this thread,
+    // SCHED_IDLE while it covers for a blocked worker of its core. Written
+    // under core->mutex; read without it at scheduling points.
+    std::atomic<bool> idle_priority{false};
+    bool cover_pending = false;  // woken to cover: lowers itself once it runs, if still needed (core->mutex)
 };
 
 /// One CPU: its workers and idle pool.
@@ -56,6 +62,7 @@ struct Core {
     int cpu = 0;
     std::mutex mutex;
     std::vector<Worker*> idle;                 // parked workers, guarded by mutex
+    std::vector<Worker*> members;              // every worker of this core, guarded by mutex
     int workers = 0;                           // created for this core, guarded by mutex
     std::atomic<int> active{0};                // workers not parked
     std::atomic<int> parked_in_task{0};        // parked workers holding an unfinished task
@@ -63,6 +70,8 @@ struct Core {
     std::atomic<bool> needs_attention{false};  // the monitor said: no ready worker
 
     std::atomic<std::uint64_t> tasks{0}, steals{0}, surrenders{0}, wakes{0}, context_switches{0};
+    std::atomic<std::uint64_t> covers{0}, restores{0};
+    std::atomic<int> idle_covers{0};  // members at SCHED_IDLE now
 };
 
 }  // namespace detail
@@ -74,8 +83,13 @@ struct Runtime::Impl {
     std::vector<std::unique_ptr<detail::Core>> cores;
     std::unique_ptr<CoreMonitor> monitor;
     bool monitored = false;                  // a real monitor: ready() is meaningful
+    bool empty_cores_reported = false;       // it calls back when a core is left without a ready worker
     std::atomic<bool> monitor_ready{false};  // monitor and monitored are set: callbacks may act
     int max_cpu = 0;                         // CPU numbers are < max_cpu
+    // Covering workers run at SCHED_IDLE (cover.cpp); cleared for good if the
+    // kernel ever refuses a change.
+    std::atomic<bool> cover_idle{false};
+    std::string cover_reason;
 
     // Every worker ever created; slots_ is read by thieves without a lock.
     std::mutex workers_mutex;
@@ -108,12 +122,20 @@ struct Runtime::Impl {
     void drop_queued();
 
     // worker.cpp
-    Result<detail::Worker*> add_worker(detail::Core& core);
+    Result<detail::Worker*> add_worker(detail::Core& core, bool cover = false);
     void worker_main(detail::Worker& self);
     void scheduling_point(detail::Worker& self);
     bool park(detail::Worker& self, bool surrender);
-    bool unpark_one(detail::Core& core);
+    bool unpark_one(detail::Core& core, bool cover = false);
     void wake(detail::Worker& worker);
+
+    // cover.cpp; each with core.mutex held.
+    void set_priority(detail::Worker& worker, bool idle);
+    void cover_core(detail::Core& core, detail::Worker& cover);
+    void settle_core(detail::Core& core);
+    void leave_core(detail::Core& core);
+    void check_cover(detail::Worker& self);  // takes core.mutex
+    void start_cover(detail::Worker& self);  // takes core.mutex
 
     // leader.cpp
     void leader_main();

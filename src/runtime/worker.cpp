@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include <algorithm>
+#include <string>
 
 #include "core/log.hpp"
 #include "scheduler.hpp"
@@ -17,7 +18,8 @@ Worker*& current_worker() noexcept;
 using detail::Core;
 using detail::Worker;
 
-Result<Worker*> Runtime::Impl::add_worker(Core& core) {
+// `cover`: created for a core whose active workers are all blocked (attend()).
+Result<Worker*> Runtime::Impl::add_worker(Core& core, bool cover) {
     std::unique_lock core_lock(core.mutex);
     if (core.workers >= options.max_workers_per_core) {
         return make_error(Errc::busy, "Runtime: cpu={}: already {} workers (max_workers_per_core)", core.cpu,
@@ -33,12 +35,18 @@ Result<Worker*> Runtime::Impl::add_worker(Core& core) {
     worker->core = &core;
     worker->slot = slot_count.load(std::memory_order_relaxed);
     Worker* raw = worker.get();
+    const bool covering = cover && core.active.load(std::memory_order_acquire) > 0;
+    core.members.push_back(raw);
     core.active.fetch_add(1, std::memory_order_acq_rel);
     ++core.workers;
+    if (covering) {
+        cover_core(core, *raw);
+    }
     try {
         raw->thread = std::thread([this, raw] { worker_main(*raw); });
     } catch (const std::system_error& e) {
         core.active.fetch_sub(1, std::memory_order_acq_rel);
+        core.members.pop_back();
         --core.workers;
         return make_error(Errc::out_of_memory, "Runtime: cpu={}: cannot create a worker thread: {}", core.cpu,
                           e.what());
@@ -52,6 +60,9 @@ Result<Worker*> Runtime::Impl::add_worker(Core& core) {
 void Runtime::Impl::worker_main(Worker& self) {
     detail::current_worker() = &self;
     self.tid.store(static_cast<pid_t>(::gettid()), std::memory_order_release);
+    // Named for perf, top -H and gdb: "strata-w<cpu>".
+    const std::string name = fmt::format("strata-w{}", self.core->cpu);
+    (void)::pthread_setname_np(::pthread_self(), name.c_str());
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(static_cast<std::size_t>(self.core->cpu), &set);
@@ -64,6 +75,7 @@ void Runtime::Impl::worker_main(Worker& self) {
             strata::detail::log().warn("strata runtime: {}", registered.error().what());
         }
     }
+    start_cover(self);  // created to cover for a blocked worker
     self.core->wake_in_flight.store(false, std::memory_order_release);
 
     int idle_rounds = 0;
@@ -104,8 +116,19 @@ void Runtime::Impl::scheduling_point(Worker& self) {
         return;
     }
     Core& core = *self.core;
-    if (monitor->ready(core.cpu) > 1 && core.active.load(std::memory_order_acquire) > 1) {
-        park(self, true);
+    // Normally the worker that leaves restores its cover; this catches the rest.
+    if (self.idle_priority.load(std::memory_order_relaxed) &&
+        (core.active.load(std::memory_order_acquire) <= 1 || !cover_idle.load(std::memory_order_relaxed))) {
+        check_cover(self);
+    }
+    // Again after waking: a worker woken to cover for a short block finds the
+    // blocked worker back already, and leaves again rather than resume its
+    // task beside it.
+    while (monitor->ready(core.cpu) > 1 && core.active.load(std::memory_order_acquire) > 1 &&
+           !stopping.load(std::memory_order_relaxed)) {
+        if (!park(self, true)) {
+            break;
+        }
     }
 }
 
@@ -145,23 +168,33 @@ bool Runtime::Impl::park(Worker& self, bool surrender) {
         if (surrender) {
             core.surrenders.fetch_add(1, std::memory_order_relaxed);
         }
+        // The worker left behind alone gets the normal policy back as soon as
+        // this one sleeps, not at its own next scheduling point.
+        leave_core(core);
     }
     // A worker that leaves its core idle hands the core to one that holds an
-    // unfinished task, so surrendered tasks always make progress.
-    if (!surrender && core.active.load(std::memory_order_acquire) == 0 &&
+    // unfinished task, so surrendered tasks always make progress. With a
+    // monitor that reports empty cores, the monitor's thread does it once this
+    // worker sleeps (attend()): woken from here, the other worker would
+    // preempt this one before it sleeps, and the core would hold two ready
+    // workers for up to a time slice.
+    if (!surrender && !empty_cores_reported && core.active.load(std::memory_order_acquire) == 0 &&
         core.parked_in_task.load(std::memory_order_acquire) > 0) {
         unpark_one(core);
     }
     std::unique_lock lock(self.wake_mutex);
     self.wake_cv.wait(lock, [&] { return self.wake_flag; });
     self.wake_flag = false;
+    lock.unlock();
+    start_cover(self);  // woken to cover for a blocked worker
     core.wake_in_flight.store(false, std::memory_order_release);
     return true;
 }
 
 // Wakes one parked worker of `core`, preferring one that holds an unfinished
-// task; false when the pool is empty.
-bool Runtime::Impl::unpark_one(Core& core) {
+// task; false when the pool is empty. `cover`: woken because every active
+// worker of the core is blocked (attend()), so it covers for them.
+bool Runtime::Impl::unpark_one(Core& core, bool cover) {
     Worker* chosen = nullptr;
     {
         std::lock_guard lock(core.mutex);
@@ -173,6 +206,7 @@ bool Runtime::Impl::unpark_one(Core& core) {
             it = core.idle.end() - 1;
         }
         chosen = *it;
+        const bool covering = cover && core.active.load(std::memory_order_acquire) > 0;
         core.idle.erase(it);
         chosen->parked = false;
         if (chosen->parked_in_task) {
@@ -181,6 +215,11 @@ bool Runtime::Impl::unpark_one(Core& core) {
         }
         core.active.fetch_add(1, std::memory_order_acq_rel);
         sleepers.fetch_sub(1, std::memory_order_seq_cst);
+        if (covering) {
+            cover_core(core, *chosen);
+        } else {
+            set_priority(*chosen, false);
+        }
     }
     wake(*chosen);
     return true;

@@ -1,5 +1,6 @@
 // The scheduler: every task runs once, stealing spreads work, wait() helps,
 // idle workers park and wake, and a core without a ready worker gets one.
+#include <sched.h>
 #include <unistd.h>
 #include <atomic>
 #include <chrono>
@@ -274,6 +275,100 @@ TEST(RuntimeOptions, strata_cpus_accepts_lists_and_ranges_and_names_bad_values) 
     ::setenv("STRATA_CPUS", "x", 1);
     EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument, {"STRATA_CPUS", "x"}));
     ::unsetenv("STRATA_CPUS");
+}
+
+TEST(RuntimeOptions, strata_cover_priority_accepts_its_three_values_and_names_a_bad_one) {
+    for (const auto& [text, expected] :
+         {std::pair{"auto", CoverPriority::automatic}, std::pair{"idle", CoverPriority::idle},
+          std::pair{"normal", CoverPriority::normal}}) {
+        ::setenv("STRATA_COVER_PRIORITY", text, 1);
+        auto options = Options::from_env();
+        STRATA_EXPECT_OK(options);
+        if (options) {
+            EXPECT_EQ(options->cover_priority, expected) << text;
+        }
+    }
+    ::setenv("STRATA_COVER_PRIORITY", "idel", 1);
+    EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument,
+                                 {"STRATA_COVER_PRIORITY", "idel", "auto, idle or normal"}));
+    ::unsetenv("STRATA_COVER_PRIORITY");
+}
+
+// With a fake monitor: the worker woken for a core whose only worker blocked
+// runs its task at SCHED_IDLE, and is normal again once the blocked worker
+// came back and surrendered (the fake cannot call back, so the surrendering
+// worker restores it at once).
+int cover_policies(CoverPriority priority, int& while_covering, int& after) {
+    test::FakeMonitor* monitor = nullptr;
+    Options options;
+    options.cpus = {sched_getcpu()};
+    options.monitor = test::fake_monitor(&monitor);
+    options.cover_priority = priority;
+    auto started = Runtime::start(options);
+    if (!started) {
+        ADD_FAILURE() << started.error().what();
+        return -1;
+    }
+    auto sut = std::move(*started);
+    const int cpu = sut->cpus().front();
+    const auto policy = [] { return ::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK; };
+    int fds[2];
+    EXPECT_EQ(::pipe(fds), 0);
+    TaskGroup group;
+    std::atomic<bool> blocked{false}, covering{false}, woke{false};
+    sut->spawn(
+        [&] {
+            blocked = true;
+            char byte = 0;
+            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
+            woke = true;
+        },
+        &group);
+    while (!blocked.load()) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(5ms);  // in read() by now
+    sut->spawn(
+        [&] {
+            while_covering = policy();
+            covering = true;
+            const auto deadline = std::chrono::steady_clock::now() + 5s;
+            while (std::chrono::steady_clock::now() < deadline &&
+                   (!woke.load() || total(sut->stats(), &CoreStats::surrenders) == 0 || policy() != SCHED_OTHER)) {
+            }
+            after = policy();
+        },
+        &group);
+    monitor->set_ready(cpu, 0);
+    sut->core_without_ready_worker(cpu);
+    while (!covering.load()) std::this_thread::sleep_for(1ms);
+    monitor->set_ready(cpu, 2);  // the blocked worker wakes: two ready workers
+    EXPECT_EQ(::write(fds[1], "x", 1), 1);
+    // The woken worker surrenders at the end of its task; then one is ready.
+    while (total(sut->stats(), &CoreStats::surrenders) == 0) std::this_thread::sleep_for(1ms);
+    monitor->set_ready(cpu, 1);
+    sut->wait(group);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    const auto stats = sut->stats();
+    return static_cast<int>(total(stats, &CoreStats::covers) * 10 + total(stats, &CoreStats::restores));
+}
+
+TEST(RuntimeCover, a_cover_runs_at_sched_idle_while_the_blocked_worker_is_away_and_normal_after) {
+    STRATA_REQUIRE(test::is_root(), "root (CAP_SYS_NICE) to take a thread back from SCHED_IDLE");
+    int while_covering = -1;
+    int after = -1;
+    const int counts = cover_policies(CoverPriority::idle, while_covering, after);
+    EXPECT_EQ(while_covering, SCHED_IDLE);
+    EXPECT_EQ(after, SCHED_OTHER);
+    EXPECT_EQ(counts, 11) << "one cover, one restore (covers * 10 + restores)";
+}
+
+TEST(RuntimeCover, with_cover_priority_normal_the_cover_keeps_the_normal_policy) {
+    int while_covering = -1;
+    int after = -1;
+    const int counts = cover_policies(CoverPriority::normal, while_covering, after);
+    EXPECT_EQ(while_covering, SCHED_OTHER);
+    EXPECT_EQ(after, SCHED_OTHER);
+    EXPECT_EQ(counts, 0);
 }
 
 }  // namespace
