@@ -29,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "hydra_notice.hpp"
 #include "mpi_link.hpp"
 #include "pipeline.hpp"
 #include "roles.hpp"
@@ -130,21 +131,7 @@ Result<void> open_reading(Reading& r, const dsm::Notification& n) {
 Result<dsm::Notification> next_note(Run& run, const std::string& what, const std::function<std::string()>& more,
                                     int patience = 1) {
     const double t0 = now_s();
-    // In slices, so that hydra's notice of a failed rank ends the wait at once.
-    const auto slice = std::chrono::milliseconds(run.ctx.options.heartbeat_ms);
-    auto left = patience * run.timeout();
-    Result<dsm::Notification> n = make_error(Errc::timeout, "no notification");
-    while (left.count() > 0) {
-        if (hydra_reported_failure()) {
-            return make_error(Errc::peer_dead,
-                              "waiting for {}: mpiexec reports that a rank of the job died (SIGUSR1 "
-                              "from hydra)",
-                              what);
-        }
-        n = run.node.wait_notification(std::min(slice, left));
-        if (n || n.error().code != Errc::timeout) break;
-        left -= slice;
-    }
+    auto n = run.node.wait_notification(patience * run.timeout());
     run.ctx.stats.wait_s += now_s() - t0;
     if (!n) {
         if (n.error().code == Errc::timeout) {
@@ -472,7 +459,6 @@ std::string traffic_json(const dsm::Traffic& t) {
 int run_dsm(const Options& options) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided);
-    watch_hydra_signals();
     Context ctx(options);
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
@@ -494,6 +480,7 @@ int run_dsm(const Options& options) {
                                          : Role::worker;
     ctx.worker = ctx.role == Role::worker ? ctx.rank - servers - 2 : -1;
     ctx.started();
+    exit_on_hydra_notice(ctx);
     const bool across_nodes = spans_nodes(ctx);
     auto node = dsm::Node::join(MPI_COMM_WORLD, {.servers = servers,
                                                  .timeout = std::chrono::milliseconds(options.timeout_ms),

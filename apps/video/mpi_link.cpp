@@ -2,7 +2,6 @@
 #include "mpi_link.hpp"
 
 #include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <thread>
 
@@ -10,46 +9,11 @@
 
 namespace strata::video {
 
-namespace {
-
-volatile std::sig_atomic_t g_hydra_notice = 0;
-struct sigaction g_previous {};
-
-// MPI_Init installs MPICH's own SIGUSR1 handler: it still runs, after the flag is set.
-void on_sigusr1(int sig, siginfo_t* info, void* context) {
-    g_hydra_notice = 1;
-    if ((g_previous.sa_flags & SA_SIGINFO) != 0 && g_previous.sa_sigaction != nullptr) {
-        g_previous.sa_sigaction(sig, info, context);
-    } else if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-        g_previous.sa_handler(sig);
-    }
-}
-
-}  // namespace
-
-bool hydra_reported_failure() {
-    return g_hydra_notice != 0;
-}
-
 std::string mpi_error_text(int code) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(code, text, &len);
     return std::string(text, static_cast<std::size_t>(len));
-}
-
-void watch_hydra_signals() {
-    // hydra (mpiexec -disable-auto-cleanup) tells the survivors of a failed
-    // rank by SIGUSR1, fatal by default; a write to a dead peer's socket raises SIGPIPE.
-    struct sigaction sa {};
-    sa.sa_sigaction = on_sigusr1;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART | SA_SIGINFO;
-    ::sigaction(SIGUSR1, &sa, &g_previous);
-    struct sigaction old {};
-    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
-        ::signal(SIGPIPE, SIG_IGN);
-    }
 }
 
 MpiLink::MpiLink(Context& ctx) : ctx_(ctx) {
@@ -113,9 +77,6 @@ Result<void> MpiLink::check_interrupts() {
         MPI_Recv(&h, sizeof h, MPI_BYTE, status.MPI_SOURCE, tag_abort, comm_, MPI_STATUS_IGNORE);
         aborted_by_peer_ = true;
         return make_error(Errc::peer_dead, "the job was aborted by rank {}: {}", status.MPI_SOURCE, h.get_text());
-    }
-    if (g_hydra_notice != 0) {
-        return make_error(Errc::peer_dead, "mpiexec reports that a rank of the job died (SIGUSR1 from hydra)");
     }
     return {};
 }

@@ -1,7 +1,7 @@
 // MPI for the pipeline without ever blocking on a peer: every operation is
-// non-blocking and every wait polls with a deadline, watches for an abort
-// message from any rank and for hydra's notice of a failed rank (SIGUSR1),
-// so a dead or silent peer gives an error naming it, never a hang. The
+// non-blocking and every wait polls with a deadline and watches for an abort
+// message from any rank, so a dead or silent peer gives an error naming it,
+// never a hang (hydra's SIGUSR1 notice of a dead rank: hydra_notice.hpp). The
 // communicator is a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN.
 //
 // Thread safety: one thread per rank uses its MpiLink.
@@ -25,12 +25,6 @@ enum Tag : int { tag_ctrl = 1, tag_frame = 2, tag_result = 3, tag_abort = 9 };
 
 /// MPI's text for an error code.
 std::string mpi_error_text(int code);
-
-/// true once hydra reported a failed rank (SIGUSR1).
-bool hydra_reported_failure();
-
-/// Call after MPI_Init: notes hydra's SIGUSR1 (a rank died) before MPICH's own handler runs; ignores SIGPIPE.
-void watch_hydra_signals();
 
 class MpiLink {
 public:

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "hydra_notice.hpp"
 #include "mpi_link.hpp"
 #include "pipeline.hpp"
 #include "roles.hpp"
@@ -271,7 +272,6 @@ Result<void> run_output(Context& ctx, MpiLink& link) {
 int run_mpi(const Options& options) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    watch_hydra_signals();
     Context ctx(options);
     MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
@@ -286,6 +286,7 @@ int run_mpi(const Options& options) {
     ctx.role = ctx.rank == input_rank ? Role::input : ctx.rank == output_rank ? Role::output : Role::worker;
     ctx.worker = ctx.role == Role::worker ? ctx.rank - first_worker_rank : -1;
     ctx.started();
+    exit_on_hydra_notice(ctx);
     const bool across_nodes = spans_nodes(ctx);
     const Variant v = variant_of(options);
     Result<void> r;

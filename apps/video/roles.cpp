@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "hydra_notice.hpp"
 #include "kernel.hpp"
 
 namespace strata::video {
@@ -41,6 +42,7 @@ Result<OutputTask> OutputTask::create(Context& ctx) {
                                     .overwrite = ctx.options.overwrite,
                                     .threads = ctx.options.encode_threads});
     if (!encoder) return std::unexpected(encoder.error());
+    remove_on_hydra_notice(ctx.options.output);  // a rank ended by hydra's notice leaves no partial file
     return OutputTask(ctx, std::move(*encoder));
 }
 
@@ -143,6 +145,7 @@ Result<void> OutputTask::finish() {
     auto r = encoder_.finish();
     ctx_->stats.busy_s += now_s() - t0;
     ctx_->stats.done_unix = unix_s();
+    if (r) keep_on_hydra_notice();
     return r;
 }
 

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "hydra_notice.hpp"
 #include "pipeline.hpp"
 #include "roles.hpp"
 #include "zmq_link.hpp"
@@ -85,6 +86,7 @@ struct WorkerView {
     std::int64_t jobs = 0;
     int credits = 0;
     double last_heard = 0;
+    bool heard = false;  ///< connected: a message came from it
     bool stopped = false;
 };
 
@@ -134,8 +136,10 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
         std::string s;
         for (int w = 0; w < workers; ++w) {
             const auto& x = view[static_cast<std::size_t>(w)];
-            s += fmt::format("{}worker {} (rank {}): {} frames sent, last heard {:.1f} s ago", w == 0 ? "" : "; ", w,
-                             w + first_worker_rank, x.jobs, now_s() - x.last_heard);
+            s += x.heard ? fmt::format("{}worker {} (rank {}): {} frames sent, last heard {:.1f} s ago",
+                                       w == 0 ? "" : "; ", w, w + first_worker_rank, x.jobs, now_s() - x.last_heard)
+                         : fmt::format("{}worker {} (rank {}): never connected", w == 0 ? "" : "; ", w,
+                                       w + first_worker_rank);
         }
         return s;
     };
@@ -162,6 +166,7 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
         }
         auto& x = view[static_cast<std::size_t>(w)];
         x.last_heard = now_s();
+        x.heard = true;
         if (m.header.kind == Kind::abort) {
             return make_error(Errc::peer_dead, "the job was aborted by {}; {}", m.header.get_text(), describe());
         }
@@ -201,11 +206,13 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
     while (!complete) {
         if (auto r = handle_one("the output (rank 1) to confirm every frame"); !r) return fail(r.error());
     }
-    // Every worker is stopped; a REQ worker only once it asks again.
+    // Every worker is stopped: once it connected (a fast worker may have taken every frame
+    // before a slow one even connected, and a ROUTER can only reach a connected peer), and a
+    // REQ worker only once it asks again.
     for (int stopped = 0; stopped < workers;) {
         for (int w = 0; w < workers; ++w) {
             auto& x = view[static_cast<std::size_t>(w)];
-            if (x.stopped || (!credit_mode && x.credits == 0)) continue;
+            if (x.stopped || !x.heard || (!credit_mode && x.credits == 0)) continue;
             if (auto s = router.send(Header{.kind = Kind::stop}, identity_of(w), !credit_mode); !s) {
                 return fail(s.error());
             }
@@ -356,6 +363,7 @@ int run_zmq(const Options& options) {
     ctx.role = ctx.rank == input_rank ? Role::input : ctx.rank == output_rank ? Role::output : Role::worker;
     ctx.worker = ctx.role == Role::worker ? ctx.rank - first_worker_rank : -1;
     ctx.started();
+    if (options.rank < 0) exit_on_hydra_notice(ctx);  // launched by mpiexec
     const bool credit_mode = options.impl == Impl::zmq_credit;
     bool told = false;
     Result<void> r;

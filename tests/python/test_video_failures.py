@@ -49,12 +49,18 @@ def common_args(video: Path, output: Path, log_dir: Path) -> list[str]:
 
 
 def check_survivors(
-    log_dir: Path, exits: dict[int, int], victim: int, ranks: int, output: Path, output_rank: int = 1
+    log_dir: Path,
+    exits: dict[int, int],
+    victim: int,
+    ranks: int,
+    output: Path,
+    output_rank: int = 1,
+    output_text: str = "",
 ) -> None:
     for rank in range(ranks):
         if rank == victim:
             continue
-        assert rank in exits, f"rank {rank} did not exit (no exit code recorded)"
+        assert rank in exits, f"rank {rank} did not exit (no exit code recorded)\n{output_text}"
         assert exits[rank] != 0, f"rank {rank} exited 0 although rank {victim} was killed"
         log = (log_dir / f"rank{rank}.log").read_text()
         assert ": error: " in log, f"rank {rank} exited without an error message:\n{log}"
@@ -83,14 +89,25 @@ def run_mpi_and_kill(tmp_path, video, impl, ranks, victim, extra=(), output_rank
     finally:
         if job.poll() is None:
             job.kill()
+    # mpiexec may return before every rank is gone: each survivor's own record is the evidence.
+    exits: dict[int, int] = {}
+    pids = {rank: pid_of(log_dir, rank, time.monotonic() + 5) for rank in range(ranks) if rank != victim}
+    while time.monotonic() < killed_at + BOUND_S and len(exits) < ranks - 1:
+        for rank in pids:
+            m = re.search(r"exiting with status (\d+)", (log_dir / f"rank{rank}.log").read_text())
+            if m:
+                exits[rank] = int(m.group(1))
+        time.sleep(0.05)
     elapsed = time.monotonic() - killed_at
-    exits = {}
-    for rank in range(ranks):
-        m = re.search(r"exiting with status (\d+)", (log_dir / f"rank{rank}.log").read_text())
-        if m:
-            exits[rank] = int(m.group(1))
     assert elapsed < BOUND_S, f"the survivors took {elapsed:.1f} s to exit (bound {BOUND_S} s)\n{out}"
-    check_survivors(log_dir, exits, victim, ranks, output, output_rank)
+    for rank, pid in pids.items():
+        gone = time.monotonic() + 5
+        while time.monotonic() < gone and Path(f"/proc/{pid}").exists():
+            time.sleep(0.05)
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), (
+            f"rank {rank} (pid {pid}) is still running"
+        )
+    check_survivors(log_dir, exits, victim, ranks, output, output_rank, out)
     return log_dir
 
 
