@@ -1,7 +1,7 @@
 # Install rules: `cmake --install <build> --prefix P` lays out strata as an HPC
 # library (docs/install.md):
 #
-#   P/bin/                    strata, strata-fsd
+#   P/bin/                    strata, strata-fsd, strata-video (apps/video/CMakeLists.txt)
 #   P/lib/                    libstrata, libstrata-mpi, libstrata-ocr, libstrata-dsm (.so.MAJOR)
 #   P/lib/cmake/strata/       strataConfig.cmake: find_package(strata) -> strata::strata, ::mpi, ::ocr, ::dsm
 #   P/lib/pkgconfig/          strata.pc, strata-mpi.pc, strata-ocr.pc, strata-dsm.pc

@@ -94,6 +94,7 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
         return std::unexpected(net.error());
     }
     impl->net = std::move(*net);
+    impl->net->set_receive_timeout(options.timeout);
     const int color = impl->is_server() ? MPI_UNDEFINED : 0;
     if (int rc = MPI_Comm_split(impl->net->comm(), color, impl->net->rank(), &impl->clients_comm); rc != MPI_SUCCESS) {
         return make_error(Errc::io_error, "dsm::Node::join: MPI_Comm_split: {}", mpi_error_text(rc));

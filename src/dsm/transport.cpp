@@ -173,8 +173,28 @@ Result<bool> Transport::poll(Incoming& in) {
     MPI_Get_count(&status, MPI_BYTE, &count);
     auto buffer = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(count));
     auto& buf = *buffer;
-    if (int rc = MPI_Mrecv(buf.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
-        return make_error(Errc::io_error, "dsm: MPI_Mrecv from rank {}: {}", status.MPI_SOURCE, mpi_error_text(rc));
+    // Never a blocking receive: a large message whose sender dies midway would never complete.
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (int rc = MPI_Imrecv(buf.data(), count, MPI_BYTE, &msg, &request); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "dsm: MPI_Imrecv from rank {}: {}", status.MPI_SOURCE, mpi_error_text(rc));
+    }
+    const auto deadline = Clock::now() + receive_timeout_;
+    for (std::uint64_t round = 0;; ++round) {
+        int done = 0;
+        if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
+            return make_error(Errc::io_error, "dsm: receiving from rank {}: {}", status.MPI_SOURCE, mpi_error_text(rc));
+        }
+        if (done != 0) {
+            break;
+        }
+        if (dead_[static_cast<std::size_t>(status.MPI_SOURCE)] || Clock::now() > deadline) {
+            mark_dead(status.MPI_SOURCE);
+            abandoned_.emplace_back(request, std::move(buffer));
+            return false;
+        }
+        if (round > 1000) {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
     }
     if (buf.size() < sizeof(wire::Header)) {
         return make_error(Errc::internal, "dsm: a message of {} bytes from rank {} is shorter than a header",

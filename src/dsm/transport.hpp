@@ -62,8 +62,12 @@ public:
     /// Sends `buffer` (a header followed by its payload) as it is, without a copy;
     /// the buffer is kept alive until MPI is done with it.
     Result<void> post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
-    /// Receives one waiting message, if any; also retires completed sends.
+    /// Receives one waiting message, if any; also retires completed sends. A message whose
+    /// sender stops sending it midway (it died during a large transfer) makes the sender
+    /// dead after the receive timeout, and no message is returned.
     Result<bool> poll(Incoming& in);
+    /// How long a matched message may take to arrive in full (Options::timeout).
+    void set_receive_timeout(std::chrono::milliseconds timeout) { receive_timeout_ = timeout; }
 
     /// Liveness: `rank` was heard of now / when last.
     void heard(int rank);
@@ -96,6 +100,9 @@ private:
     mutable std::mutex send_mu_;
     std::list<Send> sends_;
     std::mutex recv_mu_;
+    std::chrono::milliseconds receive_timeout_{5000};
+    /// Receives abandoned because their sender died midway: MPI may still write into the buffer.
+    std::list<std::pair<MPI_Request, std::shared_ptr<std::vector<std::byte>>>> abandoned_;
     std::unique_ptr<std::atomic<std::int64_t>[]> last_heard_;  // steady ns
     std::unique_ptr<std::atomic<std::int64_t>[]> last_ping_;
     std::unique_ptr<std::atomic<bool>[]> dead_;

@@ -17,8 +17,8 @@
 namespace strata::cli {
 
 const std::vector<std::string>& demo_sections() {
-    static const std::vector<std::string> names{"regions",  "mpi", "monitor",  "runtime",
-                                                "external", "shm", "workflow", "dsm"};
+    static const std::vector<std::string> names{"regions", "mpi",      "monitor", "runtime", "external",
+                                                "shm",     "workflow", "dsm",     "video"};
     return names;
 }
 
@@ -56,6 +56,7 @@ int run_demo(const DemoOptions& options) {
     if (wanted("shm")) tour_shm(tour, dir);
     if (wanted("workflow")) tour_workflow(tour, dir);
     if (wanted("dsm")) tour_dsm(tour);
+    if (wanted("video")) tour_video(tour, dir);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);

@@ -30,4 +30,7 @@ void tour_shm(Tour& tour, const std::filesystem::path& dir);
 /// Distributed shared memory: an example stencil over mpiexec (docs/dsm.md).
 void tour_dsm(Tour& tour);
 
+/// Paper 003's video pipeline with strata-video: MPI, the DSM, ZeroMQ on emulated nodes (docs/video.md).
+void tour_video(Tour& tour, const std::filesystem::path& dir);
+
 }  // namespace strata::cli

@@ -1,0 +1,338 @@
+"""Turns results.json of bench/video/run into its summary, results.md and results.png.
+
+Every figure is computed here from the records: medians over the repeats (implementations in an
+order rotated per repeat), the ideal time by the paper's method from the kernel's time per frame on
+each node under its CPU quota, load-balance distances, message counts. The summary and the verdicts
+are written back into results.json ("summary", "verdicts"); the verdicts are judged on the
+configurations named in TARGETS, fixed before the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+LABELS = {
+    "mpi-sync": "MPI sync, single buffer",
+    "mpi-async": "MPI async, single buffer",
+    "mpi-async-multi": "MPI async, buffer per worker slot",
+    "zmq": "ZeroMQ REQ-REP + PUSH-PULL (HWM 10)",
+    "zmq-credit": "ZeroMQ DEALER-ROUTER, credits",
+    "dsm": "DSM, 1 server, update-on-write",
+    "dsm-4servers": "DSM, 4 servers, update-on-write",
+    "dsm-acquire": "DSM, 1 server, notify + acquire",
+}
+SIZE_NAMES = {"hd": "HD 1920x1080", "uhd1": "UHD-1 3840x2160", "uhd2": "UHD-2 7680x4320"}
+# Named before the run (docs/benchmarks/video/README.md).
+TARGETS = {
+    "dsm_vs_zmq": {"dsm": "dsm", "zmq": "zmq", "limit": 1.1, "sizes": "every"},
+    "best_vs_ideal": {"size": "hd", "limit": 1.25},
+    "load_balance": {"size": "hd", "limit": 0.10},
+    "messages": {"size": "hd", "dsm": "dsm", "zmq": "zmq", "limit": 2.0},
+}
+
+
+def rate_bytes_per_s(rate: str) -> float | None:
+    m = re.fullmatch(r"([0-9.]+)(k|m|g)?bit", rate)
+    if not m:
+        return None
+    return float(m.group(1)) * {None: 1, "k": 1e3, "m": 1e6, "g": 1e9}[m.group(2)] / 8
+
+
+def ideal_of(size: dict) -> dict:
+    """The paper's method: P_n = 1/t_n, alpha * sum(P) = frames, frames_n = alpha * P_n, max(frames_n * t_n)."""
+    t = size["kernel_s"]
+    speed = {n: 1 / t[n] for n in t}
+    alpha = size["frames"] / sum(speed.values())
+    frames = {n: alpha * speed[n] for n in t}
+    return {"time_s": max(frames[n] * t[n] for n in t), "frames": frames, "alpha": alpha}
+
+
+def compute_and_link_bound(size: dict, gateway: str, rate: float | None) -> float | None:
+    """The least time when, beside the kernel's speeds, every frame a node other than the gateway
+    filters crosses the gateway's link (once each way, the directions in parallel) at `rate`."""
+    if not rate:
+        return None
+    t, frames, frame_bytes = size["kernel_s"], size["frames"], size["frame_bytes"]
+
+    def capacity(total: float) -> float:
+        remote = sum(total / t[n] for n in t if n != gateway)
+        return min(total / t[gateway], frames) + min(remote, total * rate / frame_bytes)
+
+    lo, hi = 0.0, frames * max(t.values()) + frames * frame_bytes / rate
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if capacity(mid) < frames else (lo, mid)
+    return hi
+
+
+def frames_per_node(rec: dict) -> dict:
+    out: dict[str, int] = {}
+    for r in rec["ranks"]:
+        if r["role"] == "worker":
+            out[r["node"]] = out.get(r["node"], 0) + r["frames"]
+    return out
+
+
+def per_node(rec: dict, key: str) -> dict:
+    out: dict[str, float] = {}
+    for r in rec["ranks"]:
+        if r["role"] == "worker":
+            out[r["node"]] = out.get(r["node"], 0) + r[key]
+    return out
+
+
+def med(values):
+    return statistics.median(values) if values else None
+
+
+def summarize(data: dict) -> dict:
+    rate = rate_bytes_per_s(data["config"].get("rate", ""))
+    summary = {}
+    for size, info in data["sizes"].items():
+        ideal = ideal_of(info)
+        gateway = data["config"]["nodes"][0]
+        off_gateway = info["frames"] - ideal["frames"][gateway]
+        link_bound = off_gateway * info["frame_bytes"] / rate if rate else None
+        entry = {
+            "ideal_s": ideal["time_s"],
+            "compute_and_link_bound_s": compute_and_link_bound(info, gateway, rate),
+            "ideal_frames": ideal["frames"],
+            "gateway_link_bound_s": link_bound,
+            "kernel_ms": {n: v * 1e3 for n, v in info["kernel_s"].items()},
+            "serial_wall_s": info["serial_wall_s"],
+            "impls": {},
+        }
+        for impl in data["config"]["impls"]:
+            recs = [r for r in data["records"] if r["size"] == size and r["impl"] == impl]
+            ok = [r for r in recs if "job_s" in r]
+            if not ok:
+                entry["impls"][impl] = {"runs": len(recs), "failures": len(recs)}
+                continue
+            job = [r["job_s"] for r in ok]
+            distances = []
+            for r in ok:
+                got = frames_per_node(r)
+                distances.append(
+                    sum(abs(got.get(n, 0) - f) for n, f in ideal["frames"].items()) / info["frames"]
+                )
+            nodes = list(ideal["frames"])
+            entry["impls"][impl] = {
+                "runs": len(recs),
+                "failures": len(recs) - len(ok),
+                "job_s": med(job),
+                "job_min_s": min(job),
+                "job_max_s": max(job),
+                "wall_s": med([r["wall_s"] for r in ok]),
+                "over_ideal": med(job) / ideal["time_s"],
+                "over_bound": med(job) / entry["compute_and_link_bound_s"]
+                if entry["compute_and_link_bound_s"]
+                else None,
+                "messages": med([sum(x["messages_sent"] for x in r["ranks"]) for r in ok]),
+                "megabytes_sent": med([sum(x["bytes_sent"] for x in r["ranks"]) for r in ok]) / 1e6,
+                "gateway_link_megabytes": med([r["links"][0]["sent"] + r["links"][0]["received"] for r in ok])
+                / 1e6
+                if ok[0]["links"]
+                else None,
+                "load_balance_distance": med(distances),
+                "frames_per_node": {n: med([frames_per_node(r).get(n, 0) for r in ok]) for n in nodes},
+                "busy_s_per_node": {n: med([per_node(r, "busy_s").get(n, 0) for r in ok]) for n in nodes},
+                "wait_s_per_node": {n: med([per_node(r, "wait_s").get(n, 0) for r in ok]) for n in nodes},
+                "outputs_match_serial": all(r["output_matches_serial"] for r in ok),
+            }
+        zmq = entry["impls"].get("zmq", {}).get("job_s")
+        for v in entry["impls"].values():
+            if zmq and v.get("job_s"):
+                v["over_zmq"] = v["job_s"] / zmq
+        summary[size] = entry
+    return summary
+
+
+def verdicts(summary: dict, impls: list[str]) -> dict:
+    out = {}
+    runs = [v for s in summary.values() for v in s["impls"].values()]
+    out["outputs_identical"] = {
+        "target": "every run's output equals the serial run's (itself held to scipy.ndimage by the tests)",
+        "met": all(v.get("outputs_match_serial") and v["failures"] == 0 for v in runs),
+        "failed_runs": sum(v["failures"] for v in runs),
+    }
+    t = TARGETS["dsm_vs_zmq"]
+    ratios = {
+        s: summary[s]["impls"][t["dsm"]]["job_s"] / summary[s]["impls"][t["zmq"]]["job_s"]
+        for s in summary
+        if summary[s]["impls"].get(t["dsm"], {}).get("job_s")
+        and summary[s]["impls"].get(t["zmq"], {}).get("job_s")
+    }
+    out["dsm_vs_zmq"] = {
+        "target": f"{t['dsm']} job time <= {t['limit']}x {t['zmq']} at every size",
+        "ratios": ratios,
+        "met": bool(ratios) and len(ratios) == len(summary) and all(r <= t["limit"] for r in ratios.values()),
+    }
+    t = TARGETS["best_vs_ideal"]
+    s = summary.get(t["size"])
+    if s:
+        timed = {k: v for k, v in s["impls"].items() if v.get("job_s")}
+        best = min(timed, key=lambda k: timed[k]["job_s"])
+        out["best_vs_ideal"] = {
+            "target": f"the fastest implementation <= {t['limit']}x the ideal time at {t['size']}",
+            "best": best,
+            "ratio": timed[best]["over_ideal"],
+            "met": timed[best]["over_ideal"] <= t["limit"],
+        }
+        t2 = TARGETS["load_balance"]
+        out["load_balance"] = {
+            "target": f"the fastest implementation's load-balance distance <= {t2['limit'] * 100:.0f} % at {t2['size']}",
+            "best": best,
+            "distance": timed[best]["load_balance_distance"],
+            "met": timed[best]["load_balance_distance"] <= t2["limit"],
+        }
+    t = TARGETS["messages"]
+    s = summary.get(t["size"], {}).get("impls", {})
+    if s.get(t["dsm"], {}).get("messages") and s.get(t["zmq"], {}).get("messages"):
+        ratio = s[t["dsm"]]["messages"] / s[t["zmq"]]["messages"]
+        out["messages"] = {
+            "target": f"{t['dsm']} messages <= {t['limit']}x {t['zmq']}'s at {t['size']}",
+            "ratio": ratio,
+            "met": ratio <= t["limit"],
+        }
+    return out
+
+
+def fmt(v, digits=2):
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def markdown(data: dict, summary: dict, verdict: dict) -> str:
+    c = data["config"]
+    lines = [
+        "# Video pipeline: MPI, ZeroMQ and the DSM on uneven emulated nodes",
+        "",
+        "Paper 003's application (docs/video.md): decode, 3x3 edge filter, encode, distributed by each "
+        "implementation of `strata-video` over emulated nodes (apps/video/emulate).",
+        "",
+        f"Command: `{c.get('command', '')}`  ",
+        f"Nodes: `{c.get('nodes_spec', '')}` (percent of one core), links `{c.get('rate', '')}`; the input, "
+        f"the output (and the DSM servers' first) run on {c['nodes'][0]}, one worker per node.  ",
+        f"Repeats: {c['repeats']}, implementations in an order rotated per repeat; figures are medians.",
+        "",
+    ]
+    for size, s in summary.items():
+        info = data["sizes"][size]
+        lines += [
+            f"## {SIZE_NAMES.get(size, size)}, {info['frames']} frames",
+            "",
+            "Kernel time per frame under each node's quota (ms): "
+            + ", ".join(f"{n} {fmt(v)}" for n, v in s["kernel_ms"].items())
+            + f"; ideal time {fmt(s['ideal_s'])} s (frames "
+            + ", ".join(f"{n} {fmt(v, 1)}" for n, v in s["ideal_frames"].items())
+            + ")"
+            + (
+                f"; the gateway's link alone needs {fmt(s['gateway_link_bound_s'])} s for the frames the ideal "
+                "sends off it"
+                if s["gateway_link_bound_s"]
+                else ""
+            )
+            + (
+                f"; with that link, kernel speeds give at best {fmt(s['compute_and_link_bound_s'])} s"
+                if s["compute_and_link_bound_s"]
+                else ""
+            )
+            + f"; serial run {fmt(s['serial_wall_s'])} s.",
+            "",
+            "| implementation | job time (s) | range (s) | x ideal | x bound | x zmq | messages | MB sent "
+            "| gateway link MB | load-balance distance | frames per node | failed runs |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+        ]
+        for impl, v in s["impls"].items():
+            if not v.get("job_s"):
+                lines.append(
+                    f"| {LABELS.get(impl, impl)} | – | – | – | – | – | – | – | – | – | – | {v['failures']} |"
+                )
+                continue
+            frames = ", ".join(f"{n} {fmt(f, 0)}" for n, f in v["frames_per_node"].items())
+            lines.append(
+                f"| {LABELS.get(impl, impl)} | {fmt(v['job_s'])} | {fmt(v['job_min_s'])}–{fmt(v['job_max_s'])} | "
+                f"{fmt(v['over_ideal'])}x | {fmt(v.get('over_bound'))}x | {fmt(v.get('over_zmq'))}x | {v['messages']:.0f} | "
+                f"{fmt(v['megabytes_sent'], 1)} | "
+                f"{fmt(v['gateway_link_megabytes'], 1)} | {fmt(v['load_balance_distance'] * 100, 1)} % | {frames} | "
+                f"{v['failures']} |"
+            )
+        lines += ["", "Processing / waiting time per worker node (s):", ""]
+        lines += [
+            "| implementation | " + " | ".join(s["ideal_frames"]) + " |",
+            "|---|" + "---:|" * len(s["ideal_frames"]),
+        ]
+        for impl, v in s["impls"].items():
+            if v.get("job_s"):
+                cells = [
+                    f"{fmt(v['busy_s_per_node'][n])} / {fmt(v['wait_s_per_node'][n])}"
+                    for n in s["ideal_frames"]
+                ]
+                lines.append(f"| {LABELS.get(impl, impl)} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## Verdicts (configurations named before the run)", ""]
+    for v in verdict.values():
+        detail = {k: val for k, val in v.items() if k not in ("target", "met")}
+        shown = []
+        for k, val in detail.items():
+            if isinstance(val, dict):
+                shown.append(f"{k} " + ", ".join(f"{a} {fmt(b)}x" for a, b in val.items()))
+            elif isinstance(val, float):
+                shown.append(f"{k} {fmt(val * 100, 1)} %" if "distance" in k else f"{k} {fmt(val)}x")
+            else:
+                shown.append(f"{k} {val}")
+        lines.append(f"- **{'met' if v['met'] else 'missed'}**: {v['target']} ({'; '.join(shown)})")
+    lines += ["", "![job times](results.png)", ""]
+    return "\n".join(lines)
+
+
+def plot(data: dict, summary: dict, path: Path) -> None:
+    sizes = list(summary)
+    impls = data["config"]["impls"]
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4.5), squeeze=False)
+    for ax, size in zip(axes[0], sizes):
+        s = summary[size]
+        values = [s["impls"].get(i, {}).get("job_s") or 0 for i in impls]
+        ax.bar(range(len(impls)), values, color="#4c72b0")
+        ax.axhline(s["ideal_s"], color="#c44e52", linestyle="--", label="ideal (compute only)")
+        if s["compute_and_link_bound_s"]:
+            ax.axhline(
+                s["compute_and_link_bound_s"],
+                color="#55a868",
+                linestyle=":",
+                label="kernel + gateway link bound",
+            )
+        ax.set_xticks(range(len(impls)), impls, rotation=45, ha="right", fontsize=8)
+        ax.set_title(SIZE_NAMES.get(size, size))
+        ax.set_ylabel("job time (s)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("results", type=Path)
+    p.add_argument("--out-dir", type=Path, required=True)
+    args = p.parse_args()
+    data = json.loads(args.results.read_text())
+    summary = summarize(data)
+    verdict = verdicts(summary, data["config"]["impls"])
+    data["summary"] = summary
+    data["verdicts"] = verdict
+    args.results.write_text(json.dumps(data, indent=1) + "\n")
+    (args.out_dir / "results.md").write_text(markdown(data, summary, verdict))
+    plot(data, summary, args.out_dir / "results.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

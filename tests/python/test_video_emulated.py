@@ -1,0 +1,102 @@
+"""strata-video on 3 emulated nodes (apps/video/emulate: network namespaces, tc-shaped veth links,
+cgroup v1 cpu quotas): MPI, ZeroMQ and the DSM over TCP between namespaces write the reference
+frames, and the emulation leaves nothing behind. Needs root."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from capability import require
+from conftest import REPO
+from video_support import decode, make_video, program, reference
+
+pytestmark = pytest.mark.timeout(180)
+EMULATE = REPO / "apps" / "video" / "emulate"
+
+
+def leftovers() -> list[str]:
+    found = []
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("sv")]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if ": sv" in line]
+    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob("strata-emulate-*")]
+    return found
+
+
+@pytest.fixture(scope="module")
+def emulation_ready():
+    require(os.geteuid() == 0, "root (network namespaces, tc, cgroups)")
+    require(Path("/sys/fs/cgroup/cpu/cpu.cfs_quota_us").exists(), "cgroup v1 cpu controller")
+    return program()
+
+
+def test_three_emulated_nodes_run_mpi_zmq_and_dsm_with_the_reference_frames(tmp_path, emulation_ready):
+    binary = emulation_ready
+    video = make_video(tmp_path / "in.mkv", frames=30)
+    before = leftovers()
+    script = tmp_path / "jobs.sh"
+    # Input and output on n0, one worker per node (and the DSM server on n0).
+    script.write_text(
+        textwrap.dedent(f"""\
+        set -eu
+        read -r gateway rest <<EOF
+        $STRATA_EMU_ADDRS
+        EOF
+        for impl in mpi-async-multi zmq-credit dsm; do
+          hosts="n0:3,n1:1,n2:1"; n=5
+          [ $impl = dsm ] && hosts="n0:4,n1:1,n2:1" && n=6
+          mkdir {tmp_path}/stats-$impl
+          timeout 90 $STRATA_EMU_MPIEXEC -hosts $hosts -n $n {binary} --impl $impl -i {video} \\
+            -o {tmp_path}/out-$impl.nut --timeout-ms 10000 --zmq-host $gateway --zmq-port 27500 \\
+            --stats {tmp_path}/stats-$impl
+        done
+        """)
+    )
+    run = subprocess.run(
+        [str(EMULATE), "--nodes", "n0=100,n1=40,n2=20", "--rate", "1gbit", "--", "sh", str(script)],
+        capture_output=True, text=True, timeout=170,
+    )  # fmt: skip
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+    assert "links 1gbit / none, checked" in run.stderr
+    expected = reference(decode(video))
+    import json
+
+    for impl in ("mpi-async-multi", "zmq-credit", "dsm"):
+        got = decode(tmp_path / f"out-{impl}.nut")
+        assert np.array_equal(got, expected), f"{impl}: frames differ from the reference"
+        nodes = {json.loads(p.read_text())["node"] for p in (tmp_path / f"stats-{impl}").glob("*.json")}
+        assert nodes == {"n0", "n1", "n2"}, f"{impl}: ranks ran on {nodes}"
+    # Frames crossed the links (what each node received, from emulate's report at exit).
+    for node in ("n1", "n2"):
+        line = next(x for x in run.stderr.splitlines() if x.startswith(f"emulate: link {node}: received"))
+        assert int(line.split()[4]) > 30 * 160 * 120 / 3, line
+    assert leftovers() == before
+
+
+def test_a_failing_command_still_removes_the_emulation(emulation_ready):
+    before = leftovers()
+    run = subprocess.run([str(EMULATE), "--nodes", "n0,n1", "--", "sh", "-c", "exit 7"],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert run.returncode == 7
+    assert leftovers() == before
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--nodes", "n0=150"], "quota '150' of n0: expected a percentage of one core in (0, 100] or none"),
+        (["--nodes", "Bad!"], "node name 'Bad!'"),
+        (["--rate", "fast"], "--rate/--delay value 'fast'"),
+        (["--shares", "1"], "--shares=1: expected 2..262144"),
+    ],
+)
+def test_bad_emulation_arguments_are_refused(emulation_ready, args, message):
+    run = subprocess.run([str(EMULATE), *args, "--", "true"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2
+    assert message in run.stderr, run.stderr
