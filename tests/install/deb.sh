@@ -43,7 +43,8 @@ while IFS= read -r -d '' f; do
   while read -r lib; do
     [[ "$lib" == libstrata* || -n "${seen[$lib]:-}" ]] && continue
     seen[$lib]=1
-    path=$(/sbin/ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64|AArch64|64bit/ { print $NF; exit }')
+    # awk reads to the end: an early exit would SIGPIPE ldconfig and, with pipefail, end the script silently.
+    path=$(/sbin/ldconfig -p | awk -v l="$lib" '!found && $1 == l && /x86-64|AArch64|64bit/ { print $NF; found = 1 }')
     [[ -n "$path" ]] || fail "$f needs $lib, which ldconfig does not know"
     owner=$(owner_of "$path") || fail "$lib ($path): no Debian package owns it"
     package=${owner%%:*}
