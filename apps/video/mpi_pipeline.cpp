@@ -24,10 +24,6 @@ namespace strata::video {
 
 namespace {
 
-constexpr int input_rank = 0;
-constexpr int output_rank = 1;
-constexpr int first_worker_rank = 2;
-
 struct Variant {
     bool sync = false;
     bool buffer_per_slot = false;

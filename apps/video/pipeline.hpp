@@ -6,6 +6,11 @@
 
 namespace strata::video {
 
+/// The rank layout of the MPI and ZeroMQ pipelines (the DSM's servers come first, see dsm_pipeline.cpp).
+constexpr int input_rank = 0;
+constexpr int output_rank = 1;
+constexpr int first_worker_rank = 2;
+
 /// One process: decode, filter, encode in a loop.
 int run_serial(const Options& options);
 /// mpi-sync, mpi-async, mpi-async-multi (mpi_pipeline.cpp).

@@ -27,10 +27,6 @@ namespace strata::video {
 
 namespace {
 
-constexpr int input_rank = 0;
-constexpr int output_rank = 1;
-constexpr int first_worker_rank = 2;
-
 struct Endpoints {
     std::string work;     ///< input ROUTER
     std::string results;  ///< output PULL

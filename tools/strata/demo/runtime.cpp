@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "command.hpp"
 #include "ocr/ocr.h"
 #include "paths.hpp"
 #include "sections.hpp"
@@ -127,15 +128,13 @@ void tour_runtime(Tour& tour) {
         }
         const auto program = *found;
         const auto self = std::filesystem::read_symlink("/proc/self/exe");
-        const std::string command = fmt::format("'{}' ocr '{}' 20 2>&1", self.string(), program.string());
-        FILE* pipe = ::popen(command.c_str(), "r");
-        if (pipe == nullptr) return make_sys_error(errno, "popen {}", command);
-        std::string output;
-        char buffer[256];
-        while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
-        const int status = ::pclose(pipe);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || output.find("fib(20) = 6765") == std::string::npos) {
-            return make_error(Errc::internal, "{}: status {}, output: {}", command, status, output);
+        const std::string command =
+            fmt::format("{} ocr {} 20", shell_quoted(self.string()), shell_quoted(program.string()));
+        const auto run = run_command(command);
+        const std::string& output = run.output;
+        if (!WIFEXITED(run.status) || WEXITSTATUS(run.status) != 0 ||
+            output.find("fib(20) = 6765") == std::string::npos) {
+            return make_error(Errc::internal, "{}: status {}, output: {}", command, run.status, output);
         }
         return output.substr(0, output.find('\n'));
     });

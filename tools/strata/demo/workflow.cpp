@@ -1,12 +1,11 @@
 // The workflow section of `strata demo`: synthetic workflows through
 // `strata run` (docs/workflow.md), small enough to take a second or two.
-#include <sys/wait.h>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "command.hpp"
 #include "sections.hpp"
 #include "strata/workflow.hpp"
 
@@ -19,21 +18,9 @@ namespace wf = strata::workflow;
 // Runs `strata run ... --json` (this binary) with a time limit; the report.
 Result<wf::Report> strata_run(const std::string& args) {
     const auto self = std::filesystem::read_symlink("/proc/self/exe");
-    const std::string command = fmt::format("timeout 60 {} run --json {} 2>&1", self.string(), args);
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) {
-        return make_sys_error(errno, "{}: cannot start", command);
-    }
-    std::string output;
-    char buffer[1024];
-    while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) {
-        output += buffer;
-    }
-    const int status = ::pclose(pipe);
-    if (status != 0) {
-        return make_error(Errc::io_error, "strata run {}: failed: {}", args, output.substr(0, 400));
-    }
-    return wf::report_from_json(output);
+    auto run = run_checked(fmt::format("{} run --json {}", shell_quoted(self.string()), args));
+    if (!run) return std::unexpected(run.error());
+    return wf::report_from_json(run->output);
 }
 
 std::string summary(const wf::Report& r) {
