@@ -41,10 +41,18 @@ def strata_module():
 
     package = Path(strata.__file__).resolve().parent
     if package.is_relative_to(REPO):
-        pytest.fail(f"strata was imported from {package}, inside the source tree, not from the installed package")
-    stale = [p.name for p in SOURCE_PACKAGE.iterdir() if p.is_file() and not filecmp.cmp(p, package / p.name, False)]
+        pytest.fail(
+            f"strata was imported from {package}, inside the source tree, not from the installed package"
+        )
+    stale = [
+        p.name
+        for p in SOURCE_PACKAGE.iterdir()
+        if p.is_file() and not filecmp.cmp(p, package / p.name, False)
+    ]
     if stale:
-        pytest.fail(f"the installed strata ({package}) is older than the source: {', '.join(stale)}: {REINSTALL}")
+        pytest.fail(
+            f"the installed strata ({package}) is older than the source: {', '.join(stale)}: {REINSTALL}"
+        )
     return strata
 
 
