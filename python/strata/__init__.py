@@ -17,9 +17,10 @@ import pickle
 
 import numpy as np
 
+from . import bench  # benchmark results (strata.bench, pure Python)
 from ._strata import _BLOB_TYPE, Error, Handle, _Port, _Region, _Segment
 
-__all__ = ["Error", "Handle", "Segment", "Port", "Message", "Region", "DTYPES"]
+__all__ = ["Error", "Handle", "Segment", "Port", "Message", "Region", "DTYPES", "bench"]
 
 DTYPES = ("float64", "float32", "int64", "int32", "uint8")
 
