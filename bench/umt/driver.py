@@ -83,13 +83,15 @@ def machine_busy_s():
     return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-# Variants of a backend: "+normal" / "+idle" choose the runtime's cover
-# priority (STRATA_COVER_PRIORITY); "+slice" keeps normal covers and gives every
+# Variants of a backend: "+normal" / "+idle" / "+surrender" /
+# "+idle+surrender" choose the runtime's cover priority (STRATA_COVER_PRIORITY); "+slice" keeps normal covers and gives every
 # worker a 200 us EEVDF slice (UMT_SLICE_US, see umt_common.hpp), the earlier
 # experiment. A bare backend runs with the runtime's default (auto).
 VARIANT_ENV = {
     "normal": {"STRATA_COVER_PRIORITY": "normal"},
     "idle": {"STRATA_COVER_PRIORITY": "idle"},
+    "surrender": {"STRATA_COVER_PRIORITY": "surrender"},
+    "idle+surrender": {"STRATA_COVER_PRIORITY": "idle+surrender"},
     "slice": {"UMT_SLICE_US": "200", "STRATA_COVER_PRIORITY": "normal"},
 }
 
