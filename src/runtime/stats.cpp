@@ -40,10 +40,10 @@ std::string Runtime::stats_report() const {
                        "tasks", "steals", "blocks", "unblocks", "ctx-sw", "no-ready ms", "oversubscr. ms", "surrenders",
                        "wakes", "wrk", "covers", "kicks");
     for (const CoreStats& s : stats()) {
-        out += fmt::format("{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14.3f} {:>16.3f} {:>10} {:>6} {:>6} {:>7} {:>6}\n",
-                           s.cpu, s.tasks, s.steals, s.monitor.blocks, s.monitor.unblocks, s.context_switches,
-                           ms(s.monitor.no_ready_time), ms(s.monitor.oversubscribed_time), s.surrenders, s.wakes,
-                           s.workers, s.covers, s.kicks);
+        out += fmt::format(
+            "{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14.3f} {:>16.3f} {:>10} {:>6} {:>6} {:>7} {:>6}\n", s.cpu,
+            s.tasks, s.steals, s.monitor.blocks, s.monitor.unblocks, s.context_switches, ms(s.monitor.no_ready_time),
+            ms(s.monitor.oversubscribed_time), s.surrenders, s.wakes, s.workers, s.covers, s.kicks);
     }
     return out;
 }

@@ -154,7 +154,8 @@ TEST(RuntimeCoverSurrender, a_wakeup_from_another_cpu_makes_the_normal_cover_giv
         normal_covering += got[i].policy_while_covering == SCHED_OTHER ? 1 : 0;
         kicked += got[i].kicks >= 1 && got[i].cover_policy_at_end == SCHED_IDLE ? 1 : 0;
         restored += got[i].policy_after == SCHED_OTHER && got[i].nice_after == base_nice ? 1 : 0;
-        if (got[i].kicks == 0 || got[i].cover_policy_at_end != SCHED_IDLE || got[i].policy_after != SCHED_OTHER || got[i].nice_after != base_nice) {
+        if (got[i].kicks == 0 || got[i].cover_policy_at_end != SCHED_IDLE || got[i].policy_after != SCHED_OTHER ||
+            got[i].nice_after != base_nice) {
             misses += "; round " + std::to_string(i) + ": kicks " + std::to_string(got[i].kicks) +
                       ", cover's policy 3 ms after the wakeup " + std::to_string(got[i].cover_policy_at_end) +
                       ", wake -> run " + std::to_string(got[i].wake_to_run_us) + " us, policy after " +

@@ -290,9 +290,9 @@ TEST(RuntimeOptions, strata_cover_priority_accepts_its_five_values_and_names_a_b
         }
     }
     ::setenv("STRATA_COVER_PRIORITY", "idel", 1);
-    EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument,
-                                 {"STRATA_COVER_PRIORITY", "idel", "not a cover priority",
-                                  "auto, idle, normal, surrender or idle+surrender"}));
+    EXPECT_TRUE(test::fails_with(
+        Options::from_env(), Errc::invalid_argument,
+        {"STRATA_COVER_PRIORITY", "idel", "not a cover priority", "auto, idle, normal, surrender or idle+surrender"}));
     ::setenv("STRATA_COVER_PRIORITY", "surrender+idle", 1);
     EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument,
                                  {"STRATA_COVER_PRIORITY", "surrender+idle", "not a cover priority"}));
@@ -386,8 +386,7 @@ TEST(RuntimeCover, surrender_with_a_monitor_that_does_not_report_wakeups_is_an_e
         options.monitor = test::fake_monitor(&monitor);
         options.cover_priority = priority;
         EXPECT_TRUE(test::fails_with(Runtime::start(options), Errc::unsupported,
-                                     {"STRATA_COVER_PRIORITY", to_string(priority),
-                                      "does not report wakeups"}));
+                                     {"STRATA_COVER_PRIORITY", to_string(priority), "does not report wakeups"}));
     }
 }
 
