@@ -224,10 +224,7 @@ AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept {
     // restart, and page-at-a-time faults read it at a few MB/s; fetching it
     // first costs one pass of read-ahead. Sequential and read_once windows
     // have large-folio read-ahead on their faults, which is faster still.
-    // read_once too: the restart reads everything, and one prefetch pass over
-    // large-folio read-ahead keeps the device busy while the program copies.
-    plan.prefetch =
-        (styles == 0 || (styles & (access::read_mostly | access::read_once)) != 0) && (styles & writes) == 0;
+    plan.prefetch = (styles == 0 || (styles & access::read_mostly) != 0) && (styles & writes) == 0;
     plan.populate = (styles & access::write_once) != 0;
     plan.direct = (styles & access::write_once) != 0;
     return plan;
