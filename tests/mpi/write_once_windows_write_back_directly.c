@@ -6,7 +6,8 @@
  * stores after the last sync reach the file at MPI_Win_free. Over bytes the
  * file already holds, a write_once window shows them (it is a private file
  * mapping then, not fresh memory), and writes back only what changed.
- * The window ends inside a page: the tail goes through the page cache.
+ * The window ends inside a page: the tail goes through the page cache. A
+ * shared window (MPI_Win_allocate_shared) keeps the shared mapping.
  * Run with 2 ranks. */
 #include "mpi_test.h"
 
@@ -19,6 +20,44 @@ static int value(int tag, int rank, int i) {
     return tag * 1000003 + rank * 100000 + i;
 }
 
+static void expect_writeback(MPI_Win win, const char* expected) {
+    MPI_Info used;
+    CHECK_MPI(MPI_Win_get_info(win, &used));
+    char writeback[64] = "";
+    int found = 0;
+    MPI_Info_get(used, STRATA_MPI_INFO_WRITEBACK, sizeof writeback - 1, writeback, &found);
+    CHECK(found && strcmp(writeback, expected) == 0, "strata_writeback is \"%s\" (found %d), expected %s",
+          writeback, found, expected);
+    MPI_Info_free(&used);
+}
+
+/* A shared window keeps the shared mapping (kernel write-back) even with
+ * write_once: every rank sees the others' stores at once. */
+static void shared_window_stays_shared(const char* path, int rank, int n) {
+    MPI_Info info = make_info(STRATA_MPI_ALLOC_TYPE, STRATA_MPI_STORAGE, STRATA_MPI_FILENAME, path,
+                              STRATA_MPI_ACCESS_STYLE, "write_once", NULL);
+    int* mine = NULL;
+    MPI_Win win;
+    CHECK_MPI(MPI_Win_allocate_shared(4096, sizeof(int), info, MPI_COMM_WORLD, &mine, &win));
+    MPI_Info_free(&info);
+    expect_writeback(win, "kernel");
+    MPI_Win_lock_all(0, win);
+    for (int i = 0; i < 1024; ++i) mine[i] = value(4, rank, i);
+    MPI_Win_sync(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    const int peer = (rank + 1) % n;
+    MPI_Aint size = 0;
+    int unit = 0;
+    int* theirs = NULL;
+    CHECK_MPI(MPI_Win_shared_query(win, peer, &size, &unit, &theirs));
+    for (int i = 0; i < 1024; ++i)
+        CHECK(theirs[i] == value(4, peer, i), "rank %d's shared[%d] = %d, expected %d", peer, i, theirs[i],
+              value(4, peer, i));
+    MPI_Win_unlock_all(win);
+    CHECK_MPI(MPI_Win_free(&win));
+}
+
 static MPI_Win make_window(const char* path, int rank, int** base) {
     char offset[32];
     /* Each rank's window starts on a page of its own in the shared file. */
@@ -28,14 +67,7 @@ static MPI_Win make_window(const char* path, int rank, int** base) {
     MPI_Win win;
     CHECK_MPI(MPI_Win_allocate(COUNT * sizeof(int), sizeof(int), info, MPI_COMM_WORLD, base, &win));
     MPI_Info_free(&info);
-    MPI_Info used;
-    CHECK_MPI(MPI_Win_get_info(win, &used));
-    char writeback[64] = "";
-    int found = 0;
-    MPI_Info_get(used, "strata_writeback", sizeof writeback - 1, writeback, &found);
-    CHECK(found && strcmp(writeback, "direct") == 0, "strata_writeback is \"%s\" (found %d), expected direct",
-          writeback, found);
-    MPI_Info_free(&used);
+    expect_writeback(win, "direct");
     return win;
 }
 
@@ -121,7 +153,12 @@ int main(int argc, char** argv) {
     check_file(path, rank, expected);
 
     MPI_Barrier(MPI_COMM_WORLD);
+    char shared_path[320];
+    snprintf(shared_path, sizeof shared_path, "%s/shared.dat", dir);
+    shared_window_stays_shared(shared_path, rank, n);
+    MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
+        CHECK(unlink(shared_path) == 0, "unlink %s: %s", shared_path, strerror(errno));
         CHECK(unlink(path) == 0, "unlink %s: %s", path, strerror(errno));
         CHECK(rmdir(dir) == 0, "rmdir %s: %s", dir, strerror(errno));
     }
