@@ -71,8 +71,8 @@ Result<Writeback> parse_writeback(std::string_view text, std::string_view param)
     if (text == "direct") {
         return Writeback::direct;
     }
-    return make_error(Errc::invalid_argument, "{}={}: unknown write-back (expected kernel, explicit_sync or direct)", param,
-                      text);
+    return make_error(Errc::invalid_argument, "{}={}: unknown write-back (expected kernel, explicit_sync or direct)",
+                      param, text);
 }
 
 Result<Advice> parse_advice(std::string_view text, std::string_view param) {

@@ -309,8 +309,8 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
         !holds_data(file.fd.get(), options.storage.offset, storage_length)) {
         // Nothing to show from the file: anonymous memory reads the same
         // zeros, and stores into it take no page-cache faults.
-        if (::mmap(base + storage_begin, storage_mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-                   -1, 0) == MAP_FAILED) {
+        if (::mmap(base + storage_begin, storage_mapped, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
             return fail(errno, "cannot map the storage part");
         }
         (void)::madvise(base + storage_begin, storage_mapped, MADV_HUGEPAGE);  // best effort

@@ -107,8 +107,8 @@ Result<void> write_run_direct(const char* op, int fd, int direct_fd, const std::
                 break;  // alignment the device does not accept: the rest goes through the page cache
             }
             if (n < 0) {
-                return make_sys_error(errno, "{}: cannot write {} bytes at offset {} of {} (O_DIRECT)", op,
-                                      bulk - done, offset + done, path.string());
+                return make_sys_error(errno, "{}: cannot write {} bytes at offset {} of {} (O_DIRECT)", op, bulk - done,
+                                      offset + done, path.string());
             }
             done += static_cast<std::size_t>(n);
         }
@@ -160,9 +160,9 @@ Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, 
         // The last page may reach past the storage part's end: write only what the file holds.
         const std::size_t end = std::min(run.offset + run.length, storage_end(r));
         const std::uint64_t at = file_offset_of(r, run.offset);
-        auto ok = direct ? write_run_direct(op, r.fd_, direct_fd.get(), r.base_ + run.offset, end - run.offset, at,
-                                            r.path_)
-                         : write_all(op, r.fd_, r.base_ + run.offset, end - run.offset, at, r.path_);
+        auto ok =
+            direct ? write_run_direct(op, r.fd_, direct_fd.get(), r.base_ + run.offset, end - run.offset, at, r.path_)
+                   : write_all(op, r.fd_, r.base_ + run.offset, end - run.offset, at, r.path_);
         if (!ok) {
             return std::unexpected(ok.error());
         }

@@ -26,8 +26,8 @@ static void expect_writeback(MPI_Win win, const char* expected) {
     char writeback[64] = "";
     int found = 0;
     MPI_Info_get(used, STRATA_MPI_INFO_WRITEBACK, sizeof writeback - 1, writeback, &found);
-    CHECK(found && strcmp(writeback, expected) == 0, "strata_writeback is \"%s\" (found %d), expected %s",
-          writeback, found, expected);
+    CHECK(found && strcmp(writeback, expected) == 0, "strata_writeback is \"%s\" (found %d), expected %s", writeback,
+          found, expected);
     MPI_Info_free(&used);
 }
 
@@ -62,8 +62,8 @@ static MPI_Win make_window(const char* path, int rank, int** base) {
     char offset[32];
     /* Each rank's window starts on a page of its own in the shared file. */
     snprintf(offset, sizeof offset, "%d", rank * 65 * 4096);
-    MPI_Info info = make_info(STRATA_MPI_ALLOC_TYPE, STRATA_MPI_STORAGE, STRATA_MPI_FILENAME, path,
-                              STRATA_MPI_OFFSET, offset, STRATA_MPI_ACCESS_STYLE, "write_once", NULL);
+    MPI_Info info = make_info(STRATA_MPI_ALLOC_TYPE, STRATA_MPI_STORAGE, STRATA_MPI_FILENAME, path, STRATA_MPI_OFFSET,
+                              offset, STRATA_MPI_ACCESS_STYLE, "write_once", NULL);
     MPI_Win win;
     CHECK_MPI(MPI_Win_allocate(COUNT * sizeof(int), sizeof(int), info, MPI_COMM_WORLD, base, &win));
     MPI_Info_free(&info);
@@ -78,8 +78,8 @@ static void update(MPI_Win win, int* base, int tag, int rank, int n) {
     for (int i = 0; i < COUNT; ++i) incoming[i] = value(tag, target, i);
     MPI_Win_lock_all(0, win);
     for (int i = 0; i < COUNT / 2; ++i) base[i] = value(tag, rank, i);
-    CHECK_MPI(MPI_Put(incoming + COUNT / 2, COUNT - COUNT / 2, MPI_INT, target, COUNT / 2, COUNT - COUNT / 2, MPI_INT,
-                      win));
+    CHECK_MPI(
+        MPI_Put(incoming + COUNT / 2, COUNT - COUNT / 2, MPI_INT, target, COUNT / 2, COUNT - COUNT / 2, MPI_INT, win));
     CHECK_MPI(MPI_Win_flush_all(win));
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK_MPI(MPI_Win_sync(win));
