@@ -5,11 +5,11 @@
 Methods, measured in one run, interleaved (every repeat runs each method once):
   py/port/busy_poll   Port(sync="busy_poll"): the producer sends a segment array (by handle), the
                       consumer's recv() returns the Message with its numpy view
-  py/baseline/spin    hand-written: numpy arrays over shared memory; the producer writes the payload and
-                      a sequence number, the consumer spins on the sequence number
+  py/baseline/spin    hand-written, the same work: numpy arrays over shared memory, a ring of 2 slots
+                      naming which array each message carries; the consumer spins on a sequence
+                      number and acknowledges (frees the slot) after reading
   py/port/blocking    Port(sync="blocking") (futex waits)
-  py/baseline/pipe    hand-written: the payload in shared memory, one byte through a pipe wakes the
-                      consumer (blocked in os.read)
+  py/baseline/pipe    the same ring, and one byte through a pipe wakes the consumer (blocked in os.read)
 
 Latency = time.perf_counter_ns() (CLOCK_MONOTONIC, system-wide) from the producer's stamp, taken just
 before it hands over (the stamp is the payload's first element), to the consumer holding the message
@@ -84,9 +84,13 @@ def run_port(sync: str, iterations: int, elements: int) -> np.ndarray:
 
 
 def run_baseline(kind: str, iterations: int, elements: int) -> np.ndarray:
-    mem = mmap.mmap(-1, 128 + elements * 8)  # MAP_SHARED | MAP_ANONYMOUS: shared with the child
-    ctrl = np.frombuffer(mem, np.int64, count=16)  # [0] sequence, [8] acknowledged (another cache line)
-    payload = np.frombuffer(mem, np.int64, count=elements, offset=128)
+    """The same handoff as a port's, written by hand: a ring of 2 slots in shared memory, each naming
+    which of 2 payload arrays it carries; the consumer takes that array (views made once, up front)
+    and acknowledges, which frees the slot. "spin" publishes by a sequence number the consumer spins
+    on, "pipe" also writes one byte to a pipe the consumer blocks in."""
+    mem = mmap.mmap(-1, 256 + 2 * elements * 8)  # MAP_SHARED | MAP_ANONYMOUS: shared with the child
+    ctrl = np.frombuffer(mem, np.int64, count=32)  # [0] published, [8] acknowledged, [16 + k] slot k's array
+    views = [np.frombuffer(mem, np.int64, count=elements, offset=256 + k * elements * 8) for k in range(2)]
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -94,14 +98,15 @@ def run_baseline(kind: str, iterations: int, elements: int) -> np.ndarray:
         try:
             pin(0)
             for i in range(1, iterations + 1):
-                while ctrl[8] != i - 1:
+                while i - ctrl[8] > 2:  # both slots still held
                     pass
                 pace()
                 t0 = now()
-                payload[0] = t0
-                if kind == "spin":
-                    ctrl[0] = i
-                else:
+                k = i & 1
+                views[k][0] = t0
+                ctrl[16 + k] = k
+                ctrl[0] = i
+                if kind == "pipe":
                     os.write(w, b"\0")
             code = 0
         finally:
@@ -110,17 +115,18 @@ def run_baseline(kind: str, iterations: int, elements: int) -> np.ndarray:
     lat = np.empty(iterations, np.int64)
     for i in range(1, iterations + 1):
         if kind == "spin":
-            while ctrl[0] != i:
+            while ctrl[0] < i:
                 pass
         else:
             os.read(r, 1)
+        array = views[ctrl[16 + (i & 1)]]
         t1 = now()
-        lat[i - 1] = t1 - payload[0]
+        lat[i - 1] = t1 - array[0]
         ctrl[8] = i
     _, status = os.waitpid(pid, 0)
     os.close(r)
     os.close(w)
-    del ctrl, payload
+    del ctrl, views, array
     mem.close()
     if status != 0:
         raise RuntimeError(f"{kind} producer failed (wait status {status})")

@@ -229,7 +229,7 @@ Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptio
     }
     if (role == PortRole::consumer && chosen->state != shm_detail::peer_never) {
         chosen->join_seq = shared->write_seq;  // a replacement consumer starts with the next message
-        chosen->next_seq = shared->write_seq;
+        shared->cursors[port.index_].next_seq = shared->write_seq;
     }
     chosen->token = a.token;
     chosen->mpi_rank = mpi_rank >= 0 ? static_cast<std::uint32_t>(mpi_rank) + 1 : 0;

@@ -106,6 +106,9 @@ Result<void> Port::commit(Loan&& loan, std::size_t used) {
     slot->used = used == static_cast<std::size_t>(-1) ? shared_->slot_bytes : used;
     slot->holders = holders_for(*shared_, slot->sequence);
     slot->state = slot->holders == 0 ? shm_detail::slot_free : shm_detail::slot_committed;
+    if (slot->state == shm_detail::slot_committed) {
+        slot->ready.store(slot->sequence + 1, std::memory_order_release);
+    }
     unlock();
     signal(false);
     ++messages_;
@@ -132,9 +135,16 @@ Result<Sample> Port::recv(Timeout timeout) {
     const auto deadline = deadline_of(timeout);
     auto next_check = Clock::now() + std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
     const std::uint64_t bit = 1ULL << index_;
-    PortPeer& me = shared_->consumer_peers[index_];
+    shm_detail::PortCursor& me = shared_->cursors[index_];
     for (;;) {
         const std::uint32_t seen = shared_->published.load(std::memory_order_acquire);
+        // Fast path (port_layout.hpp): the next message is committed, so it is ours; no lock.
+        if (PortSlot& next = shared_->slot(me.next_seq);
+            next.ready.load(std::memory_order_acquire) == me.next_seq + 1) {
+            const std::uint64_t s = me.next_seq++;
+            ++messages_;
+            return Sample(this, s, &next);
+        }
         if (auto ok = lock(op); !ok) {
             return std::unexpected(ok.error());
         }
