@@ -174,6 +174,7 @@ def main() -> int:
         {
             "iterations": args.iterations,
             "repeats": args.repeats,
+            "elements": args.elements,
             "pace_us": PACE_NS / 1000,
             "results": results,
         },
