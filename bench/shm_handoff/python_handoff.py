@@ -12,8 +12,9 @@ Methods, measured in one run, interleaved (every repeat runs each method once):
   py/baseline/pipe    the same ring, and one byte through a pipe wakes the consumer (blocked in os.read)
 
 Latency = time.perf_counter_ns() (CLOCK_MONOTONIC, system-wide) from the producer's stamp, taken just
-before it hands over (the stamp is the payload's first element), to the consumer holding the message
-and having read the stamp out of its array. The producer (a forked child) runs on CPU 0, the consumer
+before it hands over (send(), or by hand: wait for a free slot, fill it, publish; the stamp is the
+payload's first element), to the consumer holding the message and having read the stamp out of its
+array. The producer (a forked child) runs on CPU 0, the consumer
 on CPU 1; the producer paces handoffs 50 µs apart, so a blocking consumer is asleep when one comes.
 Prints one JSON document (per method: median over the repeats of each run's percentiles).
 """
@@ -98,10 +99,11 @@ def run_baseline(kind: str, iterations: int, elements: int) -> np.ndarray:
         try:
             pin(0)
             for i in range(1, iterations + 1):
-                while i - ctrl[8] > 2:  # both slots still held
-                    pass
                 pace()
                 t0 = now()
+                # Like Port.send: find a free slot, fill it, publish it.
+                while i - ctrl[8] > 2:  # both slots still held
+                    pass
                 k = i & 1
                 views[k][0] = t0
                 ctrl[16 + k] = k
