@@ -12,7 +12,8 @@ strata_add_test_binary(strata_external_integration_tests LABEL integration TIMEO
   integration/external_failure_test.cpp
   integration/external_scheduling_test.cpp
   integration/external_signal_test.cpp
-  integration/external_exposure_test.cpp)
+  integration/external_exposure_test.cpp
+  integration/external_temporaries_test.cpp)
 target_link_libraries(strata_external_integration_tests PRIVATE strata::runtime)
 target_include_directories(strata_external_integration_tests PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_compile_definitions(strata_external_integration_tests PRIVATE STRATA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"

@@ -13,7 +13,8 @@ namespace strata::external {
 namespace {
 
 constexpr std::string_view known_keys[] = {
-    "command", "env", "cwd", "timeout", "stdout", "stderr", "exposure", "success_exit_codes", "allow_empty_outputs"};
+    "command",     "env", "cwd", "timeout", "stdout", "stderr", "exposure", "success_exit_codes", "allow_empty_outputs",
+    "unregistered"};
 
 std::string describe(const toml::node& node) {
     std::ostringstream out;
@@ -43,7 +44,7 @@ public:
             if (!known) {
                 return fail(key.str(), describe(value),
                             "unknown key (known: command, env, cwd, timeout, stdout, stderr, exposure, "
-                            "success_exit_codes, allow_empty_outputs)");
+                            "success_exit_codes, allow_empty_outputs, unregistered)");
             }
         }
         if (auto r = read_command(); !r) return r;
@@ -121,6 +122,20 @@ private:
             const auto choice = exposure_choice_of(*exposure);
             if (!choice) return fail("exposure", quote_value(*exposure), "expected auto, memfd or fuse");
             entry_.exposure = *choice;
+        }
+        auto unregistered = string_key("unregistered");
+        if (!unregistered) return std::unexpected(unregistered.error());
+        if (table_.get("unregistered") != nullptr) {
+            if (*unregistered != "error" && *unregistered != "temporary") {
+                return fail("unregistered", quote_value(*unregistered), "expected error or temporary");
+            }
+            entry_.temporary_files = *unregistered == "temporary";
+            if (entry_.temporary_files && table_.get("exposure") != nullptr &&
+                entry_.exposure == ExposureChoice::memfd) {
+                return fail("unregistered", quote_value(*unregistered),
+                            "temporary files need exposure fuse or auto: memfd paths (/proc/self/fd/N) have no "
+                            "directory to create files in");
+            }
         }
         if (const toml::node* node = table_.get("allow_empty_outputs")) {
             const auto* b = node->as_boolean();

@@ -11,6 +11,8 @@
 //   exposure = "auto"       # auto | memfd | fuse
 //   success_exit_codes = [0]
 //   allow_empty_outputs = false
+//   unregistered = "error"  # error | temporary: files the program creates
+//                           # beside its blocks (FUSE only; docs/external.md)
 //
 // Every error names the file, the line, the entry, the key, the value and the
 // cause: "ext.toml:3: entry [convert]: key command: value \"...\": cause".
@@ -61,6 +63,7 @@ struct Entry {
     ExposureChoice exposure = ExposureChoice::automatic;  ///< key absent: $STRATA_EXTERNAL_EXPOSURE, else auto
     std::vector<int> success_exit_codes{0};
     bool allow_empty_outputs = false;
+    bool temporary_files = false;  ///< unregistered = "temporary": the program may create files under db/
 
     /// "<file>:<line of key>: entry [name]: key <key>: value <value>: " for errors about one key.
     [[nodiscard]] std::string where(std::string_view key, std::string_view value) const;

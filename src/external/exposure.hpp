@@ -63,6 +63,16 @@ public:
     /// Registers an empty, growable output file; returns the path the child writes.
     virtual Result<std::string> add_output(std::uint64_t id) = 0;
 
+    /// Lets the child create files of its own beside its inputs and outputs
+    /// (temporaries: private to its process tree, dropped by release(), or
+    /// renamed onto one of its outputs to become it). Call before started().
+    /// Errc::unsupported where the exposure has no directory to create them in.
+    virtual Result<void> allow_temporary_files() {
+        return make_error(Errc::unsupported,
+                          "temporary files need exposure fuse: memfd paths (/proc/self/fd/N) have no directory "
+                          "to create files in");
+    }
+
     /// Descriptors the child must inherit (same numbers in the child); the
     /// caller closes nothing of them: release() does.
     [[nodiscard]] virtual std::vector<int> inherited_fds() const = 0;

@@ -80,6 +80,15 @@ public:
         return path;
     }
 
+    Result<void> allow_temporary_files() override {
+        auto reply = client_->request(fmt::format("temporaries {}", task_));
+        if (!reply) {
+            return std::unexpected(reply.error());
+        }
+        registered_ = true;
+        return {};
+    }
+
     [[nodiscard]] std::vector<int> inherited_fds() const override { return {}; }
 
     Result<void> started(pid_t pid) override {

@@ -6,9 +6,9 @@
 // keeper when it starts (its own session: a terminal's ^C does not reach it)
 // and tells it, over a socket, each program's process group as it starts and as
 // it is reaped. When the runtime dies, however, its end of the socket closes;
-// the keeper reads EOF, kills every group it still knows with SIGKILL, and
-// exits. On a normal end the groups are all reaped first, and the destructor
-// closes the socket and reaps the keeper.
+// the keeper reads EOF, kills every group it still knows with SIGKILL, with
+// the descendants that left them (kill_trees, tree_kill.hpp), and exits. On a normal end the groups are all reaped
+// first, and the destructor closes the socket and reaps the keeper.
 //
 // The keeper is forked from a threaded process, so it runs only system calls
 // (no allocation, no locks) and keeps no descriptor but its end of the socket.

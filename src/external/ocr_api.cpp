@@ -92,6 +92,9 @@ Result<Exposure*> ExternalRun::exposure(const Entry& entry) {
         }
         return fuse_.get();
     };
+    if (entry.temporary_files && choice != ExposureChoice::memfd) {
+        return fuse();  // auto: only the FUSE directory can hold a program's own files
+    }
     switch (choice) {
         case ExposureChoice::memfd: return &memfd_;
         case ExposureChoice::fuse: return fuse();

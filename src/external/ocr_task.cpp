@@ -98,6 +98,12 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
     auto launch = std::make_shared<Launch>();
     launch->edt = edt;
     launch->files = std::move(*files);
+    if (entry.temporary_files) {
+        if (auto allowed = launch->files->allow_temporary_files(); !allowed) {
+            return fail_to_start(
+                edt, fmt::format("{}{}", entry.where("unregistered", "\"temporary\""), allowed.error().message));
+        }
+    }
 
     // Expose what the command names, each input and output once.
     std::vector<std::string> in_paths(tpl_->inputs), out_paths(tpl_->outputs);

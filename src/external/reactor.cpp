@@ -16,6 +16,7 @@
 
 #include "core/log.hpp"
 #include "keeper.hpp"
+#include "tree_kill.hpp"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -36,16 +37,22 @@ struct sigaction g_old_int {};
 struct sigaction g_old_term {};
 std::atomic<bool> g_handlers{false};
 
-void kill_all_groups() noexcept {
+std::atomic<bool> g_keeper{false};  // a keeper would finish what the handler leaves stopped
+
+void signal_all_groups(int sig) noexcept {
     for (auto& slot : g_groups) {
         const pid_t group = slot.load(std::memory_order_acquire);
-        if (group > 0) ::kill(-group, SIGKILL);
+        if (group > 0) ::kill(-group, sig);
     }
 }
 
+// The handler only stops the programs: killing them here would orphan the
+// children that left their groups before the reactor thread could find them
+// in the tree (cancel_all: kill_trees). If this process dies first, the keeper
+// kills the stopped trees; without a keeper, the handler kills the groups.
 extern "C" void on_terminating_signal(int sig) {
     const int saved = errno;
-    kill_all_groups();
+    signal_all_groups(g_keeper.load(std::memory_order_acquire) ? SIGSTOP : SIGKILL);
     g_signal.store(sig, std::memory_order_release);
     if (const int fd = g_wake_fd.load(std::memory_order_acquire); fd >= 0) {
         const std::uint64_t one = 1;
@@ -174,23 +181,37 @@ struct Reactor::Impl {
         return left <= 0 ? 0 : static_cast<int>(std::min<std::int64_t>(left, 60'000));
     }
 
+    // Kills the trees of `groups` (their programs and what left their groups).
+    static void kill_groups(const std::vector<pid_t>& groups) {
+        if (!groups.empty()) kill_trees(groups.data(), groups.size());
+    }
+
     void kill_overdue() {
+        std::vector<pid_t> overdue;
         std::lock_guard lock(mutex);
         const auto now = Clock::now();
         for (auto& [fd, w] : watched) {
             if (w.deadline && !w.timed_out && *w.deadline <= now) {
                 w.timed_out = true;
-                ::kill(-w.pid, SIGKILL);
+                overdue.push_back(w.pid);
             }
         }
+        kill_groups(overdue);
     }
 
+    // After SIGINT/SIGTERM: every group the handler stopped, this reactor's
+    // and any other's in the process (they share the handler's table).
     void cancel_all() {
+        std::vector<pid_t> all;
+        for (auto& slot : g_groups) {
+            if (const pid_t group = slot.load(std::memory_order_acquire); group > 0) all.push_back(group);
+        }
         std::lock_guard lock(mutex);
         for (auto& [fd, w] : watched) {
             w.cancelled = true;
-            ::kill(-w.pid, SIGKILL);
+            all.push_back(w.pid);
         }
+        kill_groups(all);
     }
 
     void loop() {
@@ -217,12 +238,14 @@ struct Reactor::Impl {
             std::lock_guard lock(mutex);
             if (stopping && watched.empty()) return;
             if (stopping) {
+                std::vector<pid_t> left;
                 for (auto& [fd, w] : watched) {
                     if (!w.cancelled) {
                         w.cancelled = true;
-                        ::kill(-w.pid, SIGKILL);
+                        left.push_back(w.pid);
                     }
                 }
+                kill_groups(left);
             }
         }
     }
@@ -257,6 +280,7 @@ Result<std::unique_ptr<Reactor>> Reactor::start(OnSignal on_signal) {
     }
     int expected = -1;
     if (g_wake_fd.compare_exchange_strong(expected, impl->wake_fd)) {
+        g_keeper.store(impl->keeper != nullptr, std::memory_order_release);
         install_handlers();
     }
     std::unique_ptr<Reactor> reactor(new Reactor(std::move(impl)));
@@ -315,9 +339,11 @@ void Reactor::stop() noexcept {
     }
     impl_->wake();
     if (impl_->thread.joinable()) impl_->thread.join();
+    int mine = impl_->wake_fd;
+    const bool owned_handlers = g_wake_fd.load() == mine;
+    if (owned_handlers) g_keeper.store(false, std::memory_order_release);
     impl_->keeper.reset();  // every program is reaped: the keeper exits and is reaped
     impl_->joined = true;
-    int mine = impl_->wake_fd;
     if (g_wake_fd.compare_exchange_strong(mine, -1)) {
         restore_handlers();
     }

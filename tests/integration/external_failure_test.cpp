@@ -91,6 +91,17 @@ TEST(ExternalFailure, a_timeout_kills_the_whole_process_group_and_fails_the_task
     EXPECT_EQ(processes_with("sleep " + marker), 0) << "a process of the group outlived its task";
 }
 
+TEST(ExternalFailure, a_timeout_also_kills_a_child_that_left_the_group_with_setsid) {
+    const std::string marker = unique_seconds();
+    ExternalScenario sc;
+    sc.config =
+        "[t]\ncommand = \"sh -c 'setsid sleep " + marker + " & exec sleep " + marker + "' [out:0]\"\ntimeout = 0.3\n";
+    ExternalOutcome out;
+    const std::string log = run_capturing_stderr(sc, out);
+    EXPECT_EQ(out.status.state, OCR_EXTERNAL_TIMEOUT) << log;
+    EXPECT_EQ(processes_with("sleep " + marker, true), 0) << "the setsid child outlived its task (killed now)";
+}
+
 TEST(ExternalFailure, a_grandchild_left_running_by_a_finished_program_is_killed) {
     const std::string marker = unique_seconds();
     ExternalScenario sc;

@@ -97,6 +97,18 @@ TEST(ExternalConfig, an_unknown_key_is_an_error_naming_it_and_the_known_ones) {
                            {"k.toml:3:", "entry [c]", "key timout", "value 3", "unknown key", "timeout"}));
 }
 
+TEST(ExternalConfig, unregistered_temporary_lets_the_program_create_files_and_error_is_the_default) {
+    STRATA_ASSERT_ASSIGN(sut, Config::parse("[a]\ncommand = \"p\"\nunregistered = \"temporary\"\n"
+                                            "[b]\ncommand = \"p\"\nunregistered = \"error\"\n[c]\ncommand = \"p\"\n",
+                                            "u.toml"));
+    STRATA_ASSERT_ASSIGN(a, sut.find("a"));
+    STRATA_ASSERT_ASSIGN(b, sut.find("b"));
+    STRATA_ASSERT_ASSIGN(c, sut.find("c"));
+    EXPECT_TRUE(a->temporary_files);
+    EXPECT_FALSE(b->temporary_files);
+    EXPECT_FALSE(c->temporary_files);
+}
+
 TEST(ExternalConfig, a_missing_command_is_an_error) {
     EXPECT_TRUE(fails_with(Config::parse("[c]\ncwd = \"/\"\n", "m.toml"), Errc::invalid_argument,
                            {"m.toml:1:", "entry [c]", "key command", "missing"}));
@@ -120,6 +132,10 @@ TEST(ExternalConfig, values_of_the_wrong_type_or_range_are_errors) {
         {"[c]\ncommand = \"p\"\nenv = { A = 1 }\n", {"key env.A", "value 1", "not a string"}},
         {"[c]\ncommand = \"p\"\nallow_empty_outputs = 1\n", {"key allow_empty_outputs", "true or false"}},
         {"[c]\ncommand = \"p 'x\"\n", {"c.toml:2:", "key command", "never closed"}},
+        {"[c]\ncommand = \"p\"\nunregistered = \"tmp\"\n",
+         {"c.toml:3:", "key unregistered", "\"tmp\"", "error or temporary"}},
+        {"[c]\ncommand = \"p\"\nexposure = \"memfd\"\nunregistered = \"temporary\"\n",
+         {"c.toml:4:", "key unregistered", "\"temporary\"", "need exposure fuse or auto"}},
     };
     for (const Case& c : cases) {
         auto result = Config::parse(c.text, "c.toml");

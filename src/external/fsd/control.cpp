@@ -98,6 +98,10 @@ std::string handle(Daemon& daemon, std::string_view request, bool& quit) {
         }
         return fmt::format("ok {}/{}/{}", daemon.mount_point, kDbDir, name);
     }
+    if (w[0] == "temporaries" && w.size() == 2 && n.ok) {
+        daemon.registry.allow_temporaries(task);
+        return "ok";
+    }
     if (w[0] == "started" && three) {
         if (daemon.registry.started(task, static_cast<pid_t>(arg)) != 0) {
             return error_reply(ENOENT, fmt::format("task={}: no file registered for this task", task));

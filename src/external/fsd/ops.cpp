@@ -5,7 +5,10 @@
 // fast path are opened with keep_cache, so the kernel serves them from the
 // pages store_in_page_cache() pushed; the others use direct I/O so each read
 // is one request of up to max_pages (1 MiB) answered from the data channel.
+// A task allowed temporaries may create, write, rename and remove files of its
+// own under /db (Registry::create_temporary); everyone else is refused.
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,7 +57,8 @@ void reply_entry(fuse_req_t req, std::uint64_t ino, Entry* entry) {
     param.ino = ino;
     param.generation = 1;
     param.attr = attributes(ino, entry);
-    param.entry_timeout = kForever;
+    // A temporary's name means another file to another task: no caching of it.
+    param.entry_timeout = entry != nullptr && entry->temporary ? 0.0 : kForever;
     param.attr_timeout = entry != nullptr && entry->output ? 0.0 : kForever;
     fuse_reply_entry(req, &param);
 }
@@ -75,7 +79,12 @@ void on_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
         return;
     }
     auto& daemon = daemon_of(req);
-    const auto entry = parent == kDbIno ? daemon.registry.find(std::string(name)) : nullptr;
+    auto entry = parent == kDbIno ? daemon.registry.find(std::string(name)) : nullptr;
+    if (entry == nullptr && parent == kDbIno) {
+        if (const auto task = daemon.registry.temporaries_task_of(fuse_req_ctx(req)->pid); task != 0) {
+            entry = daemon.registry.find_temporary(task, name);
+        }
+    }
     if (entry == nullptr) {
         fuse_reply_err(req, ENOENT);  // unregistered paths do not exist
         return;
@@ -243,22 +252,60 @@ void on_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
     fuse_reply_buf(req, buffer.data(), used);
 }
 
-// Creating, removing or renaming anything is refused: only registered paths exist.
-void refuse_create(fuse_req_t req, fuse_ino_t /*parent*/, const char* /*name*/, mode_t /*mode*/,
-                   fuse_file_info* /*fi*/) {
-    fuse_reply_err(req, EACCES);
+// Creating, removing or renaming is refused, except for a task's temporaries.
+// The task of the caller, 0 when it may have none.
+std::uint64_t temporaries_task(fuse_req_t req, fuse_ino_t parent) {
+    return parent == kDbIno ? daemon_of(req).registry.temporaries_task_of(fuse_req_ctx(req)->pid) : 0;
 }
+
+void on_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+    const std::uint64_t task = temporaries_task(req, parent);
+    if (task == 0 || !S_ISREG(mode)) {
+        fuse_reply_err(req, EACCES);
+        return;
+    }
+    std::shared_ptr<Entry> entry;
+    if (const int err = daemon_of(req).registry.create_temporary(task, name, entry); err != 0) {
+        fuse_reply_err(req, err);
+        return;
+    }
+    fuse_entry_param param{};
+    param.ino = entry->ino;
+    param.generation = 1;
+    param.attr = attributes(entry->ino, entry.get());
+    fi->direct_io = 1;
+    auto* handle = new Handle{entry};
+    fi->fh = reinterpret_cast<std::uint64_t>(handle);
+    if (fuse_reply_create(req, &param, fi) != 0) {
+        delete handle;  // the caller was interrupted: no release will come
+        (void)daemon_of(req).registry.remove_temporary(task, name);
+    }
+}
+
+void on_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+    const std::uint64_t task = temporaries_task(req, parent);
+    fuse_reply_err(req, task == 0 ? EACCES : daemon_of(req).registry.remove_temporary(task, name));
+}
+
+void on_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+               unsigned int flags) {
+    if ((flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) != 0) {
+        fuse_reply_err(req, EINVAL);  // RENAME_EXCHANGE and RENAME_WHITEOUT: not for data blocks
+        return;
+    }
+    const std::uint64_t task = newparent == parent ? temporaries_task(req, parent) : 0;
+    fuse_reply_err(req, task == 0 ? EACCES
+                                  : daemon_of(req).registry.rename_temporary(task, name, newname,
+                                                                             (flags & RENAME_NOREPLACE) != 0));
+}
+
 void refuse_mknod(fuse_req_t req, fuse_ino_t /*parent*/, const char* /*name*/, mode_t /*mode*/, dev_t /*rdev*/) {
     fuse_reply_err(req, EACCES);
 }
 void refuse_mkdir(fuse_req_t req, fuse_ino_t /*parent*/, const char* /*name*/, mode_t /*mode*/) {
     fuse_reply_err(req, EACCES);
 }
-void refuse_unlink(fuse_req_t req, fuse_ino_t /*parent*/, const char* /*name*/) {
-    fuse_reply_err(req, EACCES);
-}
-void refuse_rename(fuse_req_t req, fuse_ino_t /*parent*/, const char* /*name*/, fuse_ino_t /*newparent*/,
-                   const char* /*newname*/, unsigned int /*flags*/) {
+void refuse_rmdir(fuse_req_t req, fuse_ino_t /*parent*/, const char* /*name*/) {
     fuse_reply_err(req, EACCES);
 }
 
@@ -278,12 +325,12 @@ fuse_lowlevel_ops make_operations() {
     // handler the kernel stops sending one at every close (ENOSYS).
     ops.fsync = on_fsync;
     ops.readdir = on_readdir;
-    ops.create = refuse_create;
+    ops.create = on_create;
     ops.mknod = refuse_mknod;
     ops.mkdir = refuse_mkdir;
-    ops.unlink = refuse_unlink;
-    ops.rmdir = refuse_unlink;
-    ops.rename = refuse_rename;
+    ops.unlink = on_unlink;
+    ops.rmdir = refuse_rmdir;
+    ops.rename = on_rename;
     return ops;
 }
 

@@ -8,6 +8,7 @@
 //   in <task> <id> <size> shm <fd> <offset> <cache>   input whose bytes are in the owner's fd
 //   in <task> <id> <size> vm <address> <cache>        input in the owner's private memory
 //   out <task> <id>                                   empty, growable output
+//   temporaries <task>                                its programs may create files under /db
 //   started <task> <pid>                              the task's root process
 //   take <task> <id>                                  -> ok <daemon fd> <size>
 //   end <task>                                        drop every file of the task

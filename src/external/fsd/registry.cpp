@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <set>
 #include <string>
 
 namespace strata::external::fsd {
@@ -87,6 +88,140 @@ int Registry::started(std::uint64_t task, pid_t pid) {
     return 0;
 }
 
+void Registry::allow_temporaries(std::uint64_t task) {
+    const std::lock_guard lock(mutex_);
+    task_pid_.try_emplace(task, 0);
+    temporaries_allowed_.insert(task);
+}
+
+std::uint64_t Registry::temporaries_task_of(pid_t pid) {
+    const auto deadline = std::chrono::steady_clock::now() + started_wait_;
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        if (temporaries_allowed_.empty()) {
+            return 0;  // the common case: no /proc read for an unregistered lookup
+        }
+        const std::uint64_t seen = started_count_;
+        std::vector<std::pair<std::uint64_t, pid_t>> roots;
+        bool any_unknown = false;
+        for (const auto task : temporaries_allowed_) {
+            const pid_t root = task_pid_[task];
+            any_unknown = any_unknown || root == 0;
+            if (root > 0) {
+                roots.emplace_back(task, root);
+            }
+        }
+        lock.unlock();  // /proc reads without the lock
+        for (const auto& [task, root] : roots) {
+            if (in_process_tree(pid, root)) {
+                return task;
+            }
+        }
+        lock.lock();
+        if (!any_unknown || !started_cv_.wait_until(lock, deadline, [&] { return started_count_ != seen; })) {
+            return 0;
+        }
+    }
+}
+
+std::shared_ptr<Entry> Registry::find_temporary(std::uint64_t task, const std::string& name) {
+    const std::lock_guard lock(mutex_);
+    const auto it = temporaries_.find({task, name});
+    return it == temporaries_.end() ? nullptr : it->second;
+}
+
+namespace {
+
+// Names of registered files are data block ids: a temporary may not take one.
+bool reserved_name(const std::string& name) {
+    return name.empty() || std::ranges::all_of(name, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+}  // namespace
+
+int Registry::create_temporary(std::uint64_t task, const std::string& name, std::shared_ptr<Entry>& out) {
+    if (reserved_name(name) || name.find('/') != std::string::npos) {
+        return EACCES;
+    }
+    const std::lock_guard lock(mutex_);
+    if (!temporaries_allowed_.contains(task)) {
+        return EACCES;
+    }
+    if (by_name_.contains(name) || temporaries_.contains({task, name})) {
+        return EEXIST;
+    }
+    const int fd = ::memfd_create(("strata-fsd-tmp-" + name).c_str(), MFD_CLOEXEC);
+    if (fd < 0) {
+        return errno;
+    }
+    auto entry = std::make_shared<Entry>();
+    entry->ino = next_ino_++;
+    entry->name = name;
+    entry->output = true;
+    entry->temporary = true;
+    entry->memfd = fd;
+    entry->tasks.insert(task);
+    temporaries_[{task, name}] = entry;
+    by_ino_[entry->ino] = entry;
+    out = entry;
+    return 0;
+}
+
+int Registry::remove_temporary(std::uint64_t task, const std::string& name) {
+    const std::lock_guard lock(mutex_);
+    const auto it = temporaries_.find({task, name});
+    if (it == temporaries_.end()) {
+        return by_name_.contains(name) ? EACCES : ENOENT;
+    }
+    by_ino_.erase(it->second->ino);
+    temporaries_.erase(it);
+    return 0;
+}
+
+int Registry::rename_temporary(std::uint64_t task, const std::string& from, const std::string& to, bool no_replace) {
+    const std::lock_guard lock(mutex_);
+    const auto source = temporaries_.find({task, from});
+    if (source == temporaries_.end()) {
+        return by_name_.contains(from) ? EACCES : ENOENT;
+    }
+    if (from == to) {
+        return 0;
+    }
+    const std::shared_ptr<Entry> entry = source->second;
+    if (const auto target = by_name_.find(to); target != by_name_.end()) {
+        // Onto a registered file: only an output of this task alone.
+        const auto& output = target->second;
+        if (!output->output || output->temporary || output->tasks != std::set<std::uint64_t>{task}) {
+            return EACCES;
+        }
+        if (no_replace) {
+            return EEXIST;
+        }
+        // The temporary becomes the output: same name, its inode and bytes; the
+        // output's old memfd closes with the last open handle of it.
+        by_ino_.erase(output->ino);
+        temporaries_.erase(source);
+        entry->name = to;
+        entry->temporary = false;
+        target->second = entry;
+        return 0;
+    }
+    if (reserved_name(to) || to.find('/') != std::string::npos) {
+        return EACCES;
+    }
+    if (const auto target = temporaries_.find({task, to}); target != temporaries_.end()) {
+        if (no_replace) {
+            return EEXIST;
+        }
+        by_ino_.erase(target->second->ino);
+        temporaries_.erase(target);
+    }
+    temporaries_.erase({task, from});
+    entry->name = to;
+    temporaries_[{task, to}] = entry;
+    return 0;
+}
+
 std::shared_ptr<Entry> Registry::find(const std::string& name) {
     const std::lock_guard lock(mutex_);
     const auto it = by_name_.find(name);
@@ -109,6 +244,13 @@ std::vector<std::shared_ptr<Entry>> Registry::end(std::uint64_t task) {
     std::vector<std::shared_ptr<Entry>> dropped;
     const std::lock_guard lock(mutex_);
     task_pid_.erase(task);
+    temporaries_allowed_.erase(task);
+    for (auto it = temporaries_.lower_bound({task, std::string()});
+         it != temporaries_.end() && it->first.first == task;) {
+        dropped.push_back(it->second);
+        by_ino_.erase(it->second->ino);
+        it = temporaries_.erase(it);
+    }
     for (auto it = by_name_.begin(); it != by_name_.end();) {
         it->second->tasks.erase(task);
         if (it->second->tasks.empty()) {
@@ -136,6 +278,9 @@ std::vector<std::pair<std::string, std::uint64_t>> Registry::visible_to(pid_t pi
     std::vector<std::pair<std::shared_ptr<Entry>, std::vector<pid_t>>> candidates;
     {
         const std::lock_guard lock(mutex_);
+        for (const auto& [key, entry] : temporaries_) {
+            candidates.emplace_back(entry, std::vector<pid_t>{task_pid_[key.first]});
+        }
         for (const auto& [name, entry] : by_name_) {
             std::vector<pid_t> roots;
             for (const auto task : entry->tasks) {

@@ -2,6 +2,11 @@
 //
 // Every file lives under /db/<id>. An input's bytes come from the owner's
 // memory (Source); an output's bytes accumulate in a memfd the daemon owns.
+// A task allowed temporary files (allow_temporaries) may also create files of
+// its own under /db (paper 000: unregistered files "treated as a temporary
+// file"): each task has its own namespace of them, only its tree sees them,
+// they live in memfds, and they vanish when the task ends, unless the program
+// renamed one onto one of its registered outputs, which it then becomes.
 // A file belongs to one or more tasks (the same input block may feed several
 // tasks at once); a task is identified by the runtime's task number and, once
 // started, by its root pid. Only that pid's process tree may open the file.
@@ -34,6 +39,7 @@ struct Entry {
     std::uint64_t ino = 0;
     std::string name;  ///< "<id>"
     bool output = false;
+    bool temporary = false;         ///< created by a task's program; guarded by the registry's mutex
     std::set<std::uint64_t> tasks;  ///< guarded by the registry's mutex
     // Input: where its bytes come from; fixed size.
     std::unique_ptr<Source> source;
@@ -62,6 +68,28 @@ public:
     /// Adds an output (a fresh memfd); the id must not be registered.
     int add_output(std::uint64_t task, const std::string& name, std::shared_ptr<Entry>& out);
     int started(std::uint64_t task, pid_t pid);
+    /// Lets `task`'s programs create temporary files under /db.
+    void allow_temporaries(std::uint64_t task);
+
+    /// The task allowed temporaries whose process tree holds `pid`, or 0
+    /// (waits up to started_wait while such a task has no pid yet).
+    std::uint64_t temporaries_task_of(pid_t pid);
+    /// `task`'s temporary file `name`, or nullptr.
+    std::shared_ptr<Entry> find_temporary(std::uint64_t task, const std::string& name);
+    /// A new empty temporary file of `task`. EEXIST: the name is taken (by a
+    /// registered file or one of the task's temporaries); EACCES: digits only
+    /// (reserved for data block ids) or not a file name; else memfd_create's errno.
+    int create_temporary(std::uint64_t task, const std::string& name, std::shared_ptr<Entry>& out);
+    /// Removes `task`'s temporary `name`: 0, ENOENT, or EACCES for a registered file.
+    int remove_temporary(std::uint64_t task, const std::string& name);
+    /// rename(2) of `task`'s temporary `from` to `to`: another temporary name,
+    /// or one of the task's registered outputs, which the temporary replaces
+    /// (its bytes become the output's). `no_replace`: RENAME_NOREPLACE.
+    /// 0, ENOENT (no such temporary), EEXIST, or EACCES (a registered file
+    /// as the source, an input or another task's file as the target, a
+    /// reserved name).
+    int rename_temporary(std::uint64_t task, const std::string& from, const std::string& to, bool no_replace);
+
     /// The entry for `name` whose task the caller may use, or nullptr.
     std::shared_ptr<Entry> find(const std::string& name);
     std::shared_ptr<Entry> find(std::uint64_t ino);
@@ -95,7 +123,9 @@ private:
     std::map<std::string, std::shared_ptr<Entry>> by_name_;
     std::map<std::uint64_t, std::shared_ptr<Entry>> by_ino_;
     std::map<std::uint64_t, pid_t> task_pid_;  ///< 0 until started
-    std::uint64_t started_count_ = 0;          ///< calls of started(), for waiters
+    std::set<std::uint64_t> temporaries_allowed_;
+    std::map<std::pair<std::uint64_t, std::string>, std::shared_ptr<Entry>> temporaries_;  ///< by (task, name)
+    std::uint64_t started_count_ = 0;  ///< calls of started(), for waiters
 };
 
 /// Whether `pid` (a thread or process id) is `root` or one of its descendants,
