@@ -17,6 +17,10 @@ strata_install_test(installed_strata_runs_doctor_demo_and_bench_with_the_source_
 strata_install_test(deb_depends_on_what_strata_links_and_installs_with_dpkg deb.sh 240)
 strata_install_test(bench_suites_answer_help_and_refuse_unknown_options bench_scripts.sh 120)
 strata_install_test(pip_installs_the_python_package_into_a_clean_venv pip.sh 600)
+strata_install_test(manylinux_wheel_installs_into_a_clean_venv_and_imports_with_the_build_tree_hidden wheel.sh 600)
+strata_install_test(bash_zsh_and_fish_completions_are_installed_valid_and_complete_subcommands completion.sh 120)
 # The Debian package and the wheel build are the heaviest: not beside each other.
 set_tests_properties(install.deb_depends_on_what_strata_links_and_installs_with_dpkg
-                     install.pip_installs_the_python_package_into_a_clean_venv PROPERTIES RUN_SERIAL TRUE)
+                     install.pip_installs_the_python_package_into_a_clean_venv
+                     install.manylinux_wheel_installs_into_a_clean_venv_and_imports_with_the_build_tree_hidden
+                     PROPERTIES RUN_SERIAL TRUE)

@@ -5,7 +5,8 @@
 # metadata); `dpkg -i` installs it — into a private root with a copy of this
 # machine's package database, so dpkg checks the Depends against what is
 # installed here and the machine itself is not changed — and the installed
-# `strata doctor` runs; `dpkg -r` then removes every file it installed.
+# `strata doctor` runs, the bash, zsh and fish completions are in place; `dpkg -r`
+# then removes every file it installed.
 # Usage: deb.sh <build dir> <source dir>
 source "$(dirname "$0")/common.sh"
 
@@ -79,6 +80,11 @@ run "${dpkg_private[@]}" -i "$deb" || fail "dpkg -i $deb (its Depends are checke
 run "$tmp/root/usr/bin/strata" --version | has "^strata " || fail "the installed strata --version"
 run "$tmp/root/usr/bin/strata" doctor || fail "the installed strata doctor exited non-zero"
 run "$tmp/root/usr/bin/strata" bench --list | has "^regions " || fail "the installed strata bench --list"
+# Shell completion where Debian's bash-completion, zsh and fish look for it.
+for completion in bash-completion/completions/strata zsh/vendor-completions/_strata \
+  fish/vendor_completions.d/strata.fish; do
+  [[ -s "$tmp/root/usr/share/$completion" ]] || fail "the package has no /usr/share/$completion"
+done
 run "${dpkg_private[@]}" -r strata || fail "dpkg -r strata"
 left=$(find "$tmp/root" -path "$tmp/root/var/lib/dpkg" -prune -o \( -type f -o -type l \) -print)
 [[ -z "$left" ]] || fail "dpkg -r left files: $left"

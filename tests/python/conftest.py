@@ -1,39 +1,58 @@
-"""Finds the strata Python package built by CMake (build/<preset>/python/strata).
-
-$STRATA_BIN (the strata binary, set by scripts/test) names the build: the
-package is in <build>/python. Otherwise build/default/python. Under CI=true a
-missing package fails the tests that need it instead of skipping them.
+"""The strata Python package the tests use: the one pip installed into the
+environment running pytest (scripts/bootstrap installs this tree into .venv),
+never the build tree through PYTHONPATH. The installed package must come from
+this source tree and match its Python files, or the tests fail: a stale or
+foreign install would test other code. Under CI=true a missing package fails
+the tests that need it instead of skipping them.
 """
 
+import filecmp
+import json
 import os
-import sys
+from importlib import metadata
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import pytest
 from capability import require
 
 REPO = Path(__file__).resolve().parents[2]
+SOURCE_PACKAGE = REPO / "python" / "strata"
+REINSTALL = "scripts/bootstrap (or: .venv/bin/pip install --no-build-isolation .)"
 
 
-def _package_dir() -> Path:
-    if "STRATA_BIN" in os.environ:
-        return Path(os.environ["STRATA_BIN"]).resolve().parent.parent / "python"
-    return REPO / "build" / "default" / "python"
-
-
-PYTHON_DIR = _package_dir()
-if PYTHON_DIR.is_dir() and str(PYTHON_DIR) not in sys.path:
-    sys.path.insert(0, str(PYTHON_DIR))
-    # Child processes (multiprocessing, dask workers) find it too.
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PYTHON_DIR), os.environ.get("PYTHONPATH")]))
+def installed_from() -> Path | None:
+    """The source tree pip installed strata from (its direct_url.json), or None."""
+    try:
+        text = metadata.distribution("strata").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        return None
+    url = json.loads(text or "{}").get("url", "")
+    return Path(unquote(urlparse(url).path)).resolve() if url.startswith("file:") else None
 
 
 @pytest.fixture(scope="session")
 def strata_module():
-    try:
-        import strata
-    except ImportError as e:
-        require(False, f"the strata Python package built in {PYTHON_DIR}: {e}")
+    source = installed_from()
+    require(source is not None, f"strata pip-installed into this environment: {REINSTALL}")
+    if source != REPO:
+        pytest.fail(f"the strata installed here comes from {source}, not from {REPO}: {REINSTALL}")
+    import strata
+
+    package = Path(strata.__file__).resolve().parent
+    if package.is_relative_to(REPO):
+        pytest.fail(
+            f"strata was imported from {package}, inside the source tree, not from the installed package"
+        )
+    stale = [
+        p.name
+        for p in SOURCE_PACKAGE.iterdir()
+        if p.is_file() and not filecmp.cmp(p, package / p.name, False)
+    ]
+    if stale:
+        pytest.fail(
+            f"the installed strata ({package}) is older than the source: {', '.join(stale)}: {REINSTALL}"
+        )
     return strata
 
 

@@ -1,10 +1,15 @@
-// `strata completion bash`: a bash completion script generated from the
-// command's own CLI11 definition (subcommands and options at every level), so
-// it cannot drift from the command. Installed as
-// <datadir>/bash-completion/completions/strata (cmake/StrataInstall.cmake).
+// `strata completion [bash|zsh|fish]`: a shell completion script generated
+// from the command's own CLI11 definition (subcommands and options at every
+// level, with their descriptions for zsh and fish; the suite names after
+// `strata bench` come from `strata bench --list` when completing), so it cannot
+// drift from the command. Installed by cmake/StrataInstall.cmake as
+// <datadir>/bash-completion/completions/strata,
+// <datadir>/zsh/vendor-completions/_strata and
+// <datadir>/fish/vendor_completions.d/strata.fish.
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -12,7 +17,10 @@ class App;
 
 namespace strata::cli {
 
-/// The bash completion script for `app` (the top-level `strata` command).
-std::string bash_completion(const CLI::App& app);
+/// The shells completion_script() writes for: bash, zsh, fish.
+std::vector<std::string> completion_shells();
+
+/// The completion script for `shell` (one of completion_shells()) of `app`, the top-level `strata` command.
+std::string completion_script(const CLI::App& app, const std::string& shell);
 
 }  // namespace strata::cli

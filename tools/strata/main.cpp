@@ -43,24 +43,32 @@ int main(int argc, char** argv) {
 
     strata::cli::OcrOptions ocr;
     auto* ocr_cmd = app.add_subcommand("ocr", "Run an OCR program (linked with -lstrata-ocr) on strata's runtime");
-    ocr_cmd->add_option("--monitor", ocr.monitor, "Blocking monitor: auto, ebpf, proc or off (STRATA_MONITOR)");
-    ocr_cmd->add_option("--cpus", ocr.cpus, "CPUs to run workers on, e.g. 0-3,6 (STRATA_CPUS)");
+    ocr_cmd->add_option("--monitor", ocr.monitor,
+                        "Blocking monitor: auto, ebpf, proc or off (default: $STRATA_MONITOR, else auto)");
+    ocr_cmd->add_option(
+        "--cpus", ocr.cpus,
+        "CPUs to run workers on, e.g. 0-3,6 (default: $STRATA_CPUS, else every CPU the process may use)");
     ocr_cmd->add_option("--db-placement", ocr.db_placement,
-                        "Where data blocks live by default: memory, shared or storage (STRATA_OCR_DB_PLACEMENT)");
-    ocr_cmd->add_option("--db-dir", ocr.db_dir, "Directory of storage data blocks (STRATA_OCR_DB_DIR)");
+                        "Where data blocks live unless a hint says: memory, shared or storage (default: "
+                        "$STRATA_OCR_DB_PLACEMENT, else memory)");
+    ocr_cmd->add_option("--db-dir", ocr.db_dir,
+                        "Directory of storage data blocks (default: $STRATA_OCR_DB_DIR, else /var/tmp)");
     ocr_cmd->add_flag("--stats", ocr.stats, "Print per-core statistics at exit (STRATA_STATS=1)");
     ocr_cmd->add_flag("--verbose", ocr.verbose, "Say which monitor runs and why (STRATA_VERBOSE=1)");
     ocr_cmd->add_option("--external-config", ocr.external_config,
-                        "TOML file of external programs (docs/external.md), checked first (STRATA_EXTERNAL_CONFIG)");
+                        "TOML file of external programs (docs/external.md), checked first (default: "
+                        "$STRATA_EXTERNAL_CONFIG, else none)");
     ocr_cmd->add_option("--external-exposure", ocr.external_exposure,
                         "How external programs see data blocks when an entry does not say: auto, memfd or fuse "
-                        "(STRATA_EXTERNAL_EXPOSURE)");
+                        "(default: $STRATA_EXTERNAL_EXPOSURE, else auto)");
     // strata's options end at the first non-option (the program path), as with
     // mpiexec and env: split_ocr_command hands the program its arguments untouched.
     strata::cli::RunOptions run;
     auto* run_cmd = app.add_subcommand("run", "Run a synthetic workflow (docs/workflow.md) and report its throughput");
     run_cmd->add_option("workflow", run.file, "Workflow file (examples/workflows/*.toml)");
-    run_cmd->add_option("--shape", run.shape, "Generate a workflow instead: simple, pipeline or scatter-gather");
+    run_cmd->add_option(
+        "--shape", run.shape,
+        "Generate a workflow instead of reading one: simple, pipeline or scatter-gather (default: none)");
     run_cmd->add_option("--tasks", run.tasks, "Tasks of a generated pipeline or scatter-gather")->capture_default_str();
     run_cmd->add_option("--data-size", run.data_size, "Data per producer of a generated workflow")
         ->capture_default_str();
@@ -68,7 +76,7 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--wait", run.wait, "How a generated workflow waits: blocking or busy-poll")
         ->capture_default_str();
     run_cmd->add_option("--iterations", run.iterations, "Override the iterations (default: the file's; 100)");
-    run_cmd->add_option("--write", run.write, "Write the workflow file here instead of running it");
+    run_cmd->add_option("--write", run.write, "Write the workflow file here instead of running it (default: run it)");
     run_cmd->add_option("--mpiexec", run.mpiexec, "mpiexec to start the tasks with")->capture_default_str();
     run_cmd->add_flag("--json", run.json, "Print the report as JSON");
 
@@ -102,21 +110,34 @@ int main(int argc, char** argv) {
     if (argc >= 3 && std::string_view(argv[1]) == "bench" && argv[2][0] != '-') {
         return strata::cli::run_bench(argv[2], std::vector<std::string>(argv + 3, argv + argc));
     }
-    auto* completion_cmd =
-        app.add_subcommand("completion", "Print a shell completion script generated from these commands");
+    auto* completion_cmd = app.add_subcommand(
+        "completion", "Print a shell completion script (bash, zsh or fish) generated from these commands");
     std::string shell = "bash";
     completion_cmd->add_option("shell", shell, "Shell to complete for")
-        ->check(CLI::IsMember({"bash"}))
+        ->check(CLI::IsMember(strata::cli::completion_shells()))
         ->capture_default_str();
 
     app.footer(
         "Exit codes: 0 success (and --help, --version), 1 failure, 2 usage error; `strata ocr` and `strata bench "
         "SUITE` exit with the program's or the suite's code. `strata COMMAND --help` lists a command's options "
-        "with their defaults (docs/install.md).");
+        "with their defaults (docs/cli.md).");
+
+    ocr_cmd->footer(
+        "Usage: strata ocr [OPTIONS] PROGRAM [ARGS...]: strata's options end at PROGRAM, which gets ARGS untouched.\n"
+        "Exit codes: PROGRAM's own; 2 usage error (before PROGRAM starts); 126 PROGRAM cannot be executed, 127 not "
+        "found (as a shell) (docs/cli.md).");
+    // Every command's --help says what its exit status means (docs/cli.md).
+    for (auto* cmd : {doctor_cmd, demo_cmd, bench_cmd, run_cmd, shm_cmd, shm_ls_cmd, shm_gc_cmd, fs_cmd, fs_mount_cmd,
+                      fs_ls_cmd, fs_umount_cmd, completion_cmd}) {
+        cmd->footer("Exit codes: 0 success, 1 failure, 2 usage error (docs/cli.md).");
+    }
+    bench_cmd->footer(
+        "Exit codes: 0 success, 1 failure, 2 usage error (an unknown suite or option); `strata bench SUITE` exits "
+        "with the suite's code (docs/cli.md).");
 
     std::vector<std::string> ocr_command;
     argc = strata::cli::split_ocr_command(*ocr_cmd, argc, argv, ocr_command);
-    // Exit codes (docs/install.md "The strata command"): 0 success, 1 failure, 2 usage
+    // Exit codes (docs/cli.md): 0 success, 1 failure, 2 usage
     // error; --help and --version exit 0. CLI11's own codes (105, 106, ...) become 2.
     try {
         app.parse(argc, argv);
@@ -125,7 +146,7 @@ int main(int argc, char** argv) {
     }
 
     if (*completion_cmd) {
-        fmt::print("{}", strata::cli::bash_completion(app));
+        fmt::print("{}", strata::cli::completion_script(app, shell));
         return 0;
     }
     if (*doctor_cmd) {
@@ -139,7 +160,12 @@ int main(int argc, char** argv) {
             return strata::cli::list_bench_suites(bench_json);
         }
         if (suite.empty()) {
-            fmt::print(stderr, "strata bench: give a suite (strata bench --list) or --list\n");
+            const auto rest = bench_cmd->remaining();
+            if (!rest.empty()) {
+                fmt::print(stderr, "strata bench: {}: unknown option (see strata bench --help)\n", rest.front());
+            } else {
+                fmt::print(stderr, "strata bench: give a suite (strata bench --list) or --list\n");
+            }
             return 2;
         }
         return strata::cli::run_bench(suite, bench_cmd->remaining());
