@@ -2,7 +2,8 @@
 // The blocking monitor's kernel half (docs/monitor.md): per-core counts of
 // registered worker threads that are ready, kept from sched_switch and
 // sched_wakeup, and one ring-buffer event when a core is left with none (or,
-// once per request from user space, when a block leaves it with one).
+// once per request from user space, when a block leaves it with one, or when
+// a wakeup gives it a second: the runtime's surrender request).
 //
 // Only threads in `workers` (filled by user space) are tracked, not the whole
 // process: io_uring workers and the runtime's own helper threads share its pid.
@@ -116,7 +117,22 @@ int BPF_PROG(stmon_wakeup, struct task_struct* p) {
     struct strata_monitor_core* core = bpf_map_lookup_elem(&cores, &index);
     if (!core) return 0;
     __sync_fetch_and_add(&core->unblocks, 1);
-    change_ready(core, 1, bpf_ktime_get_ns());
+    __u64 now = bpf_ktime_get_ns();
+    __s32 before = change_ready(core, 1, now);
+    // Armed by the runtime while a worker covers for a blocked one: the
+    // blocked one is back, and the cover must give up the core now, not at
+    // its next scheduling point. The event goes out from here, on the
+    // waker's CPU, so user space learns it without waiting for either core.
+    if (before < 1 || core->woken_armed == 0 || __sync_val_compare_and_swap(&core->woken_armed, 1, 0) != 1) return 0;
+    __sync_fetch_and_add(&core->events, 1);
+    struct strata_monitor_event event = {
+        .core = index,
+        .tid = tid,
+        .time_ns = now,
+        .unblocks = core->unblocks,
+        .kind = STRATA_MONITOR_EVENT_WOKEN,
+    };
+    bpf_ringbuf_output(&events, &event, sizeof(event), BPF_RB_FORCE_WAKEUP);
     return 0;
 }
 

@@ -19,7 +19,8 @@ struct strata_monitor_core {
     __u64 last_change_ns; /* bpf_ktime_get_ns() of the last change of `ready` */
     __u64 no_ready_ns;    /* time spent with ready == 0 */
     __u64 oversub_ns;     /* time spent with ready > 1 */
-    __u64 events;         /* ring-buffer events sent (ready dropped to 0) */
+    __u32 events;         /* ring-buffer events sent */
+    __u32 woken_armed;    /* user space sets 1: send one event when a wakeup gives the core two ready workers */
 };
 
 /* Value of the hash map `workers`, keyed by thread id. */
@@ -30,13 +31,14 @@ struct strata_monitor_worker {
 
 #define STRATA_MONITOR_EVENT_EMPTY 0   /* a block left `core` with no ready worker */
 #define STRATA_MONITOR_EVENT_SETTLED 1 /* armed: a block took `core` from two ready workers to one */
+#define STRATA_MONITOR_EVENT_WOKEN 2   /* armed: a wakeup took `core` from one ready worker to two or more */
 
 /* The ring-buffer record. */
 struct strata_monitor_event {
     __u32 core;
-    __u32 tid;      /* the worker whose block changed the count */
-    __u64 time_ns;  /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) at the block */
-    __u64 unblocks; /* the core's unblock count right after the block */
+    __u32 tid;      /* the worker whose block or wakeup changed the count */
+    __u64 time_ns;  /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) at the block or wakeup */
+    __u64 unblocks; /* the core's unblock count right after it */
     __u32 kind;     /* STRATA_MONITOR_EVENT_* */
     __u32 pad;
 };

@@ -35,3 +35,6 @@ target_sources(strata_shm_integration_tests PRIVATE integration/shm_admin_test.c
 target_link_libraries(strata_shm_integration_tests PRIVATE nlohmann_json::nlohmann_json)
 target_compile_definitions(strata_shm_integration_tests PRIVATE STRATA_CLI="$<TARGET_FILE:strata_cli>")
 add_dependencies(strata_shm_integration_tests strata_cli)
+
+# System calls per handoff, counted with perf tracepoint counters (support/syscall_counter.hpp).
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_port_syscalls_test.cpp)

@@ -9,7 +9,12 @@
 //                                   (the physical limit of busy-poll handoff)
 //   baseline/pipe                   8 bytes through a pipe (a blocking handoff the kernel does)
 //
-// Usage: strata-bench-shm-handoff [--iterations N] [--repeats R] [--sizes 64,4096,1048576]
+// System calls per handoff: each side counts its own (perf tracepoint
+// raw_syscalls:sys_enter, tests/support/syscall_counter.hpp) over the whole
+// run - the consumer's receive loop and the producer's send loop - divided by
+// the handoffs; -1 where the kernel offers no such counter.
+//
+// Usage: strata-bench-shm-handoff [--iterations N] [--repeats R] [--sizes 64,4096,1048576,10485760]
 // Prints one JSON document.
 #include <sched.h>
 #include <sys/mman.h>
@@ -29,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "strata/shm.hpp"
+#include "syscall_counter.hpp"
 
 namespace {
 
@@ -54,11 +60,61 @@ struct Config {
     bool touched;
 };
 
-/// Latencies (ns) land in shared memory, so the consumer child reports them.
+/// The cache-line baseline's shared words.
 struct Shared {
     std::atomic<std::uint64_t> seq{0};
     std::atomic<std::uint64_t> ack{0};
     std::int64_t stamp = 0;
+};
+
+/// One run: the consumer's latencies and both sides' system calls per handoff.
+struct Run {
+    std::vector<std::int64_t> latencies;
+    double consumer_calls = -1;
+    double producer_calls = -1;
+};
+
+/// Counts the calling thread's system calls from construction to calls().
+class CallCount {
+public:
+    CallCount() {
+        std::string why;
+        counter_ = strata::test::SyscallCounter::open("raw_syscalls/sys_enter", &why);
+        start_ = counter_ ? counter_->read() : 0;
+    }
+    /// Calls per handoff since construction (its own two reads excluded), or -1.
+    [[nodiscard]] double per(int handoffs) const {
+        if (!counter_) {
+            return -1;
+        }
+        return static_cast<double>(counter_->read() - start_ - 1) / handoffs;
+    }
+
+private:
+    std::optional<strata::test::SyscallCounter> counter_;
+    std::uint64_t start_ = 0;
+};
+
+/// The producer child's count, handed to the parent through shared memory.
+struct ChildCalls {
+    double* value = nullptr;
+    ChildCalls() {
+        void* mem = ::mmap(nullptr, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        value = mem == MAP_FAILED ? nullptr : ::new (mem) double(-1);
+    }
+    ChildCalls(const ChildCalls&) = delete;
+    ChildCalls& operator=(const ChildCalls&) = delete;
+    ~ChildCalls() {
+        if (value != nullptr) {
+            ::munmap(value, sizeof(double));
+        }
+    }
+    void set(double v) const {
+        if (value != nullptr) {
+            *value = v;
+        }
+    }
+    [[nodiscard]] double get() const { return value == nullptr ? -1 : *value; }
 };
 
 std::uint64_t touch_read(const std::byte* p, std::size_t n) {
@@ -73,7 +129,7 @@ void touch_write(std::byte* p, std::size_t n, std::uint64_t round) {
     std::memset(p, static_cast<int>(round & 0xFFU), n);
 }
 
-std::vector<std::int64_t> run_port(const Config& c, int iterations, std::int64_t* results) {
+Run run_port(const Config& c, int iterations) {
     const std::string name = fmt::format("bench-handoff-{}", ::getpid());
     auto seg = strata::Segment::open(name, strata::SegmentMode::recreate, c.size * 4 + (8U << 20U));
     if (!seg) {
@@ -86,6 +142,7 @@ std::vector<std::int64_t> run_port(const Config& c, int iterations, std::int64_t
     if (!in) {
         throw std::runtime_error(in.error().what());
     }
+    const ChildCalls child_calls;
     std::fflush(nullptr);
     const pid_t producer = ::fork();
     if (producer == 0) {
@@ -97,6 +154,7 @@ std::vector<std::int64_t> run_port(const Config& c, int iterations, std::int64_t
             std::fprintf(stderr, "producer: %s\n", out.error().what().c_str());
             ::_exit(1);
         }
+        const CallCount calls;
         for (int i = 0; i < iterations; ++i) {
             auto loan = out->loan();
             if (!loan) {
@@ -110,17 +168,20 @@ std::vector<std::int64_t> run_port(const Config& c, int iterations, std::int64_t
             if (c.touched) {
                 touch_write(loan->bytes().data(), c.size, static_cast<std::uint64_t>(i));
             }
-            std::memcpy(loan->bytes().data() + (c.touched ? 0 : 0), &start, sizeof start);
+            std::memcpy(loan->bytes().data(), &start, sizeof start);
             if (!out->commit(std::move(*loan))) {
                 ::_exit(3);
             }
         }
+        child_calls.set(calls.per(iterations));
         ::_exit(0);
     }
     pin(1);
-    std::vector<std::int64_t> latencies;
+    Run run;
+    std::vector<std::int64_t>& latencies = run.latencies;
     latencies.reserve(static_cast<std::size_t>(iterations));
     volatile std::uint64_t sink = 0;
+    const CallCount calls;
     for (int i = 0; i < iterations; ++i) {
         auto sample = in->recv();
         if (!sample) {
@@ -133,23 +194,26 @@ std::vector<std::int64_t> run_port(const Config& c, int iterations, std::int64_t
         }
         latencies.push_back(now_ns() - start);
     }
+    run.consumer_calls = calls.per(iterations);
     int status = 0;
     ::waitpid(producer, &status, 0);
-    (void)results;
-    return latencies;
+    run.producer_calls = child_calls.get();
+    return run;
 }
 
-std::vector<std::int64_t> run_cacheline(const Config& c, int iterations) {
+Run run_cacheline(const Config& c, int iterations) {
     // Shared anonymous memory: the sequence line and a payload of c.size bytes.
     const std::size_t bytes = sizeof(Shared) + 64 + c.size;
     void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     auto* shared = ::new (mem) Shared();
     auto* payload = static_cast<std::byte*>(mem) + sizeof(Shared) + 64;
+    const ChildCalls child_calls;
     std::fflush(nullptr);
     const pid_t producer = ::fork();
     if (producer == 0) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         pin(0);
+        const CallCount calls;
         for (std::uint64_t i = 1; i <= static_cast<std::uint64_t>(iterations); ++i) {
             while (shared->ack.load(std::memory_order_acquire) != i - 1) {
             }
@@ -163,11 +227,14 @@ std::vector<std::int64_t> run_cacheline(const Config& c, int iterations) {
             shared->stamp = start;
             shared->seq.store(i, std::memory_order_release);
         }
+        child_calls.set(calls.per(iterations));
         ::_exit(0);
     }
     pin(1);
-    std::vector<std::int64_t> latencies;
+    Run run;
+    std::vector<std::int64_t>& latencies = run.latencies;
     volatile std::uint64_t sink = 0;
+    const CallCount calls;
     for (std::uint64_t i = 1; i <= static_cast<std::uint64_t>(iterations); ++i) {
         while (shared->seq.load(std::memory_order_acquire) != i) {
         }
@@ -178,13 +245,15 @@ std::vector<std::int64_t> run_cacheline(const Config& c, int iterations) {
         latencies.push_back(now_ns() - start);
         shared->ack.store(i, std::memory_order_release);
     }
+    run.consumer_calls = calls.per(iterations);
     int status = 0;
     ::waitpid(producer, &status, 0);
+    run.producer_calls = child_calls.get();
     ::munmap(mem, bytes);
-    return latencies;
+    return run;
 }
 
-std::vector<std::int64_t> run_pipe(const Config& c, int iterations) {
+Run run_pipe(const Config& c, int iterations) {
     int data[2];
     int ack[2];
     if (::pipe(data) != 0 || ::pipe(ack) != 0) {
@@ -193,12 +262,14 @@ std::vector<std::int64_t> run_pipe(const Config& c, int iterations) {
     const std::size_t bytes = 64 + c.size;
     void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     auto* payload = static_cast<std::byte*>(mem) + 64;
+    const ChildCalls child_calls;
     std::fflush(nullptr);
     const pid_t producer = ::fork();
     if (producer == 0) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         pin(0);
         char token = 0;
+        const CallCount calls;
         for (int i = 0; i < iterations; ++i) {
             const std::int64_t pace = now_ns() + 20'000;
             while (now_ns() < pace) {
@@ -211,11 +282,14 @@ std::vector<std::int64_t> run_pipe(const Config& c, int iterations) {
                 ::_exit(1);
             }
         }
+        child_calls.set(calls.per(iterations));
         ::_exit(0);
     }
     pin(1);
-    std::vector<std::int64_t> latencies;
+    Run run;
+    std::vector<std::int64_t>& latencies = run.latencies;
     volatile std::uint64_t sink = 0;
+    const CallCount calls;
     for (int i = 0; i < iterations; ++i) {
         std::int64_t start = 0;
         if (::read(data[0], &start, sizeof start) != sizeof start) {
@@ -229,13 +303,15 @@ std::vector<std::int64_t> run_pipe(const Config& c, int iterations) {
             break;
         }
     }
+    run.consumer_calls = calls.per(iterations);
     int status = 0;
     ::waitpid(producer, &status, 0);
+    run.producer_calls = child_calls.get();
     for (const int fd : {data[0], data[1], ack[0], ack[1]}) {
         ::close(fd);
     }
     ::munmap(mem, bytes);
-    return latencies;
+    return run;
 }
 
 double percentile(std::vector<std::int64_t> v, double p) {
@@ -252,7 +328,7 @@ double percentile(std::vector<std::int64_t> v, double p) {
 int main(int argc, char** argv) {
     int iterations = 20000;
     int repeats = 3;
-    std::vector<std::size_t> sizes = {64, 4096, 1U << 20U};
+    std::vector<std::size_t> sizes = {64, 4096, 1U << 20U, 10U << 20U};
     for (int i = 1; i < argc; i += 2) {
         const std::string arg = argv[i];
         if (arg == "-h" || arg == "--help" || i + 1 == argc) {
@@ -288,15 +364,20 @@ int main(int argc, char** argv) {
                 std::vector<double> p90s;
                 std::vector<double> p99s;
                 std::vector<double> p999s;
+                std::vector<double> consumer_calls;
+                std::vector<double> producer_calls;
                 for (int r = 0; r < repeats; ++r) {
-                    std::vector<std::int64_t> lat;
+                    Run run;
                     if (method.starts_with("port/")) {
-                        lat = run_port(c, iterations, nullptr);
+                        run = run_port(c, iterations);
                     } else if (method == "baseline/cacheline") {
-                        lat = run_cacheline(c, iterations);
+                        run = run_cacheline(c, iterations);
                     } else {
-                        lat = run_pipe(c, iterations);
+                        run = run_pipe(c, iterations);
                     }
+                    consumer_calls.push_back(run.consumer_calls);
+                    producer_calls.push_back(run.producer_calls);
+                    std::vector<std::int64_t>& lat = run.latencies;
                     // Drop the first 5% as warm-up.
                     lat.erase(lat.begin(), lat.begin() + static_cast<std::ptrdiff_t>(lat.size() / 20));
                     p50s.push_back(percentile(lat, 50));
@@ -315,9 +396,12 @@ int main(int argc, char** argv) {
                                           {"p90_us", median(p90s)},
                                           {"p99_us", median(p99s)},
                                           {"p999_us", median(p999s)},
-                                          {"p50_us_per_repeat", p50s}});
-                std::fprintf(stderr, "%-20s size %8zu %-9s p50 %8.2f us  p99 %8.2f us\n", method.c_str(), size,
-                             touched ? "touched" : "untouched", median(p50s), median(p99s));
+                                          {"p50_us_per_repeat", p50s},
+                                          {"consumer_syscalls_per_handoff", median(consumer_calls)},
+                                          {"producer_syscalls_per_handoff", median(producer_calls)}});
+                std::fprintf(stderr, "%-20s size %8zu %-9s p50 %8.2f us  p99 %8.2f us  calls/handoff %.2f + %.2f\n",
+                             method.c_str(), size, touched ? "touched" : "untouched", median(p50s), median(p99s),
+                             median(consumer_calls), median(producer_calls));
             }
         }
     }

@@ -2,7 +2,9 @@
 
 Modes are `<backend>[+<variant>]`: `off`; `ebpf+normal` (covering workers at
 the normal policy, the runtime before issue 15); `ebpf+idle` (covering workers
-at SCHED_IDLE, STRATA_COVER_PRIORITY=idle, the default since); `ebpf+slice`
+at SCHED_IDLE, STRATA_COVER_PRIORITY=idle, the default since); `ebpf+surrender`
+(normal covers, lowered to SCHED_IDLE at nice 19 on the monitor's wakeup event);
+`ebpf+idle+surrender` (both); `ebpf+slice`
 (normal covers, every worker with a 200 µs EEVDF slice); `proc`, `proc+idle`.
 
 Called by bench/umt/run, which has already put this process in a blkio
@@ -21,9 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-MODES = ["off", "ebpf+normal", "ebpf+idle"]
+MODES = ["off", "ebpf+normal", "ebpf+idle", "ebpf+surrender", "ebpf+idle+surrender"]
 # The mode whose figures the targets are judged on, named before the run
-# (README.md); ebpf+normal is today's behaviour measured beside it.
+# (README.md): the runtime's default (auto = idle where permitted); the
+# others are measured beside it, not judged.
 VERDICT_MODE = "ebpf+idle"
 MIB = 1 << 20
 # SATA-like and a faster rate (which this VM's disk, ~1 GB/s, cannot reach:
@@ -83,13 +86,15 @@ def machine_busy_s():
     return (sum(values[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
-# Variants of a backend: "+normal" / "+idle" choose the runtime's cover
-# priority (STRATA_COVER_PRIORITY); "+slice" keeps normal covers and gives every
+# Variants of a backend: "+normal" / "+idle" / "+surrender" /
+# "+idle+surrender" choose the runtime's cover priority (STRATA_COVER_PRIORITY); "+slice" keeps normal covers and gives every
 # worker a 200 us EEVDF slice (UMT_SLICE_US, see umt_common.hpp), the earlier
 # experiment. A bare backend runs with the runtime's default (auto).
 VARIANT_ENV = {
     "normal": {"STRATA_COVER_PRIORITY": "normal"},
     "idle": {"STRATA_COVER_PRIORITY": "idle"},
+    "surrender": {"STRATA_COVER_PRIORITY": "surrender"},
+    "idle+surrender": {"STRATA_COVER_PRIORITY": "idle+surrender"},
     "slice": {"UMT_SLICE_US": "200", "STRATA_COVER_PRIORITY": "normal"},
 }
 

@@ -14,6 +14,8 @@ COLORS = {
     "off": "#888888",
     "ebpf+normal": "#1f77b4",
     "ebpf+idle": "#2ca02c",
+    "ebpf+surrender": "#d62728",
+    "ebpf+idle+surrender": "#8c564b",
     "ebpf": "#17becf",
     "ebpf+slice": "#9467bd",
     "proc": "#ff7f0e",
@@ -232,6 +234,31 @@ def targets(summary, verdict_mode, baseline_mode):
     return checks
 
 
+def mode_comparison(summary):
+    """The targets' figures for every monitored mode of the run, side by side (only the verdict mode is judged)."""
+    modes = [m for m in modes_in(summary) if m != "off"]
+    if len(modes) < 2:
+        return []
+    figures = {m: targets(summary, m, None) for m in modes}
+    names = ["highest oversubscription", "compute-only overhead", "lowest speedup / bound"]
+    names += [f"speedup, {experiment}" for experiment, _ in PAPER_CASES]
+    names += ["task utilization (median of the I/O cases)"]
+    lines = [
+        "",
+        "The same figures for every monitored mode of this run (not judged; the verdict is on the mode named above):",
+        "",
+        "| figure | " + " | ".join(modes) + " |",
+        "|---|" + "---|" * len(modes),
+    ]
+    for index, name in enumerate(names):
+        cells = []
+        for m in modes:
+            checks = figures[m]
+            cells.append(f"{fmt(checks[index][1])}{checks[index][3]}" if index < len(checks) else "–")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(doc, plots):
     m = doc["machine"]
     s = doc["settings"]
@@ -257,8 +284,10 @@ def markdown(doc, plots):
         "Modes, side by side in the same run: `off` (no monitor: a blocked task's core idles), `ebpf+normal` "
         "(the BPF monitor; a worker woken to cover for a blocked one runs at the normal policy, as before issue "
         "15), `ebpf+idle` (the same, but the cover runs at SCHED_IDLE while the blocked worker is away, so the "
-        "kernel preempts it when that worker wakes; STRATA_COVER_PRIORITY=idle), and when asked `ebpf+slice`, "
-        "`proc`. Speedup = median wall time of `off` / median wall time of the mode. CPU utilization = process CPU time / (wall time × cores); "
+        "kernel preempts it when that worker wakes; STRATA_COVER_PRIORITY=idle), `ebpf+surrender` (the cover "
+        "runs normal; the monitor's wakeup event for the worker it covers for sets it to SCHED_IDLE at nice 19, "
+        "which makes the kernel reschedule its CPU at once; STRATA_COVER_PRIORITY=surrender), "
+        "`ebpf+idle+surrender` (both), and when asked `ebpf+slice`, `proc`. Speedup = median wall time of `off` / median wall time of the mode. CPU utilization = process CPU time / (wall time × cores); "
         "task utilization = the tasks' own CPU time, measured inside each task, / (wall time × cores): the "
         "utilization target is judged on the latter, because process CPU time includes the runtime's and the "
         "monitor's own work.",
@@ -274,6 +303,7 @@ def markdown(doc, plots):
     verdict = doc.get("verdict_mode", "ebpf+idle")
     for text, value, met, unit in targets(summary, verdict, "ebpf+normal"):
         lines.append(f"| {text} | {fmt(value)}{unit} | {'yes' if met else '**no**'} |")
+    lines += mode_comparison(summary)
     load = doc.get("loadavg")
     lines += [
         "",

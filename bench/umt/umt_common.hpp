@@ -300,6 +300,7 @@ inline void report(const char* bench, const std::string& fields) {
     std::uint64_t surrenders = 0;
     std::uint64_t workers = 0;
     std::uint64_t covers = 0;
+    std::uint64_t kicks = 0;
     std::size_t cores = 1;
     if (runtime != nullptr) {
         monitor = std::string(runtime->monitor_backend());
@@ -312,6 +313,7 @@ inline void report(const char* bench, const std::string& fields) {
             surrenders += core.surrenders;
             workers += core.workers;
             covers += core.covers;
+            kicks += core.kicks;
         }
     }
     const double capacity = wall * static_cast<double>(cores);
@@ -320,11 +322,11 @@ inline void report(const char* bench, const std::string& fields) {
         "UMT_RESULT {\"bench\":\"%s\",\"monitor\":\"%s\",\"cores\":%zu,\"wall_s\":%.6f,\"cpu_s\":%.6f,"
         "\"task_cpu_s\":%.6f,\"utilization\":%.6f,\"task_utilization\":%.6f,\"oversubscribed_s\":%.6f,"
         "\"oversubscribed_share\":%.6f,\"no_ready_s\":%.6f,\"blocks\":%llu,\"wakes\":%llu,\"surrenders\":%llu,"
-        "\"workers\":%llu,\"covers\":%llu,%s}\n",
+        "\"workers\":%llu,\"covers\":%llu,\"kicks\":%llu,%s}\n",
         bench, monitor.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity, oversub,
         oversub / capacity, no_ready, static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
         static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers),
-        static_cast<unsigned long long>(covers), fields.c_str());
+        static_cast<unsigned long long>(covers), static_cast<unsigned long long>(kicks), fields.c_str());
     std::fflush(stdout);
 }
 

@@ -117,7 +117,8 @@ public:
     ///
     /// `on_core_settled(core)` runs on the same thread, once after each
     /// notify_when_one_ready(core), when a block leaves the core with one
-    /// ready worker.
+    /// ready worker, and once after each notify_when_woken(core), when a
+    /// wakeup gives the core a second ready worker.
     static Result<std::unique_ptr<Monitor>> start(const Options& options, int cores,
                                                   Callback on_core_without_ready_worker, Callback on_core_settled = {});
 
@@ -156,6 +157,16 @@ public:
         return do_notify_when_one_ready(core);
     }
 
+    /// Asks for one on_core_settled(core) call when the next wakeup of a
+    /// blocked worker of `core` takes its ready count from one to two or more
+    /// (e.g. a worker covers for a blocked one, which has just come back).
+    /// The event is sent from the wakeup itself, before either thread runs.
+    /// No system call. False when the backend cannot (proc, off).
+    bool notify_when_woken(int core) noexcept {
+        if (core < 0 || core >= cores_) return false;
+        return do_notify_when_woken(core);
+    }
+
 protected:
     Monitor(Backend backend, std::string reason, int cores)
         : backend_(backend), reason_(std::move(reason)), cores_(cores) {}
@@ -164,6 +175,7 @@ protected:
     virtual void do_unregister(pid_t tid) = 0;
     virtual CoreStats do_stats(int core) const = 0;
     virtual bool do_notify_when_one_ready(int /*core*/) noexcept { return false; }
+    virtual bool do_notify_when_woken(int /*core*/) noexcept { return false; }
 
     /// Where the backend keeps the ready counts: core c at ready[c * stride].
     void set_ready_counters(const std::atomic<std::int32_t>* ready, std::size_t stride) noexcept {

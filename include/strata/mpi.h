@@ -115,6 +115,10 @@
  * with storage_alloc_filename expanded). */
 #define STRATA_MPI_INFO_MEMORY_BYTES "strata_memory_bytes"
 #define STRATA_MPI_INFO_STORAGE_BYTES "strata_storage_bytes"
+/* How the storage part is written back: "kernel" (shared file mapping),
+ * "explicit_sync" (storage_alloc_discard) or "direct" (access_style=write_once
+ * on a window that fits in memory: anonymous memory written with O_DIRECT). */
+#define STRATA_MPI_INFO_WRITEBACK "strata_writeback"
 #define STRATA_MPI_INFO_NOT_APPLIED "strata_not_applied"
 
 /* --- Environment ----------------------------------------------------------- */

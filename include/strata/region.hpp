@@ -23,6 +23,15 @@
 //             This is what makes close({.discard = true}) real: changes since
 //             the last sync never reach the file. Unsynced changes must fit in
 //             memory (they are anonymous pages).
+//   direct    explicit_sync for data written once (a checkpoint): where the
+//             file holds no data yet in the storage part's range (a new file,
+//             holes, reserved space), the part starts as anonymous memory
+//             (huge pages where the kernel allows), so stores take no
+//             page-cache faults; sync() writes the changed pages with O_DIRECT
+//             (buffered where the file system refuses it) and maps the file
+//             back over them. Over data the file already holds it is a private
+//             file mapping, as explicit_sync. Like explicit_sync, another
+//             mapping of the same bytes sees the stores only after sync().
 //
 // Example:
 //
@@ -68,7 +77,7 @@ enum class Tier { memory, shared, storage };
 enum class Order { memory_first, storage_first };
 
 /// When stores to storage reach the file; see the header comment.
-enum class Writeback { kernel, explicit_sync };
+enum class Writeback { kernel, explicit_sync, direct };
 
 /// How a shared segment is opened.
 enum class OpenMode {
@@ -94,7 +103,7 @@ std::string_view to_string(Advice advice) noexcept;
 
 /// Parses "memory_first" / "storage_first"; errors name `param` and the value.
 Result<Order> parse_order(std::string_view text, std::string_view param = "order");
-/// Parses "kernel" / "explicit_sync".
+/// Parses "kernel" / "explicit_sync" / "direct".
 Result<Writeback> parse_writeback(std::string_view text, std::string_view param = "writeback");
 /// Parses "normal", "sequential", "random", "read_mostly", "write_mostly".
 Result<Advice> parse_advice(std::string_view text, std::string_view param = "advice");
@@ -162,7 +171,7 @@ struct CloseOptions {
     /// Remove the file or segment after unmapping (not allowed for block devices).
     bool unlink = false;
     /// Changes since the last sync() never reach the file. Needs
-    /// Writeback::explicit_sync: with kernel write-back the kernel may already
+    /// Writeback::explicit_sync or direct: with kernel write-back the kernel may already
     /// have written them, so close() refuses rather than pretend.
     bool discard = false;
     /// Undo what the factory did to the file system, for a caller whose own
@@ -225,6 +234,8 @@ public:
     [[nodiscard]] std::span<std::byte> bytes() const noexcept { return {base_, size_}; }
     [[nodiscard]] RegionKind kind() const noexcept { return kind_; }
     [[nodiscard]] bool is_open() const noexcept { return base_ != nullptr; }
+    /// The write-back the storage part uses (kernel for regions without one).
+    [[nodiscard]] Writeback writeback() const noexcept { return writeback_; }
     /// Bytes of the range placed in memory (memory and shared tiers).
     [[nodiscard]] std::size_t memory_bytes() const noexcept;
     /// Bytes of the range placed on storage.

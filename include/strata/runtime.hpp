@@ -100,6 +100,11 @@ public:
     /// next takes its ready count from two to one; false when the monitor
     /// cannot (then the runtime acts at once). No system call.
     virtual bool notify_when_one_ready(int /*core*/) noexcept { return false; }
+    /// Asks for one call of the factory's callback for `core` when a wakeup
+    /// next takes its ready count from one to two or more; false when the
+    /// monitor cannot (CoverPriority::surrender then falls back to the
+    /// workers' scheduling points). No system call.
+    virtual bool notify_when_woken(int /*core*/) noexcept { return false; }
     /// True when the factory's callback surely runs each time a core is left
     /// with no ready worker (the runtime then leaves waking to it).
     [[nodiscard]] virtual bool reports_empty_cores() const noexcept { return false; }
@@ -131,11 +136,23 @@ enum class CoverPriority {
     /// Same policy as every worker: a woken worker shares the core with its
     /// cover until one of them reaches a scheduling point (before issue 15).
     normal,
+    /// The cover keeps the normal policy (its full weight against other
+    /// processes) until the monitor's wakeup event says a worker it covers
+    /// for is back; then the monitor's thread lowers it to SCHED_IDLE at nice
+    /// 19, a priority change that makes the kernel reschedule the cover's CPU
+    /// at once, even from another CPU. Needs the ebpf monitor (with another,
+    /// covers stay normal until a scheduling point); start() fails with
+    /// permission_denied as for idle.
+    surrender,
+    /// idle and surrender together: SCHED_IDLE while covering, and the same
+    /// rescheduling request on the wakeup event.
+    idle_surrender,
 };
 
 /// "auto", "idle", "normal".
 std::string_view to_string(CoverPriority priority) noexcept;
-/// Parses "auto", "idle" or "normal"; errors name `param` and the value.
+/// Parses "auto", "idle", "normal", "surrender" or "idle+surrender"; errors
+/// name `param`, the value and the accepted ones.
 Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_view param);
 
 struct Options {
@@ -172,6 +189,7 @@ struct CoreStats {
     std::uint64_t context_switches = 0;  ///< voluntary + involuntary, summed over its workers (at stop)
     std::uint64_t covers = 0;            ///< a worker was set to SCHED_IDLE to cover for a blocked one
     std::uint64_t restores = 0;          ///< a covering worker got the normal policy back
+    std::uint64_t kicks = 0;             ///< surrender requests: a cover set to nice 19 on the wakeup event
     MonitorCounters monitor;
 };
 
@@ -208,7 +226,7 @@ public:
     [[nodiscard]] const std::vector<int>& cpus() const noexcept;
     [[nodiscard]] std::string_view monitor_backend() const noexcept;
     [[nodiscard]] std::string_view monitor_reason() const noexcept;
-    /// The cover priority in effect: CoverPriority::idle or CoverPriority::normal.
+    /// The cover priority in effect (never automatic).
     [[nodiscard]] CoverPriority cover_priority() const noexcept;
     /// Why (one line), e.g. "auto: normal, because ... (EPERM)".
     [[nodiscard]] std::string_view cover_reason() const noexcept;

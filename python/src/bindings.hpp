@@ -58,6 +58,9 @@ struct PySegment {
     std::map<const void*, Known> arrays;
     /// One copy per VectorRef alive: close() refuses while arrays still view the mapping.
     std::shared_ptr<int> views = std::make_shared<int>(0);
+    /// Vectors erased through this object so far: ports forget the handles they
+    /// remembered for arrays when it moves on.
+    std::uint64_t erased = 0;
 };
 
 /// One vector of the segment seen from Python; it keeps its segment alive
@@ -69,6 +72,18 @@ struct VectorRef {
     std::shared_ptr<int> view;  // PySegment::views
     bool read_only = false;     // the segment was opened read_only: the array is not writeable
 };
+
+/// A vector of the segment found through a handle (checked like Segment.load).
+struct LoadedVector {
+    void* vector = nullptr;
+    Dtype dtype = Dtype::float64;
+    const void* data = nullptr;
+    std::size_t size = 0;
+};
+/// The vector behind `h`; raises strata.Error / ValueError like Segment.load.
+LoadedVector load_vector(PySegment& segment, const Handle& h);
+/// A new numpy view of `v` that keeps `segment` (a PySegment) mapped.
+nb::object array_for(const nb::object& segment, const LoadedVector& v);
 
 void bind_segment(nb::module_& m);
 void bind_port(nb::module_& m);

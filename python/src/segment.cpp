@@ -62,6 +62,29 @@ nb::object array_of(nb::handle owner, const VectorRef& ref) {
 
 }  // namespace
 
+LoadedVector load_vector(PySegment& self, const Handle& h) {
+    auto& s = open_segment(self);
+    for (auto d : {Dtype::float64, Dtype::float32, Dtype::int64, Dtype::int32, Dtype::uint8}) {
+        const bool match =
+            with_type(d, [&](auto tag) { return h.type == type_id<strata::vector<typename decltype(tag)::type>>(); });
+        if (match) {
+            return with_type(d, [&](auto tag) {
+                auto* v = unwrap(s.segment.load<strata::vector<typename decltype(tag)::type>>(h));
+                return LoadedVector{v, d, v->data(), v->size()};
+            });
+        }
+    }
+    throw nb::value_error(fmt::format("handle type={:#x}: not a vector of float64, float32, int64, "
+                                      "int32 or uint8 (the bindings load only those)",
+                                      h.type)
+                              .c_str());
+}
+
+nb::object array_for(const nb::object& segment, const LoadedVector& v) {
+    nb::object ref = nb::cast(remember(segment, v.vector, v.dtype));
+    return array_of(ref, nb::cast<const VectorRef&>(ref));
+}
+
 void bind_segment(nb::module_& m) {
     m.attr("_BLOB_TYPE") = type_id<strata::vector<char>>();
     nb::class_<VectorRef>(m, "_VectorRef")
@@ -124,21 +147,8 @@ void bind_segment(nb::module_& m) {
         .def(
             "_load",
             [](nb::object self, const Handle& h) {
-                auto& s = open_segment(seg_of(self));
-                for (auto d : {Dtype::float64, Dtype::float32, Dtype::int64, Dtype::int32, Dtype::uint8}) {
-                    const bool match = with_type(
-                        d, [&](auto tag) { return h.type == type_id<strata::vector<typename decltype(tag)::type>>(); });
-                    if (match) {
-                        void* v = with_type(d, [&](auto tag) -> void* {
-                            return unwrap(s.segment.load<strata::vector<typename decltype(tag)::type>>(h));
-                        });
-                        return remember(self, v, d);
-                    }
-                }
-                throw nb::value_error(fmt::format("handle type={:#x}: not a vector of float64, float32, int64, "
-                                                  "int32 or uint8 (the bindings load only those)",
-                                                  h.type)
-                                          .c_str());
+                const LoadedVector v = load_vector(seg_of(self), h);
+                return remember(self, v.vector, v.dtype);
             },
             nb::arg("handle"))
         .def(
@@ -200,6 +210,7 @@ void bind_segment(nb::module_& m) {
                     if (auto found = seg.segment.find<V>(name)) {
                         seg.arrays.erase((*found)->data());
                     }
+                    ++seg.erased;
                     unwrap(seg.segment.erase<V>(name));
                 });
             },

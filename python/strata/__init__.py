@@ -18,7 +18,7 @@ import pickle
 import numpy as np
 
 from . import bench  # benchmark results (strata.bench, pure Python)
-from ._strata import _BLOB_TYPE, Error, Handle, _Port, _Region, _Segment
+from ._strata import Error, Handle, Message, _Port, _Region, _Segment
 
 __all__ = ["Error", "Handle", "Segment", "Port", "Message", "Region", "DTYPES", "bench"]
 
@@ -124,35 +124,6 @@ class Segment:
         return f"strata.Segment(name={self.name!r}, size={self.size})"
 
 
-class Message:
-    """A received message. `object` is what was sent: a numpy array viewing
-    the segment's vector (no copy) for arrays, or the unpickled object for
-    anything else; `array` is the same array, or None for a pickled object.
-    The message's slot stays held - the producer cannot reuse it - until
-    release() (or the end of a `with` block)."""
-
-    def __init__(self, segment: Segment, sample):
-        self._sample = sample
-        self.handle: Handle = sample.handle
-        if self.handle.type == _BLOB_TYPE:
-            self.array: np.ndarray | None = None
-            self.object = pickle.loads(segment._seg._load_blob(self.handle))
-        else:
-            self.array = segment.load(self.handle)
-            self.object = self.array
-
-    def release(self) -> None:
-        self.array = None
-        self.object = None
-        self._sample.release()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-
-
 class Port:
     """A port of a segment (strata::Port): a ring of `slots` message slots;
     every consumer receives every message (fan-out to `consumers`), and a slot
@@ -205,7 +176,9 @@ class Port:
         ('int32', [0, 1, 2, 3])
         >>> out.close(); inp.close(); seg.close()
         """
-        self._port.send(self._handle_of(obj), timeout)
+        # A Handle, or an array sent before, goes without a Python-level lookup.
+        if not self._port.send(obj, timeout):
+            self._port.send(self._handle_of(obj), timeout)
 
     def _handle_of(self, obj) -> Handle:
         if isinstance(obj, Handle):
@@ -213,7 +186,9 @@ class Port:
         seg = self._segment
         if isinstance(obj, np.ndarray):
             if obj.__array_interface__["data"][0] in seg._known_addresses():
-                return seg.save(obj)
+                handle = seg.save(obj)
+                self._port._remember(obj, handle)
+                return handle
             if obj.ndim == 1 and obj.dtype.name in DTYPES and obj.flags.c_contiguous:
                 copy = seg.make(obj.dtype, obj.size)
                 copy[:] = obj
@@ -226,8 +201,7 @@ class Port:
 
     def recv(self, timeout: float | None = None) -> Message | None:
         """The next message, waiting for it; None at the end of the stream (every producer closed)."""
-        sample = self._port.recv(timeout)
-        return None if sample is None else Message(self._segment, sample)
+        return self._port.recv(timeout)
 
     def close(self) -> None:
         self._port.close()

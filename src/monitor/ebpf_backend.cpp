@@ -178,13 +178,20 @@ private:
         return true;
     }
 
+    // Armed by the runtime for the wakeup that gives the core a second ready
+    // worker (monitor.bpf.c, stmon_wakeup); one event per arming.
+    bool do_notify_when_woken(int core) noexcept override {
+        __atomic_store_n(&slots_[static_cast<std::size_t>(core)].woken_armed, 1U, __ATOMIC_RELEASE);
+        return true;
+    }
+
     static int on_event(void* context, void* data, std::size_t size) {
         auto* self = static_cast<EbpfMonitor*>(context);
         if (size < sizeof(strata_monitor_event)) return 0;
         strata_monitor_event event{};
         std::memcpy(&event, data, sizeof(event));
         if (event.core >= static_cast<std::uint32_t>(self->cores())) return 0;
-        if (event.kind == STRATA_MONITOR_EVENT_SETTLED) {
+        if (event.kind == STRATA_MONITOR_EVENT_SETTLED || event.kind == STRATA_MONITOR_EVENT_WOKEN) {
             // No threshold: the runtime asked for exactly this moment.
             self->settled_(static_cast<int>(event.core));
             return 0;

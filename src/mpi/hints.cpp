@@ -226,6 +226,7 @@ AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept {
     // have large-folio read-ahead on their faults, which is faster still.
     plan.prefetch = (styles == 0 || (styles & access::read_mostly) != 0) && (styles & writes) == 0;
     plan.populate = (styles & access::write_once) != 0;
+    plan.direct = (styles & access::write_once) != 0;
     return plan;
 }
 

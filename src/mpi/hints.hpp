@@ -60,10 +60,15 @@ inline constexpr unsigned normal = 1U << 7;
 ///   populate  write_once: prepare every page for writing at creation
 ///             (MADV_POPULATE_WRITE), one system call instead of a fault per
 ///             folio while the program writes; every page is then dirty
+///   direct    write_once: a storage part over bytes the file does not hold
+///             yet starts as anonymous memory and MPI_Win_sync writes it with
+///             O_DIRECT (Writeback::direct), when the part fits in half the
+///             memory budget; otherwise the mapping with populate
 struct AccessPlan {
     std::optional<Advice> advice;
     bool prefetch = false;
     bool populate = false;
+    bool direct = false;
 };
 
 /// The plan for an access_style bit set whose first entry maps to `first`.

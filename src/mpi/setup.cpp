@@ -84,6 +84,7 @@ PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor mem
     spec.advice = plan.advice;
     spec.prefetch = plan.prefetch;
     spec.populate = plan.populate && !hints.discard;  // a private mapping would copy every page
+    spec.direct = plan.direct;
     return spec;
 }
 
@@ -100,6 +101,9 @@ HintMap report(const WindowHints& hints, const std::string& path, const StorageP
     out.insert_or_assign("storage_alloc_sync", std::string(to_string(hints.sync)));
     out.insert_or_assign("strata_memory_bytes", std::to_string(part != nullptr ? part->memory_bytes() : 0));
     out.insert_or_assign("strata_storage_bytes", std::to_string(part != nullptr ? part->storage_bytes() : 0));
+    if (part != nullptr && part->storage_bytes() > 0) {
+        out.insert_or_assign("strata_writeback", std::string(to_string(part->writeback())));
+    }
     if (hints.striping_factor || hints.striping_unit) {
         out.insert_or_assign("strata_not_applied",
                              "striping_factor,striping_unit: the file system has no striping strata can set");

@@ -41,6 +41,14 @@ void prefetch(std::byte* begin, std::size_t length, const std::filesystem::path&
     detail::log().debug("prefetch of {}: {} bytes of read-ahead started", path.string(), length);
 }
 
+/// True if `size` bytes fit in half the memory budget: a write_once window
+/// that does may live in anonymous memory until it is synced (direct
+/// write-back); a larger one stays a file mapping the kernel can write back.
+bool fits_in_memory(std::size_t size) {
+    auto budget = current_memory_budget();
+    return budget && size <= budget->usable / 2;
+}
+
 /// Faults every page of a write_once storage part in, writable, in one call:
 /// the kernel's loop costs a fraction of the program's faults, which a store
 /// takes per folio. Best effort: without MADV_POPULATE_WRITE (Linux < 5.14)
@@ -70,7 +78,12 @@ Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const
         return std::shared_ptr<StoragePart>(new StoragePart(std::move(*region), {}, policy));
     }
     const std::uint64_t existing = spec.prefetch ? existing_bytes(spec.file.path, spec.file.offset) : 0;
-    auto region = Region::combined(size, {.storage = spec.file, .factor = spec.memory_share, .order = spec.order});
+    StorageOptions file = spec.file;
+    const bool direct = spec.direct && fits_in_memory(size);
+    if (direct) {
+        file.writeback = Writeback::direct;
+    }
+    auto region = Region::combined(size, {.storage = file, .factor = spec.memory_share, .order = spec.order});
     if (!region) {
         return std::unexpected(region.error());
     }
@@ -85,7 +98,7 @@ Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const
     if (existing > 0 && region->storage_bytes() > 0) {
         prefetch(storage, std::min<std::uint64_t>(region->storage_bytes(), existing), spec.file.path);
     }
-    if (spec.populate && region->storage_bytes() > 0) {
+    if (spec.populate && !direct && region->storage_bytes() > 0) {
         populate_for_writing(storage, region->storage_bytes(), spec.file.path);
     }
     auto path = region->storage_bytes() > 0 ? spec.file.path : std::filesystem::path{};

@@ -27,6 +27,7 @@ struct PartSpec {
     std::optional<Advice> advice;  ///< kernel advice for the storage part
     bool prefetch = false;         ///< read what the file already holds (AccessPlan)
     bool populate = false;         ///< MADV_POPULATE_WRITE the storage part (AccessPlan)
+    bool direct = false;           ///< Writeback::direct if the part fits in memory (AccessPlan)
 };
 
 /// What happens when the part is released.
@@ -52,6 +53,8 @@ public:
     [[nodiscard]] std::size_t storage_bytes() const noexcept { return region_.storage_bytes(); }
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
     [[nodiscard]] const ReleasePolicy& policy() const noexcept { return policy_; }
+    /// The write-back the storage part uses (kernel, explicit_sync or direct).
+    [[nodiscard]] Writeback writeback() const noexcept { return region_.writeback(); }
 
     /// Undoes create() after another rank failed: unmaps without writing
     /// back, removes the file if create() made it, else shrinks it back.

@@ -32,6 +32,15 @@ namespace strata::mpi {
 
 namespace {
 
+/// The ranks of a shared window map the same file pages and see each other's
+/// stores at once, so a shared window never uses direct write-back (private
+/// memory): write_once keeps the shared mapping, populated for writing.
+PartSpec shared_spec(const WindowHints& hints, const std::string& path) {
+    PartSpec spec = part_spec(hints, path, Factor::fixed(0.0));
+    spec.direct = false;
+    return spec;
+}
+
 std::optional<Failure> check_shared(const char* routine, int rank, const WindowHints& hints) {
     if (hints.discard) {
         return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_discard", "true",
@@ -212,8 +221,7 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
             parameters.offset = hints.offset;
             parameters.noncontig = hints.shared_noncontig ? 1 : 0;
             if (total > 0) {
-                auto made =
-                    StoragePart::create(total, part_spec(hints, *name, Factor::fixed(0.0)), release_policy(hints));
+                auto made = StoragePart::create(total, shared_spec(hints, *name), release_policy(hints));
                 part = made ? std::move(*made) : nullptr;
                 if (!made) {
                     failure = region_failure(routine, rank, made.error());
@@ -236,8 +244,7 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
     if (rank != 0 && total > 0) {
         WindowHints file_hints = hints;
         file_hints.offset = parameters.offset;
-        auto made =
-            StoragePart::create(total, part_spec(file_hints, path, Factor::fixed(0.0)), release_policy(file_hints));
+        auto made = StoragePart::create(total, shared_spec(file_hints, path), release_policy(file_hints));
         part = made ? std::move(*made) : nullptr;
         if (!made) {
             failure = region_failure(routine, rank, made.error());

@@ -31,7 +31,12 @@ std::string_view to_string(Order order) noexcept {
 }
 
 std::string_view to_string(Writeback writeback) noexcept {
-    return writeback == Writeback::kernel ? "kernel" : "explicit_sync";
+    switch (writeback) {
+        case Writeback::kernel: return "kernel";
+        case Writeback::explicit_sync: return "explicit_sync";
+        case Writeback::direct: return "direct";
+    }
+    return "unknown";
 }
 
 std::string_view to_string(Advice advice) noexcept {
@@ -63,8 +68,11 @@ Result<Writeback> parse_writeback(std::string_view text, std::string_view param)
     if (text == "explicit_sync") {
         return Writeback::explicit_sync;
     }
-    return make_error(Errc::invalid_argument, "{}={}: unknown write-back (expected kernel or explicit_sync)", param,
-                      text);
+    if (text == "direct") {
+        return Writeback::direct;
+    }
+    return make_error(Errc::invalid_argument, "{}={}: unknown write-back (expected kernel, explicit_sync or direct)",
+                      param, text);
 }
 
 Result<Advice> parse_advice(std::string_view text, std::string_view param) {

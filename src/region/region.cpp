@@ -21,6 +21,17 @@ namespace {
 
 constexpr std::size_t max_shared_name = 200;
 
+/// True if the file holds data in [offset, offset+length): written bytes, or
+/// pages in the page cache. Reserved (unwritten) space and holes are not data.
+/// Where SEEK_DATA is not supported (a block device), everything is data.
+bool holds_data(int fd, std::uint64_t offset, std::size_t length) {
+    const off_t found = ::lseek(fd, static_cast<off_t>(offset), SEEK_DATA);
+    if (found < 0) {
+        return errno != ENXIO;  // ENXIO: no data from offset to the end of the file
+    }
+    return static_cast<std::uint64_t>(found) < offset + length;
+}
+
 Result<void> check_size(const char* op, std::size_t size) {
     if (size == 0) {
         return make_error(Errc::invalid_argument, "{}: size=0: a region needs at least one byte", op);
@@ -294,7 +305,16 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
         return fail(errno, "cannot map the memory part");
     }
     const Writeback writeback = options.storage.read_only ? Writeback::kernel : options.storage.writeback;
-    if (storage_mapped > 0) {
+    if (storage_mapped > 0 && writeback == Writeback::direct &&
+        !holds_data(file.fd.get(), options.storage.offset, storage_length)) {
+        // Nothing to show from the file: anonymous memory reads the same
+        // zeros, and stores into it take no page-cache faults.
+        if (::mmap(base + storage_begin, storage_mapped, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+            return fail(errno, "cannot map the storage part");
+        }
+        (void)::madvise(base + storage_begin, storage_mapped, MADV_HUGEPAGE);  // best effort
+    } else if (storage_mapped > 0) {
         const int sharing = writeback == Writeback::kernel ? MAP_SHARED : MAP_PRIVATE;
         if (::mmap(base + storage_begin, storage_mapped, protection(options.storage.read_only), sharing | MAP_FIXED,
                    file.fd.get(), static_cast<off_t>(options.storage.offset)) == MAP_FAILED) {
@@ -359,7 +379,7 @@ Result<void> Region::close(CloseOptions options) {
                           op);
     }
     Result<void> result;
-    if (storage_length_ > 0 && writeback_ == Writeback::explicit_sync && !options.discard && !options.roll_back) {
+    if (storage_length_ > 0 && writeback_ != Writeback::kernel && !options.discard && !options.roll_back) {
         if (auto written = RegionAccess::write_back_private(*this, op, 0, size_); !written) {
             result = std::unexpected(written.error());
         }

@@ -1,11 +1,13 @@
 // Write-back of storage-backed parts. Kernel write-back lets the kernel find
 // the dirty pages (msync walks only pages tagged dirty); explicit_sync finds
 // changed pages in /proc/self/pagemap, since a written page of a private file
-// mapping becomes an anonymous page.
+// mapping becomes an anonymous page; direct does the same and writes them with
+// O_DIRECT.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "region/posix.hpp"
@@ -79,6 +81,44 @@ Result<void> write_all(const char* op, int fd, const std::byte* data, std::size_
     return {};
 }
 
+/// A descriptor for writing the region's file with O_DIRECT, reopened from
+/// the region's own descriptor (same file, whatever its path became); -1 if
+/// the file system refuses O_DIRECT, and the caller writes through the page
+/// cache instead.
+posix::UniqueFd open_direct(int fd) {
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    return posix::UniqueFd(::open(self.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC));
+}
+
+/// Writes one run of a direct region: the page-aligned bulk with O_DIRECT
+/// (straight from the pages, no page-cache copy), a partial last page and
+/// anything O_DIRECT refuses through the page cache.
+Result<void> write_run_direct(const char* op, int fd, int direct_fd, const std::byte* data, std::size_t length,
+                              std::uint64_t offset, const std::filesystem::path& path) {
+    const std::size_t bulk = length / page_size() * page_size();
+    if (direct_fd >= 0 && bulk > 0) {
+        std::size_t done = 0;
+        while (done < bulk) {
+            const ssize_t n = ::pwrite(direct_fd, data + done, bulk - done, static_cast<off_t>(offset + done));
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n < 0 && errno == EINVAL) {
+                break;  // alignment the device does not accept: the rest goes through the page cache
+            }
+            if (n < 0) {
+                return make_sys_error(errno, "{}: cannot write {} bytes at offset {} of {} (O_DIRECT)", op, bulk - done,
+                                      offset + done, path.string());
+            }
+            done += static_cast<std::size_t>(n);
+        }
+        data += done;
+        length -= done;
+        offset += done;
+    }
+    return write_all(op, fd, data, length, offset, path);
+}
+
 }  // namespace
 
 Result<void> RegionAccess::check_range(const Region& r, const char* op, std::size_t offset, std::size_t length) {
@@ -113,21 +153,29 @@ Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, 
     if (!runs) {
         return std::unexpected(runs.error());
     }
+    const bool direct = r.writeback_ == Writeback::direct;
+    const posix::UniqueFd direct_fd = direct && !runs->empty() ? open_direct(r.fd_) : posix::UniqueFd();
     std::size_t written = 0;
     for (const Run& run : *runs) {
         // The last page may reach past the storage part's end: write only what the file holds.
         const std::size_t end = std::min(run.offset + run.length, storage_end(r));
-        if (auto ok =
-                write_all(op, r.fd_, r.base_ + run.offset, end - run.offset, file_offset_of(r, run.offset), r.path_);
-            !ok) {
+        const std::uint64_t at = file_offset_of(r, run.offset);
+        auto ok =
+            direct ? write_run_direct(op, r.fd_, direct_fd.get(), r.base_ + run.offset, end - run.offset, at, r.path_)
+                   : write_all(op, r.fd_, r.base_ + run.offset, end - run.offset, at, r.path_);
+        if (!ok) {
             return std::unexpected(ok.error());
         }
         written += end - run.offset;
     }
     // Dropping the private copies makes the mapping show the file again, so
-    // the next sync sees only pages changed after this one.
+    // the next sync sees only pages changed after this one. A direct region's
+    // pages may be anonymous memory, which MADV_DONTNEED would zero: the file
+    // is mapped over them instead.
     for (const Run& run : *runs) {
-        if (::madvise(r.base_ + run.offset, run.length, MADV_DONTNEED) != 0) {
+        if (direct ? ::mmap(r.base_ + run.offset, run.length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, r.fd_,
+                            static_cast<off_t>(file_offset_of(r, run.offset))) == MAP_FAILED
+                   : ::madvise(r.base_ + run.offset, run.length, MADV_DONTNEED) != 0) {
             return make_sys_error(errno, "{}: cannot drop written pages", op);
         }
     }
@@ -143,7 +191,7 @@ Result<void> Region::sync(std::size_t offset, std::size_t length) {
     if (span == 0 || read_only_) {
         return {};
     }
-    if (writeback_ == Writeback::explicit_sync) {
+    if (writeback_ != Writeback::kernel) {
         auto written = RegionAccess::write_back_private(*this, op, offset, length);
         if (!written) {
             return std::unexpected(written.error());
@@ -172,7 +220,7 @@ Result<void> Region::sync_async(std::size_t offset, std::size_t length) {
     if (span == 0 || read_only_) {
         return {};
     }
-    if (writeback_ == Writeback::explicit_sync) {
+    if (writeback_ != Writeback::kernel) {
         if (auto written = RegionAccess::write_back_private(*this, op, offset, length); !written) {
             return std::unexpected(written.error());
         }

@@ -11,10 +11,22 @@
 // their block) are normal; a core's only active worker is normal. The cover
 // lowers itself when it starts running, so the monitor's thread that woke it
 // makes no extra system call.
+//
+// Surrender (CoverPriority::surrender, idle_surrender): SCHED_IDLE alone did
+// not make the kernel preempt the cover on every wakeup — a wakeup from
+// another CPU often waited for the cover CPU's next tick (1–4 ms at HZ=250).
+// So the runtime arms the monitor's wakeup event while a worker covers; on
+// it, the monitor's thread sets the cover to SCHED_IDLE at nice 19. A lower
+// priority of a running thread makes the kernel reschedule its CPU at once
+// (prio_changed_fair → resched_curr, an IPI when remote), and the woken
+// worker, normal, is picked. The cover's nice goes back with its policy.
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <thread>
 #include <utility>
 
@@ -32,24 +44,55 @@ std::string_view to_string(CoverPriority priority) noexcept {
         case CoverPriority::automatic: return "auto";
         case CoverPriority::idle: return "idle";
         case CoverPriority::normal: return "normal";
+        case CoverPriority::surrender: return "surrender";
+        case CoverPriority::idle_surrender: return "idle+surrender";
     }
     return "?";
 }
 
 Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_view param) {
-    if (text == "auto") return CoverPriority::automatic;
-    if (text == "idle") return CoverPriority::idle;
-    if (text == "normal") return CoverPriority::normal;
-    return make_error(Errc::invalid_argument, "{}={}: expected auto, idle or normal", param, text);
+    for (auto priority : {CoverPriority::automatic, CoverPriority::idle, CoverPriority::normal,
+                          CoverPriority::surrender, CoverPriority::idle_surrender}) {
+        if (text == to_string(priority)) return priority;
+    }
+    return make_error(Errc::invalid_argument,
+                      "{}={}: not a cover priority; expected auto, idle, normal, surrender or idle+surrender", param,
+                      text);
 }
 
 namespace {
 
+// The thread's nice value while it is not lowered: the process's own (the
+// benchmark driver's --nice), read once.
+int base_nice() noexcept {
+    static const int nice = [] {
+        errno = 0;
+        const int value = ::getpriority(PRIO_PROCESS, 0);
+        return errno == 0 ? value : 0;
+    }();
+    return nice;
+}
+
 // SCHED_RESET_ON_FORK: a process forked by a covering worker (an external
-// task) starts with the normal policy, not SCHED_IDLE.
-int set_policy(pid_t tid, bool idle) {
-    const sched_param param{};
-    return ::sched_setscheduler(tid, (idle ? SCHED_IDLE : SCHED_OTHER) | SCHED_RESET_ON_FORK, &param);
+// task) starts with the normal policy, not SCHED_IDLE. `nice19`: the
+// surrender request, whose priority change reschedules the thread's CPU.
+int set_policy(pid_t tid, bool idle, bool nice19 = false) {
+    // struct sched_attr (SCHED_ATTR_SIZE_VER0): glibc before 2.41 declares
+    // neither it nor sched_setattr, and linux/sched/types.h clashes with <sched.h>.
+    struct {
+        std::uint32_t size;
+        std::uint32_t sched_policy;
+        std::uint64_t sched_flags;
+        std::int32_t sched_nice;
+        std::uint32_t sched_priority;
+        std::uint64_t sched_runtime, sched_deadline, sched_period;
+    } attr{};
+    constexpr std::uint64_t reset_on_fork = 0x01;  // SCHED_FLAG_RESET_ON_FORK
+    attr.size = sizeof(attr);
+    attr.sched_policy = idle ? SCHED_IDLE : SCHED_OTHER;
+    attr.sched_flags = reset_on_fork;
+    attr.sched_nice = nice19 ? 19 : base_nice();
+    return static_cast<int>(::syscall(SYS_sched_setattr, tid, &attr, 0U));
 }
 
 }  // namespace
@@ -70,7 +113,7 @@ Result<void> probe_restore() {
     int lower = 0;
     int restore = 0;
     std::thread probe([&] {
-        lower = set_policy(0, true) == 0 ? 0 : errno;
+        lower = set_policy(0, true, true) == 0 ? 0 : errno;
         if (lower == 0) {
             restore = set_policy(0, false) == 0 ? 0 : errno;
         }
@@ -90,36 +133,62 @@ Result<void> probe_restore() {
 
 }  // namespace
 
-Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored) {
+CoverPriority CoverChoice::priority() const noexcept {
+    if (surrender) return idle ? CoverPriority::idle_surrender : CoverPriority::surrender;
+    return idle ? CoverPriority::idle : CoverPriority::normal;
+}
+
+Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored, bool wakeups_reported) {
+    const auto name = to_string(requested);
     if (requested == CoverPriority::normal) {
-        return CoverChoice{false, "normal by request"};
+        return CoverChoice{false, false, "normal by request"};
     }
     if (!monitored) {
-        return CoverChoice{false, fmt::format("{}: normal, because without a monitor no worker covers for another",
-                                              to_string(requested))};
+        return CoverChoice{false, false,
+                           fmt::format("{}: normal, because without a monitor no worker covers for another", name)};
+    }
+    const bool surrender = requested == CoverPriority::surrender || requested == CoverPriority::idle_surrender;
+    if (surrender && !wakeups_reported) {
+        return make_error(Errc::unsupported,
+                          "STRATA_COVER_PRIORITY={}: the monitor does not report wakeups (only STRATA_MONITOR=ebpf "
+                          "does); use idle",
+                          name);
     }
     if (auto probe = probe_restore(); !probe) {
-        if (requested == CoverPriority::idle) {
-            return make_error(Errc::permission_denied, "STRATA_COVER_PRIORITY=idle: {}", probe.error().what());
+        if (requested != CoverPriority::automatic) {
+            return make_error(Errc::permission_denied, "STRATA_COVER_PRIORITY={}: {}", name, probe.error().what());
         }
-        return CoverChoice{false, fmt::format("auto: normal, because the runtime {}", probe.error().what())};
+        return CoverChoice{false, false, fmt::format("auto: normal, because the runtime {}", probe.error().what())};
     }
-    return CoverChoice{true,
-                       fmt::format("{}: idle (SCHED_IDLE while covering for a blocked worker)", to_string(requested))};
+    switch (requested) {
+        case CoverPriority::surrender:
+            return CoverChoice{false, true,
+                               "surrender: normal while covering, SCHED_IDLE at nice 19 (the CPU rescheduled) when the "
+                               "monitor sees the covered worker wake"};
+        case CoverPriority::idle_surrender:
+            return CoverChoice{true, true,
+                               "idle+surrender: SCHED_IDLE while covering, nice 19 (the CPU rescheduled) when the "
+                               "monitor sees the covered worker wake"};
+        default:
+            return CoverChoice{true, false,
+                               fmt::format("{}: idle (SCHED_IDLE while covering for a blocked worker)", name)};
+    }
 }
 
 }  // namespace detail
 
-// With core.mutex held.
-void Runtime::Impl::set_priority(Worker& worker, bool idle) {
-    if (worker.idle_priority.load(std::memory_order_relaxed) == idle) {
+// With core.mutex held. `kick`: the surrender request (nice 19 as well),
+// made also when the worker is at SCHED_IDLE already.
+void Runtime::Impl::set_priority(Worker& worker, bool idle, bool kick) {
+    const bool was_idle = worker.idle_priority.load(std::memory_order_relaxed);
+    if (was_idle == idle && worker.kicked == kick) {
         return;
     }
     if (idle && !cover_idle.load(std::memory_order_acquire)) {
         return;
     }
     const pid_t tid = worker.tid.load(std::memory_order_acquire);
-    if (set_policy(tid, idle) != 0) {
+    if (set_policy(tid, idle, kick) != 0) {
         const int err = errno;
         if (err == ESRCH) {
             return;  // the thread is exiting
@@ -129,6 +198,13 @@ void Runtime::Impl::set_priority(Worker& worker, bool idle) {
             strata::detail::log().warn("strata runtime: cover priority off: cannot set thread {} to {}: {}", tid,
                                        idle ? "SCHED_IDLE" : "normal", describe_errno(err));
         }
+        return;
+    }
+    worker.kicked = kick;
+    if (kick) {
+        worker.core->kicks.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (was_idle == idle) {
         return;
     }
     worker.idle_priority.store(idle, std::memory_order_release);
@@ -146,6 +222,7 @@ void Runtime::Impl::cover_core(Core& core, Worker& cover) {
             set_priority(*worker, false);
         }
     }
+    core.cover = nullptr;
     cover.cover_pending = cover_idle.load(std::memory_order_acquire);
 }
 
@@ -161,8 +238,27 @@ void Runtime::Impl::start_cover(Worker& self) {
         return;
     }
     if (core.active.load(std::memory_order_acquire) > 1 && monitor->ready(core.cpu) <= 1) {
-        set_priority(self, true);
+        // A surrender-mode cover may still be low from its last surrender.
+        set_priority(self, cover_at_start);
+        if (cover_surrender) {
+            // A wakeup between the check above and the arming is caught at
+            // this worker's scheduling point, which comes next.
+            core.cover = &self;
+            (void)monitor->notify_when_woken(core.cpu);
+        }
     }
+}
+
+// The monitor's wakeup event (or the leader's scan): the core has more than
+// one ready worker while one covers at full weight. The cover gives it up
+// now: SCHED_IDLE at nice 19 makes the kernel reschedule its CPU, and it
+// gets the normal policy back once alone (leave_core, settle_core).
+void Runtime::Impl::surrender_cover(Core& core) {
+    Worker* cover = std::exchange(core.cover, nullptr);
+    if (cover == nullptr || cover->parked || core.active.load(std::memory_order_acquire) <= 1) {
+        return;
+    }
+    set_priority(*cover, true, true);
 }
 
 // The active set shrank: a core left with one active worker gives it the normal policy.
@@ -170,6 +266,7 @@ void Runtime::Impl::settle_core(Core& core) {
     if (core.active.load(std::memory_order_acquire) != 1) {
         return;
     }
+    core.cover = nullptr;
     for (Worker* worker : core.members) {
         if (!worker->parked) {
             set_priority(*worker, false);

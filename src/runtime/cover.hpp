@@ -8,14 +8,19 @@
 namespace strata::runtime::detail {
 
 struct CoverChoice {
-    bool idle = false;   ///< covering workers run at SCHED_IDLE
-    std::string reason;  ///< one line: the request, the choice and why
+    bool idle = false;       ///< covering workers run at SCHED_IDLE
+    bool surrender = false;  ///< the monitor's wakeup event makes a cover give up its core
+    std::string reason;      ///< one line: the request, the choice and why
+    [[nodiscard]] CoverPriority priority() const noexcept;
 };
 
-/// Resolves `requested` for this process: idle needs a monitor (without one
-/// no worker covers) and the right to take a thread back from SCHED_IDLE,
-/// which is tried on a short-lived thread. Errors: permission_denied when
-/// idle was requested explicitly and that right is missing.
-Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored);
+/// Resolves `requested` for this process: idle and surrender need a monitor
+/// (without one no worker covers) and the right to take a thread back from
+/// SCHED_IDLE at nice 19, which is tried on a short-lived thread; surrender
+/// also needs a monitor that reports wakeups (`wakeups_reported`). Errors:
+/// permission_denied when idle, surrender or idle+surrender was requested
+/// explicitly and that right is missing; unsupported when surrender was
+/// requested and the monitor does not report wakeups.
+Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored, bool wakeups_reported);
 
 }  // namespace strata::runtime::detail

@@ -45,8 +45,13 @@ void Runtime::Impl::leader_main() {
 
 // The core has no ready worker: if there is work, give it one. Or it has one
 // ready worker again (notify_when_one_ready, the leader's scan): a cover left
-// alone at SCHED_IDLE gets the normal policy back.
+// alone at SCHED_IDLE gets the normal policy back. Or a covered worker woke
+// (notify_when_woken): its cover surrenders the core.
 void Runtime::Impl::attend(detail::Core& core) {
+    if (cover_surrender && monitored && monitor->ready(core.cpu) > 1) {
+        std::lock_guard lock(core.mutex);
+        surrender_cover(core);
+    }
     if (core.idle_covers.load(std::memory_order_acquire) > 0 && monitored && monitor->ready(core.cpu) <= 1) {
         std::lock_guard lock(core.mutex);
         settle_core(core);

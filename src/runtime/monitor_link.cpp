@@ -31,6 +31,7 @@ public:
     [[nodiscard]] std::string_view backend() const noexcept override { return to_string(monitor_->backend()); }
     [[nodiscard]] std::string_view reason() const noexcept override { return monitor_->reason(); }
     bool notify_when_one_ready(int core) noexcept override { return monitor_->notify_when_one_ready(core); }
+    bool notify_when_woken(int core) noexcept override { return monitor_->notify_when_woken(core); }
     [[nodiscard]] bool reports_empty_cores() const noexcept override { return true; }
     [[nodiscard]] MonitorCounters counters(int core) const override {
         const monitor::CoreStats s = monitor_->stats(core);

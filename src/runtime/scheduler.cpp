@@ -79,12 +79,18 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     rt.monitor = std::move(*monitor);
     rt.monitored = rt.monitor && rt.monitor->backend() != "off";
     rt.empty_cores_reported = rt.monitored && rt.monitor->reports_empty_cores();
-    auto cover = detail::choose_cover_priority(rt.options.cover_priority, rt.monitored);
+    // Arming the wakeup event once, before any worker exists, is harmless:
+    // it tells whether the monitor can report wakeups.
+    const bool wakeups = rt.monitored && !rt.cpus.empty() && rt.monitor->notify_when_woken(rt.cpus.front());
+    auto cover = detail::choose_cover_priority(rt.options.cover_priority, rt.monitored, wakeups);
     if (!cover) {
         rt.stop();
         return std::unexpected(cover.error());
     }
-    rt.cover_idle.store(cover->idle, std::memory_order_release);
+    rt.cover_idle.store(cover->idle || cover->surrender, std::memory_order_release);
+    rt.cover_at_start = cover->idle;
+    rt.cover_surrender = cover->surrender;
+    rt.cover_mode = cover->priority();
     rt.cover_reason = std::move(cover->reason);
     rt.monitor_ready.store(true, std::memory_order_release);
     if (rt.options.verbose) {
@@ -320,7 +326,7 @@ std::string_view Runtime::monitor_reason() const noexcept {
 }
 
 CoverPriority Runtime::cover_priority() const noexcept {
-    return impl_->cover_idle.load(std::memory_order_acquire) ? CoverPriority::idle : CoverPriority::normal;
+    return impl_->cover_idle.load(std::memory_order_acquire) ? impl_->cover_mode : CoverPriority::normal;
 }
 
 std::string_view Runtime::cover_reason() const noexcept {

@@ -54,6 +54,7 @@ struct Worker {
     // under core->mutex; read without it at scheduling points.
     std::atomic<bool> idle_priority{false};
     bool cover_pending = false;  // woken to cover: lowers itself once it runs, if still needed (core->mutex)
+    bool kicked = false;         // at nice 19 from a surrender request (core->mutex)
 };
 
 /// One CPU: its workers and idle pool.
@@ -71,7 +72,9 @@ struct Core {
 
     std::atomic<std::uint64_t> tasks{0}, steals{0}, surrenders{0}, wakes{0}, context_switches{0};
     std::atomic<std::uint64_t> covers{0}, restores{0};
-    std::atomic<int> idle_covers{0};  // members at SCHED_IDLE now
+    std::atomic<int> idle_covers{0};      // members at SCHED_IDLE now
+    std::atomic<std::uint64_t> kicks{0};  // surrender requests made to a cover
+    Worker* cover = nullptr;              // covering at full weight, to surrender on the wakeup event (mutex)
 };
 
 }  // namespace detail
@@ -89,6 +92,9 @@ struct Runtime::Impl {
     // Covering workers run at SCHED_IDLE (cover.cpp); cleared for good if the
     // kernel ever refuses a change.
     std::atomic<bool> cover_idle{false};
+    bool cover_at_start = false;   // a cover lowers itself to SCHED_IDLE when it starts
+    bool cover_surrender = false;  // the monitor's wakeup event makes a cover give up its core
+    CoverPriority cover_mode = CoverPriority::normal;
     std::string cover_reason;
 
     // Every worker ever created; slots_ is read by thieves without a lock.
@@ -130,7 +136,8 @@ struct Runtime::Impl {
     void wake(detail::Worker& worker);
 
     // cover.cpp; each with core.mutex held.
-    void set_priority(detail::Worker& worker, bool idle);
+    void set_priority(detail::Worker& worker, bool idle, bool kick = false);
+    void surrender_cover(detail::Core& core);
     void cover_core(detail::Core& core, detail::Worker& cover);
     void settle_core(detail::Core& core);
     void leave_core(detail::Core& core);

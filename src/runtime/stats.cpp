@@ -19,6 +19,7 @@ std::vector<CoreStats> Runtime::stats() const {
         s.context_switches = core->context_switches.load(std::memory_order_relaxed);
         s.covers = core->covers.load(std::memory_order_relaxed);
         s.restores = core->restores.load(std::memory_order_relaxed);
+        s.kicks = core->kicks.load(std::memory_order_relaxed);
         {
             std::lock_guard lock(core->mutex);
             s.workers = static_cast<std::uint64_t>(core->workers);
@@ -35,14 +36,14 @@ std::string Runtime::stats_report() const {
     auto ms = [](std::chrono::nanoseconds t) { return std::chrono::duration<double, std::milli>(t).count(); };
     std::string out = fmt::format("strata runtime statistics (monitor {}: {}; cover priority {})\n", monitor_backend(),
                                   monitor_reason(), cover_reason());
-    out += fmt::format("{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14} {:>16} {:>10} {:>6} {:>6} {:>7}\n", "cpu",
+    out += fmt::format("{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14} {:>16} {:>10} {:>6} {:>6} {:>7} {:>6}\n", "cpu",
                        "tasks", "steals", "blocks", "unblocks", "ctx-sw", "no-ready ms", "oversubscr. ms", "surrenders",
-                       "wakes", "wrk", "covers");
+                       "wakes", "wrk", "covers", "kicks");
     for (const CoreStats& s : stats()) {
-        out += fmt::format("{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14.3f} {:>16.3f} {:>10} {:>6} {:>6} {:>7}\n",
-                           s.cpu, s.tasks, s.steals, s.monitor.blocks, s.monitor.unblocks, s.context_switches,
-                           ms(s.monitor.no_ready_time), ms(s.monitor.oversubscribed_time), s.surrenders, s.wakes,
-                           s.workers, s.covers);
+        out += fmt::format(
+            "{:>4} {:>10} {:>8} {:>8} {:>10} {:>10} {:>14.3f} {:>16.3f} {:>10} {:>6} {:>6} {:>7} {:>6}\n", s.cpu,
+            s.tasks, s.steals, s.monitor.blocks, s.monitor.unblocks, s.context_switches, ms(s.monitor.no_ready_time),
+            ms(s.monitor.oversubscribed_time), s.surrenders, s.wakes, s.workers, s.covers, s.kicks);
     }
     return out;
 }

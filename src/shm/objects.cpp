@@ -60,9 +60,12 @@ ObjectHeader* wait_until_live(const Attachment& a, void* array) {
     }
 }
 
-Result<void> check_type(std::string_view op, std::string_view what, const ObjectHeader* h, const ObjectSpec& spec) {
+/// Checks the object's type; `what` (a callable giving its description) is
+/// only called on a mismatch, so the handoff path formats nothing.
+template <class What>
+Result<void> check_type(std::string_view op, const What& what, const ObjectHeader* h, const ObjectSpec& spec) {
     if (h->type != spec.type) {
-        return make_error(Errc::invalid_argument, "{}: {} is a '{}', not a '{}'", op, what, stored_type(h),
+        return make_error(Errc::invalid_argument, "{}: {} is a '{}', not a '{}'", op, what(), stored_type(h),
                           spec.type_name);
     }
     return {};
@@ -77,7 +80,9 @@ Result<void*> existing(const Attachment& a, std::string_view op, std::string_vie
                           "(or its constructor died)",
                           op, name, a.name);
     }
-    if (auto ok = check_type(op, fmt::format("object '{}' of segment '{}'", name, a.name), h, spec); !ok) {
+    if (auto ok = check_type(
+            op, [&] { return fmt::format("object '{}' of segment '{}'", name, a.name); }, h, spec);
+        !ok) {
         return std::unexpected(ok.error());
     }
     return object_of(h);
@@ -277,7 +282,9 @@ Result<ObjectHeader*> header_of(const Attachment& a, std::string_view op, const 
                           "freed)",
                           op, object, a.name);
     }
-    if (auto ok = check_type(op, fmt::format("the object at {}", object), h, spec); !ok) {
+    if (auto ok = check_type(
+            op, [&] { return fmt::format("the object at {}", object); }, h, spec);
+        !ok) {
         return std::unexpected(ok.error());
     }
     return h;
@@ -304,7 +311,9 @@ Result<void> erase_object(Attachment& a, std::string_view op, std::string_view n
             if (h == nullptr) {
                 return make_error(Errc::busy, "{}: name='{}': the object is still being constructed", op, name);
             }
-            if (auto ok = check_type(op, fmt::format("object '{}' of segment '{}'", name, a.name), h, spec); !ok) {
+            if (auto ok = check_type(
+                    op, [&] { return fmt::format("object '{}' of segment '{}'", name, a.name); }, h, spec);
+                !ok) {
                 return std::unexpected(ok.error());
             }
             object = object_of(h);
@@ -358,7 +367,9 @@ Result<void*> load_object(const Attachment& a, const Handle& handle, const Objec
         return make_error(Errc::invalid_argument, "{}: handle type={:#x} does not match the object's '{}'", op,
                           handle.type, stored_type(h));
     }
-    if (auto ok = check_type(op, fmt::format("the object of the handle (offset {})", handle.offset), h, spec); !ok) {
+    if (auto ok = check_type(
+            op, [&] { return fmt::format("the object of the handle (offset {})", handle.offset); }, h, spec);
+        !ok) {
         return std::unexpected(ok.error());
     }
     return static_cast<void*>(a.base + handle.offset);

@@ -229,7 +229,7 @@ Result<Port> Segment::port(std::string_view name, PortRole role, const PortOptio
     }
     if (role == PortRole::consumer && chosen->state != shm_detail::peer_never) {
         chosen->join_seq = shared->write_seq;  // a replacement consumer starts with the next message
-        chosen->next_seq = shared->write_seq;
+        shared->cursors[port.index_].next_seq = shared->write_seq;
     }
     chosen->token = a.token;
     chosen->mpi_rank = mpi_rank >= 0 ? static_cast<std::uint32_t>(mpi_rank) + 1 : 0;
@@ -499,6 +499,11 @@ Result<void> Port::wait(std::string_view op, std::uint32_t seen, bool for_slot,
     std::atomic<std::uint32_t>& word = for_slot ? shared_->freed : shared_->published;
     std::atomic<std::uint32_t>& waiters = for_slot ? shared_->free_waiters : shared_->publish_waiters;
     const auto tick = std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
+    // A zero timeout (a probe) returns at once, without spinning or sleeping first.
+    if (deadline != std::chrono::steady_clock::time_point::max() && std::chrono::steady_clock::now() >= deadline) {
+        return make_error(Errc::timeout, "{}: port '{}': nothing {} within the timeout", op, name_,
+                          for_slot ? "was released (every slot is in use)" : "arrived");
+    }
     for (;;) {
         if (sync_ == PortSync::mpi) {
             // Waits for a peer's zero-byte message; a message sent before we got

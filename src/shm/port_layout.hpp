@@ -5,6 +5,15 @@
 // still receive or skip it) -> free when the last bit is cleared. All state
 // changes happen under the port's owner-token lock; the futex words
 // `published` and `freed` only wake sleepers.
+//
+// The one exception is the consumer's fast path: commit stores `ready` =
+// s + 1 last (release), and a consumer whose next message is s takes the
+// slot without the lock when it reads that value (acquire). No other message
+// has that value, and the slot cannot move on while the consumer's bit is set,
+// which only the consumer itself (or the recovery after its death) clears.
+// Each consumer's `next_seq` is written by that consumer alone and lies in a
+// cache line of its own, so a commit, which reads the consumer table, does not
+// have to fetch lines a consumer writes on every message.
 #pragma once
 
 #include <atomic>
@@ -23,7 +32,8 @@ enum SlotState : std::uint32_t { slot_free = 0, slot_loaned = 1, slot_committed 
 enum PeerState : std::uint32_t { peer_never = 0, peer_active = 1, peer_departed = 2, peer_closed = 3 };
 enum SyncFamily : std::uint32_t { sync_segment = 1, sync_mpi = 2 };
 
-struct PortSlot {
+struct alignas(64) PortSlot {
+    std::atomic<std::uint64_t> ready{0};  ///< sequence + 1 of the message committed here (fast path)
     std::uint64_t sequence = 0;
     std::uint32_t state = slot_free;
     std::uint32_t producer = 0;
@@ -39,7 +49,11 @@ struct PortPeer {
     std::uint32_t state = peer_never;
     std::uint32_t mpi_rank = 0;  ///< sync=mpi: rank in MPI_COMM_WORLD + 1 (0: none), whom to wake
     std::uint64_t join_seq = 0;  ///< consumers: first message meant for this consumer
-    std::uint64_t next_seq = 0;  ///< consumers: next message to receive
+};
+
+/// A consumer's next message to receive, written by that consumer alone.
+struct alignas(64) PortCursor {
+    std::uint64_t next_seq = 0;
 };
 
 struct PortShared {
@@ -62,6 +76,7 @@ struct PortShared {
     char last_death[384] = {};
     PortPeer producers[kMaxPortPeers];
     PortPeer consumer_peers[kMaxPortPeers];
+    PortCursor cursors[kMaxPortPeers];  ///< per consumer index
 
     PortSlot* slot_array() noexcept { return reinterpret_cast<PortSlot*>(this + 1); }
     PortSlot& slot(std::uint64_t sequence) noexcept { return slot_array()[sequence % slots]; }

@@ -18,8 +18,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Clock::time_point deadline_of(Port::Timeout timeout) {
-    const auto now = Clock::now();
+Clock::time_point deadline_of(Port::Timeout timeout, Clock::time_point now) {
     if (timeout == Port::forever || timeout > std::chrono::hours(24 * 365)) {
         return Clock::time_point::max();
     }
@@ -46,8 +45,8 @@ Result<Loan> Port::loan(Timeout timeout) {
     }
     // A producer that never waits still learns of a dead consumer within a
     // tick, instead of filling slots for it and keeping its index taken.
-    const std::int64_t now =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    const auto start = Clock::now();
+    const std::int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count();
     if (now >= next_liveness_ns_) {
         next_liveness_ns_ = now + shm_detail::kLivenessTickNs;
         recover_dead_peers();
@@ -55,8 +54,8 @@ Result<Loan> Port::loan(Timeout timeout) {
             return std::unexpected(ok.error());
         }
     }
-    const auto deadline = deadline_of(timeout);
-    auto next_check = Clock::now() + std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
+    const auto deadline = deadline_of(timeout, start);
+    auto next_check = start + std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
     for (;;) {
         const std::uint32_t seen = shared_->freed.load(std::memory_order_acquire);
         if (auto ok = lock(op); !ok) {
@@ -106,6 +105,9 @@ Result<void> Port::commit(Loan&& loan, std::size_t used) {
     slot->used = used == static_cast<std::size_t>(-1) ? shared_->slot_bytes : used;
     slot->holders = holders_for(*shared_, slot->sequence);
     slot->state = slot->holders == 0 ? shm_detail::slot_free : shm_detail::slot_committed;
+    if (slot->state == shm_detail::slot_committed) {
+        slot->ready.store(slot->sequence + 1, std::memory_order_release);
+    }
     unlock();
     signal(false);
     ++messages_;
@@ -129,12 +131,20 @@ Result<Sample> Port::recv(Timeout timeout) {
     if (auto ok = need_role(op, *this, PortRole::consumer); !ok) {
         return std::unexpected(ok.error());
     }
-    const auto deadline = deadline_of(timeout);
-    auto next_check = Clock::now() + std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
+    const auto start = Clock::now();
+    const auto deadline = deadline_of(timeout, start);
+    auto next_check = start + std::chrono::nanoseconds(shm_detail::kLivenessTickNs);
     const std::uint64_t bit = 1ULL << index_;
-    PortPeer& me = shared_->consumer_peers[index_];
+    shm_detail::PortCursor& me = shared_->cursors[index_];
     for (;;) {
         const std::uint32_t seen = shared_->published.load(std::memory_order_acquire);
+        // Fast path (port_layout.hpp): the next message is committed, so it is ours; no lock.
+        if (PortSlot& next = shared_->slot(me.next_seq);
+            next.ready.load(std::memory_order_acquire) == me.next_seq + 1) {
+            const std::uint64_t s = me.next_seq++;
+            ++messages_;
+            return Sample(this, s, &next);
+        }
         if (auto ok = lock(op); !ok) {
             return std::unexpected(ok.error());
         }

@@ -133,15 +133,22 @@ TEST(MpiHints, access_styles_choose_advice_and_prefetch) {
     // No hint: page-granular faults, data already in the file fetched first.
     EXPECT_EQ(access_plan(0, std::nullopt).advice, std::nullopt);
     EXPECT_TRUE(access_plan(0, std::nullopt).prefetch);
-    // read_once, write_once, sequential: large-folio read-ahead on faults, no prefetch.
+    // read_once, write_once, sequential: large-folio read-ahead on faults.
     for (auto [style, first] :
          {std::pair{access::read_once, Advice::sequential}, std::pair{access::write_once, Advice::sequential},
           std::pair{access::sequential, Advice::sequential}}) {
         EXPECT_EQ(access_plan(style, first).advice, Advice::sequential);
-        EXPECT_FALSE(access_plan(style, first).prefetch);
     }
+    // None of them prefetches: faults on large folios read ahead of the program (measured faster).
+    EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).prefetch);
+    EXPECT_FALSE(access_plan(access::write_once, Advice::sequential).prefetch);
+    EXPECT_FALSE(access_plan(access::sequential, Advice::sequential).prefetch);
+    // write_once: populated, or direct write-back where it fits in memory.
     EXPECT_TRUE(access_plan(access::write_once, Advice::sequential).populate);
+    EXPECT_TRUE(access_plan(access::write_once, Advice::sequential).direct);
     EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).populate);
+    EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).direct);
+    EXPECT_FALSE(access_plan(0, std::nullopt).direct);
     // read_mostly: page-granular, everything fetched.
     EXPECT_EQ(access_plan(access::read_mostly, Advice::read_mostly).advice, std::nullopt);
     EXPECT_TRUE(access_plan(access::read_mostly, Advice::read_mostly).prefetch);

@@ -16,6 +16,11 @@
 // <report dir>/rank<r>.txt (hydra stops forwarding the job's output once a
 // rank died) and exits 0 without MPI_Finalize (which would wait for the dead
 // rank); the driver dsm_failure_test.sh checks every line and the time.
+// A survivor exits only once every survivor has written its last line:
+// MPICH 4.0's mpiexec (-disable-auto-cleanup) tells every proxy of each rank
+// that exits without MPI_Finalize, and when one of those proxies has exited
+// already its write fails (EPIPE) and mpiexec tears the whole job down,
+// killing survivors still at work (seen in 3 of 65 runs before this wait).
 #include <signal.h>
 #include <unistd.h>
 
@@ -41,6 +46,37 @@ void say(const std::string& what, const strata::Result<void>& r) {
         std::fprintf(g_report, "  message: %s\n", r.error().message.c_str());
     }
     std::fflush(g_report);
+}
+
+bool has_line(const std::string& path, const char* text) {
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) {
+        return false;
+    }
+    char line[512];
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, f) != nullptr) {
+        found = std::strstr(line, text) != nullptr;
+    }
+    std::fclose(f);
+    return found;
+}
+
+// Waits (at most 20 s) until every survivor of `mode` has written its last line.
+void wait_for_survivors(const std::string& dir, const std::string& mode) {
+    const int dead = mode == "client" ? 2 : 1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+        bool all = true;
+        for (int r = 0; r < 5 && all; ++r) {
+            if (r == dead) continue;
+            all = has_line(fmt::format("{}/rank{}.txt", dir, r), r < 2 ? "SURVIVOR rank" : "done after");
+        }
+        if (all || std::chrono::steady_clock::now() > deadline) {
+            return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
 }
 
 strata::Result<void> read_value(strata::dsm::Node& node, ChunkId id, std::uint64_t expected) {
@@ -81,6 +117,7 @@ int main(int argc, char** argv) {
         }
         auto r = node->serve();
         say("serve", r);
+        wait_for_survivors(dir, mode);
         std::_Exit(0);
     }
     const int me = node->client_index();
@@ -141,5 +178,6 @@ int main(int argc, char** argv) {
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::fprintf(g_report, "SURVIVOR rank %d: done after %.1f s\n", dsm_test::g_rank, secs);
     std::fclose(g_report);
+    wait_for_survivors(dir, mode);
     std::_Exit(0);
 }

@@ -1,0 +1,64 @@
+"""Counts the system calls of the calling thread without ptrace or seccomp, the twin of
+tests/support/syscall_counter.hpp: a perf counter on a tracepoint ("raw_syscalls/sys_enter" for every
+call, "syscalls/sys_enter_futex" for futex calls), for this thread only.
+
+    counter = SyscallCounter("raw_syscalls/sys_enter")    # OSError if the kernel offers none here
+    before = counter.read()
+    work()
+    calls = counter.read() - before - 1                    # a read is itself one system call
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import struct
+
+_SYS_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
+_PERF_TYPE_TRACEPOINT = 2
+_PERF_FLAG_FD_CLOEXEC = 8
+_ATTR_SIZE = 128  # PERF_ATTR_SIZE_VER7; the fields after `config` stay zero (counting, enabled)
+
+
+def _tracepoint_id(name: str) -> int:
+    for root in ("/sys/kernel/tracing/events", "/sys/kernel/debug/tracing/events"):
+        try:
+            with open(f"{root}/{name}/id") as f:
+                return int(f.read())
+        except OSError:
+            continue
+    raise OSError(f"no id for tracepoint {name} under /sys/kernel/tracing/events (tracefs not mounted?)")
+
+
+class SyscallCounter:
+    def __init__(self, tracepoint: str):
+        number = _SYS_PERF_EVENT_OPEN.get(platform.machine())
+        if number is None:
+            raise OSError(f"perf_event_open: no system call number known for {platform.machine()}")
+        attr = struct.pack("IIQ", _PERF_TYPE_TRACEPOINT, _ATTR_SIZE, _tracepoint_id(tracepoint))
+        attr += bytes(_ATTR_SIZE - len(attr))
+        libc = ctypes.CDLL(None, use_errno=True)
+        fd = libc.syscall(
+            ctypes.c_long(number),
+            ctypes.c_char_p(attr),
+            ctypes.c_int(0),
+            ctypes.c_int(-1),
+            ctypes.c_int(-1),
+            ctypes.c_ulong(_PERF_FLAG_FD_CLOEXEC),
+        )
+        if fd < 0:
+            err = ctypes.get_errno()
+            raise OSError(
+                err,
+                f"perf_event_open(tracepoint {tracepoint}): {os.strerror(err)} "
+                "(needs root, CAP_PERFMON or kernel.perf_event_paranoid <= -1)",
+            )
+        self.fd = fd
+
+    def read(self) -> int:
+        """Calls counted so far, including this read itself."""
+        return int.from_bytes(os.read(self.fd, 8), "little")
+
+    def close(self) -> None:
+        os.close(self.fd)
