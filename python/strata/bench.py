@@ -201,8 +201,8 @@ def load(suite: str, where: str | os.PathLike | None = None) -> Results:
         raise ResultsError(f"path={str(path)!r}: not JSON: {e}") from e
     if not isinstance(data, dict):
         raise ResultsError(f"path={str(path)!r}: expected a JSON object, found a {type(data).__name__}")
-    # A report may live under another name than its suite's (docs/benchmarks/umt-mode-comparison holds a
-    # run of umt): asked for by that directory's name, it is read as its suite's results.
+    # A report may live under another name than its suite's (a side run kept under its own name holds a
+    # run of its suite): asked for by that directory's name, it is read as its suite's results.
     recorded = data.get("suite")
     if isinstance(recorded, str) and recorded != suite and path.parent.name != suite:
         raise ResultsError(f"suite={suite!r}: {path} holds the results of the suite {recorded!r}")

@@ -28,7 +28,7 @@ def test_every_committed_report_loads_with_its_command_and_medians(bench):
     for suite in COMMITTED:
         sut = bench.load(suite, REPORTS)
         recorded = json.loads((REPORTS / suite / "results.json").read_text()).get("suite", suite)
-        assert sut.suite == recorded  # umt-mode-comparison is a run of umt
+        assert sut.suite == recorded  # a side run under its own name records its suite
         assert sut.path == REPORTS / suite / "results.json"
         assert sut.command, f"{suite}: no command"
         assert sut.medians, f"{suite}: no medians"
