@@ -103,8 +103,14 @@ def test_a_blocking_handoff_costs_one_futex_wait_and_one_futex_wake_and_no_other
     strata_module, segment_name
 ):
     consumer, producer = handoffs(strata_module, segment_name, "blocking")
-    assert typical(consumer) == (1, 1), f"recv(): {consumer}"
-    assert typical(producer) == (1, 1), f"send(): {producer}"
+    # At most the one futex call, and nothing else, in the typical handoff (0 when, on a loaded
+    # machine, the consumer came late and found the message already there).
+    for side, calls in (("recv()", consumer), ("send()", producer)):
+        all_calls, futex_calls = typical(calls)
+        assert all_calls <= 1 and all_calls == futex_calls, f"{side}: {calls}"
+    assert sum(consumer["futex"]) >= len(consumer["futex"]) // 4, (
+        f"the consumer hardly ever slept: {consumer}"
+    )
 
 
 def test_a_busy_poll_send_makes_no_system_call(strata_module, segment_name):
