@@ -189,7 +189,9 @@ def find(suite: str, where: str | os.PathLike | None = None) -> Path:
 
 def load(suite: str, where: str | os.PathLike | None = None) -> Results:
     """Reads the results of `suite` (found as find() says) into a Results.
-    ResultsError when they are missing, not JSON, or of another suite."""
+    `suite` may also name a report directory holding a run of another suite
+    (Results.suite is then the suite the file records). ResultsError when
+    they are missing, not JSON, or of another suite."""
     path = find(suite, where)
     try:
         data = json.loads(path.read_text())
@@ -199,9 +201,12 @@ def load(suite: str, where: str | os.PathLike | None = None) -> Results:
         raise ResultsError(f"path={str(path)!r}: not JSON: {e}") from e
     if not isinstance(data, dict):
         raise ResultsError(f"path={str(path)!r}: expected a JSON object, found a {type(data).__name__}")
+    # A report may live under another name than its suite's (a side run kept under its own name holds a
+    # run of its suite): asked for by that directory's name, it is read as its suite's results.
     recorded = data.get("suite")
-    if isinstance(recorded, str) and recorded != suite:
+    if isinstance(recorded, str) and recorded != suite and path.parent.name != suite:
         raise ResultsError(f"suite={suite!r}: {path} holds the results of the suite {recorded!r}")
+    suite = recorded if isinstance(recorded, str) else suite
     try:
         medians = list(_MEDIANS.get(suite, _generic_medians)(data))
     except (KeyError, TypeError, AttributeError, ValueError) as e:

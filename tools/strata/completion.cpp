@@ -67,7 +67,8 @@ std::string names(const std::vector<Word>& words) {
     return out;
 }
 
-// Text inside single quotes, for zsh ('' ends nothing: close, escaped quote, reopen) and fish (\').
+// `text` as one single-quoted word: for bash and zsh a quote inside is close, \', reopen; fish escapes
+// quotes and backslashes inside single quotes.
 std::string sh_quoted(const std::string& text) {
     std::string out = "'";
     for (char c : text) {
@@ -85,7 +86,7 @@ std::string fish_quoted(const std::string& text) {
     }
     return out + "'";
 }
-// zsh _describe entries are name:description; a colon in the name needs a backslash.
+// A zsh _describe entry, name:description (CLI11 names hold no colon; the description may).
 std::string zsh_entry(const Word& w) {
     return sh_quoted(w.name + ":" + w.description);
 }
