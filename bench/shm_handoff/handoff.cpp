@@ -12,7 +12,9 @@
 // System calls per handoff: each side counts its own (perf tracepoint
 // raw_syscalls:sys_enter, tests/support/syscall_counter.hpp) over the whole
 // run - the consumer's receive loop and the producer's send loop - divided by
-// the handoffs; -1 where the kernel offers no such counter.
+// the handoffs, and in the handoff call alone (recv / commit; read / write of
+// the pipe's data), the median over the handoffs. The counter's reads lie
+// outside the timed span. -1 where the kernel offers no such counter.
 //
 // Usage: strata-bench-shm-handoff [--iterations N] [--repeats R] [--sizes 64,4096,1048576,10485760]
 // Prints one JSON document.
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -67,14 +70,21 @@ struct Shared {
     std::int64_t stamp = 0;
 };
 
-/// One run: the consumer's latencies and both sides' system calls per handoff.
-struct Run {
-    std::vector<std::int64_t> latencies;
-    double consumer_calls = -1;
-    double producer_calls = -1;
+/// System calls of one side: over its whole loop, and in its handoff call alone.
+struct Calls {
+    double whole = -1;  ///< per handoff, the whole loop (slot waits, liveness checks, acks included)
+    double call = -1;   ///< median over handoffs of the calls in the handoff call (recv/commit, read/write)
 };
 
-/// Counts the calling thread's system calls from construction to calls().
+/// One run: the consumer's latencies and both sides' system calls.
+struct Run {
+    std::vector<std::int64_t> latencies;
+    Calls consumer;
+    Calls producer;
+};
+
+/// Counts the calling thread's system calls from construction on, and within
+/// begin()/end() windows around each handoff call (its own reads excluded).
 class CallCount {
 public:
     CallCount() {
@@ -82,39 +92,64 @@ public:
         counter_ = strata::test::SyscallCounter::open("raw_syscalls/sys_enter", &why);
         start_ = counter_ ? counter_->read() : 0;
     }
-    /// Calls per handoff since construction (its own two reads excluded), or -1.
-    [[nodiscard]] double per(int handoffs) const {
-        if (!counter_) {
-            return -1;
+    void begin() {
+        if (counter_) {
+            mark_ = counter_->read();
         }
-        return static_cast<double>(counter_->read() - start_ - 1) / handoffs;
+    }
+    void end() {
+        if (counter_) {
+            const std::uint64_t calls = counter_->read() - mark_ - 1;
+            ++histogram_[std::min<std::uint64_t>(calls, histogram_.size() - 1)];
+            ++windows_;
+        }
+    }
+    [[nodiscard]] Calls per(int handoffs) const {
+        if (!counter_) {
+            return {};
+        }
+        // Every read counts itself: the last one here, and two per window.
+        const std::uint64_t whole = counter_->read() - start_ - 1 - 2 * windows_;
+        double median = -1;
+        std::uint64_t seen = 0;
+        for (std::size_t k = 0; k < histogram_.size() && windows_ > 0; ++k) {
+            seen += histogram_[k];
+            if (2 * seen >= windows_) {
+                median = static_cast<double>(k);
+                break;
+            }
+        }
+        return {static_cast<double>(whole) / handoffs, median};
     }
 
 private:
     std::optional<strata::test::SyscallCounter> counter_;
     std::uint64_t start_ = 0;
+    std::uint64_t mark_ = 0;
+    std::uint64_t windows_ = 0;
+    std::array<std::uint64_t, 8> histogram_{};
 };
 
-/// The producer child's count, handed to the parent through shared memory.
+/// The producer child's counts, handed to the parent through shared memory.
 struct ChildCalls {
-    double* value = nullptr;
+    Calls* value = nullptr;
     ChildCalls() {
-        void* mem = ::mmap(nullptr, sizeof(double), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        value = mem == MAP_FAILED ? nullptr : ::new (mem) double(-1);
+        void* mem = ::mmap(nullptr, sizeof(Calls), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        value = mem == MAP_FAILED ? nullptr : ::new (mem) Calls();
     }
     ChildCalls(const ChildCalls&) = delete;
     ChildCalls& operator=(const ChildCalls&) = delete;
     ~ChildCalls() {
         if (value != nullptr) {
-            ::munmap(value, sizeof(double));
+            ::munmap(value, sizeof(Calls));
         }
     }
-    void set(double v) const {
+    void set(const Calls& v) const {
         if (value != nullptr) {
             *value = v;
         }
     }
-    [[nodiscard]] double get() const { return value == nullptr ? -1 : *value; }
+    [[nodiscard]] Calls get() const { return value == nullptr ? Calls{} : *value; }
 };
 
 std::uint64_t touch_read(const std::byte* p, std::size_t n) {
@@ -154,7 +189,7 @@ Run run_port(const Config& c, int iterations) {
             std::fprintf(stderr, "producer: %s\n", out.error().what().c_str());
             ::_exit(1);
         }
-        const CallCount calls;
+        CallCount calls;
         for (int i = 0; i < iterations; ++i) {
             auto loan = out->loan();
             if (!loan) {
@@ -164,6 +199,7 @@ Run run_port(const Config& c, int iterations) {
             const std::int64_t pace = now_ns() + 20'000;
             while (now_ns() < pace) {
             }
+            calls.begin();  // before the stamp: the counter's own read is not timed
             const std::int64_t start = now_ns();
             if (c.touched) {
                 touch_write(loan->bytes().data(), c.size, static_cast<std::uint64_t>(i));
@@ -172,6 +208,7 @@ Run run_port(const Config& c, int iterations) {
             if (!out->commit(std::move(*loan))) {
                 ::_exit(3);
             }
+            calls.end();
         }
         child_calls.set(calls.per(iterations));
         ::_exit(0);
@@ -181,8 +218,9 @@ Run run_port(const Config& c, int iterations) {
     std::vector<std::int64_t>& latencies = run.latencies;
     latencies.reserve(static_cast<std::size_t>(iterations));
     volatile std::uint64_t sink = 0;
-    const CallCount calls;
+    CallCount calls;
     for (int i = 0; i < iterations; ++i) {
+        calls.begin();
         auto sample = in->recv();
         if (!sample) {
             throw std::runtime_error(sample.error().what());
@@ -193,11 +231,12 @@ Run run_port(const Config& c, int iterations) {
             sink = sink + touch_read(sample->bytes().data(), c.size);
         }
         latencies.push_back(now_ns() - start);
+        calls.end();  // after the stamp; the release (when `sample` goes) is not in the window
     }
-    run.consumer_calls = calls.per(iterations);
+    run.consumer = calls.per(iterations);
     int status = 0;
     ::waitpid(producer, &status, 0);
-    run.producer_calls = child_calls.get();
+    run.producer = child_calls.get();
     return run;
 }
 
@@ -213,7 +252,7 @@ Run run_cacheline(const Config& c, int iterations) {
     if (producer == 0) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         pin(0);
-        const CallCount calls;
+        CallCount calls;
         for (std::uint64_t i = 1; i <= static_cast<std::uint64_t>(iterations); ++i) {
             while (shared->ack.load(std::memory_order_acquire) != i - 1) {
             }
@@ -234,7 +273,7 @@ Run run_cacheline(const Config& c, int iterations) {
     Run run;
     std::vector<std::int64_t>& latencies = run.latencies;
     volatile std::uint64_t sink = 0;
-    const CallCount calls;
+    CallCount calls;
     for (std::uint64_t i = 1; i <= static_cast<std::uint64_t>(iterations); ++i) {
         while (shared->seq.load(std::memory_order_acquire) != i) {
         }
@@ -245,10 +284,10 @@ Run run_cacheline(const Config& c, int iterations) {
         latencies.push_back(now_ns() - start);
         shared->ack.store(i, std::memory_order_release);
     }
-    run.consumer_calls = calls.per(iterations);
+    run.consumer = calls.per(iterations);
     int status = 0;
     ::waitpid(producer, &status, 0);
-    run.producer_calls = child_calls.get();
+    run.producer = child_calls.get();
     ::munmap(mem, bytes);
     return run;
 }
@@ -269,16 +308,21 @@ Run run_pipe(const Config& c, int iterations) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         pin(0);
         char token = 0;
-        const CallCount calls;
+        CallCount calls;
         for (int i = 0; i < iterations; ++i) {
             const std::int64_t pace = now_ns() + 20'000;
             while (now_ns() < pace) {
             }
+            calls.begin();
             const std::int64_t start = now_ns();
             if (c.touched) {
                 touch_write(payload, c.size, static_cast<std::uint64_t>(i));
             }
-            if (::write(data[1], &start, sizeof start) != sizeof start || ::read(ack[0], &token, 1) != 1) {
+            if (::write(data[1], &start, sizeof start) != sizeof start) {
+                ::_exit(1);
+            }
+            calls.end();
+            if (::read(ack[0], &token, 1) != 1) {
                 ::_exit(1);
             }
         }
@@ -289,9 +333,10 @@ Run run_pipe(const Config& c, int iterations) {
     Run run;
     std::vector<std::int64_t>& latencies = run.latencies;
     volatile std::uint64_t sink = 0;
-    const CallCount calls;
+    CallCount calls;
     for (int i = 0; i < iterations; ++i) {
         std::int64_t start = 0;
+        calls.begin();
         if (::read(data[0], &start, sizeof start) != sizeof start) {
             break;
         }
@@ -299,14 +344,15 @@ Run run_pipe(const Config& c, int iterations) {
             sink = sink + touch_read(payload, c.size);
         }
         latencies.push_back(now_ns() - start);
+        calls.end();
         if (::write(ack[1], "k", 1) != 1) {
             break;
         }
     }
-    run.consumer_calls = calls.per(iterations);
+    run.consumer = calls.per(iterations);
     int status = 0;
     ::waitpid(producer, &status, 0);
-    run.producer_calls = child_calls.get();
+    run.producer = child_calls.get();
     for (const int fd : {data[0], data[1], ack[0], ack[1]}) {
         ::close(fd);
     }
@@ -366,6 +412,8 @@ int main(int argc, char** argv) {
                 std::vector<double> p999s;
                 std::vector<double> consumer_calls;
                 std::vector<double> producer_calls;
+                std::vector<double> consumer_call;
+                std::vector<double> producer_call;
                 for (int r = 0; r < repeats; ++r) {
                     Run run;
                     if (method.starts_with("port/")) {
@@ -375,8 +423,10 @@ int main(int argc, char** argv) {
                     } else {
                         run = run_pipe(c, iterations);
                     }
-                    consumer_calls.push_back(run.consumer_calls);
-                    producer_calls.push_back(run.producer_calls);
+                    consumer_calls.push_back(run.consumer.whole);
+                    producer_calls.push_back(run.producer.whole);
+                    consumer_call.push_back(run.consumer.call);
+                    producer_call.push_back(run.producer.call);
                     std::vector<std::int64_t>& lat = run.latencies;
                     // Drop the first 5% as warm-up.
                     lat.erase(lat.begin(), lat.begin() + static_cast<std::ptrdiff_t>(lat.size() / 20));
@@ -398,10 +448,15 @@ int main(int argc, char** argv) {
                                           {"p999_us", median(p999s)},
                                           {"p50_us_per_repeat", p50s},
                                           {"consumer_syscalls_per_handoff", median(consumer_calls)},
-                                          {"producer_syscalls_per_handoff", median(producer_calls)}});
-                std::fprintf(stderr, "%-20s size %8zu %-9s p50 %8.2f us  p99 %8.2f us  calls/handoff %.2f + %.2f\n",
+                                          {"producer_syscalls_per_handoff", median(producer_calls)},
+                                          {"consumer_syscalls_in_handoff_call", median(consumer_call)},
+                                          {"producer_syscalls_in_handoff_call", median(producer_call)}});
+                std::fprintf(stderr,
+                             "%-20s size %8zu %-9s p50 %8.2f us  p99 %8.2f us  calls/handoff %.2f + %.2f "
+                             "(in the call %.0f + %.0f)\n",
                              method.c_str(), size, touched ? "touched" : "untouched", median(p50s), median(p99s),
-                             median(consumer_calls), median(producer_calls));
+                             median(consumer_calls), median(producer_calls), median(consumer_call),
+                             median(producer_call));
             }
         }
     }

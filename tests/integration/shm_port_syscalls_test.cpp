@@ -4,6 +4,7 @@
 // commit at most one futex wake; a busy-poll commit makes none. The consumer's
 // liveness checks (one fcntl per peer every 20 ms of waiting) are the only
 // other calls allowed.
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -144,7 +145,33 @@ protected:
         if (!in) {
             return {};
         }
-        const pid_t producer = test::spawn([&] { return produce_counted(fixture, sync, report); });
+        // Producer and consumer on cores of their own: a busy-poll pair sharing one core (a loaded
+        // machine can put them there) would make each wait for the other to yield.
+        cpu_set_t all_cpus;
+        CPU_ZERO(&all_cpus);
+        ::sched_getaffinity(0, sizeof all_cpus, &all_cpus);
+        const bool pinned = CPU_COUNT(&all_cpus) >= 2;
+        const auto pin_to = [&](int nth) {
+            cpu_set_t one;
+            CPU_ZERO(&one);
+            int seen = 0;
+            for (std::size_t cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+                if (CPU_ISSET(cpu, &all_cpus) && seen++ == nth) {
+                    CPU_SET(cpu, &one);
+                    break;
+                }
+            }
+            ::sched_setaffinity(0, sizeof one, &one);
+        };
+        const pid_t producer = test::spawn([&] {
+            if (pinned) {
+                pin_to(0);
+            }
+            return produce_counted(fixture, sync, report);
+        });
+        if (pinned) {
+            pin_to(1);
+        }
         // Only recv is counted: a release may have to wake a producer that
         // waits for a slot (backpressure, not the handoff).
         int received = 0;
@@ -161,6 +188,9 @@ protected:
             }
         }
         consumer_elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+        if (pinned) {
+            ::sched_setaffinity(0, sizeof all_cpus, &all_cpus);
+        }
         EXPECT_EQ(received, kHandoffs);
         const auto status = test::wait_for_child(producer);
         EXPECT_TRUE(status.succeeded()) << status.describe();
