@@ -59,6 +59,21 @@ static __always_inline __s32 change_ready(struct strata_monitor_core* core, __s3
     return before;
 }
 
+// One event to user space. FORCE_WAKEUP: the consumer must learn of it now
+// (an empty core, a woken worker), not when the buffer fills.
+static __always_inline void emit_event(struct strata_monitor_core* core, __u32 index, __u32 tid, __u64 now,
+                                       __u32 kind) {
+    __sync_fetch_and_add(&core->events, 1);
+    struct strata_monitor_event event = {
+        .core = index,
+        .tid = tid,
+        .time_ns = now,
+        .unblocks = core->unblocks,
+        .kind = kind,
+    };
+    bpf_ringbuf_output(&events, &event, sizeof(event), BPF_RB_FORCE_WAKEUP);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_struct* next, unsigned int prev_state) {
     if (prev->tgid != (int)target_tgid) return 0;
@@ -90,17 +105,7 @@ int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_s
         return 0;
     }
 
-    __sync_fetch_and_add(&core->events, 1);
-    struct strata_monitor_event event = {
-        .core = index,
-        .tid = tid,
-        .time_ns = now,
-        .unblocks = core->unblocks,
-        .kind = kind,
-    };
-    // FORCE_WAKEUP: the consumer must learn of an empty core now, not when
-    // the buffer fills.
-    bpf_ringbuf_output(&events, &event, sizeof(event), BPF_RB_FORCE_WAKEUP);
+    emit_event(core, index, tid, now, kind);
     return 0;
 }
 
@@ -124,15 +129,7 @@ int BPF_PROG(stmon_wakeup, struct task_struct* p) {
     // its next scheduling point. The event goes out from here, on the
     // waker's CPU, so user space learns it without waiting for either core.
     if (before < 1 || core->woken_armed == 0 || __sync_val_compare_and_swap(&core->woken_armed, 1, 0) != 1) return 0;
-    __sync_fetch_and_add(&core->events, 1);
-    struct strata_monitor_event event = {
-        .core = index,
-        .tid = tid,
-        .time_ns = now,
-        .unblocks = core->unblocks,
-        .kind = STRATA_MONITOR_EVENT_WOKEN,
-    };
-    bpf_ringbuf_output(&events, &event, sizeof(event), BPF_RB_FORCE_WAKEUP);
+    emit_event(core, index, tid, now, STRATA_MONITOR_EVENT_WOKEN);
     return 0;
 }
 

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <thread>
 
+#include "core/sched_attr.hpp"
 #include "ocr.h"
 #include "strata/runtime.hpp"
 
@@ -115,17 +116,9 @@ inline void apply_slice_once() {
     done = true;
     const char* text = std::getenv("UMT_SLICE_US");
     if (text == nullptr) return;
-    struct {
-        std::uint32_t size;
-        std::uint32_t sched_policy;
-        std::uint64_t sched_flags;
-        std::int32_t sched_nice;
-        std::uint32_t sched_priority;
-        std::uint64_t sched_runtime, sched_deadline, sched_period;
-    } attr{};
-    attr.size = sizeof(attr);
+    strata::core::SchedAttr attr;
     attr.sched_runtime = std::strtoull(text, nullptr, 10) * 1000;
-    if (::syscall(SYS_sched_setattr, 0, &attr, 0) != 0) std::perror("umt: sched_setattr");
+    if (strata::core::sched_setattr(0, attr) != 0) std::perror("umt: sched_setattr");
 }
 
 class TaskCpu {

@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "core/log.hpp"
+#include "core/sched_attr.hpp"
 #include "cover.hpp"
 #include "scheduler.hpp"
 
@@ -77,22 +78,11 @@ int base_nice() noexcept {
 // task) starts with the normal policy, not SCHED_IDLE. `nice19`: the
 // surrender request, whose priority change reschedules the thread's CPU.
 int set_policy(pid_t tid, bool idle, bool nice19 = false) {
-    // struct sched_attr (SCHED_ATTR_SIZE_VER0): glibc before 2.41 declares
-    // neither it nor sched_setattr, and linux/sched/types.h clashes with <sched.h>.
-    struct {
-        std::uint32_t size;
-        std::uint32_t sched_policy;
-        std::uint64_t sched_flags;
-        std::int32_t sched_nice;
-        std::uint32_t sched_priority;
-        std::uint64_t sched_runtime, sched_deadline, sched_period;
-    } attr{};
-    constexpr std::uint64_t reset_on_fork = 0x01;  // SCHED_FLAG_RESET_ON_FORK
-    attr.size = sizeof(attr);
+    core::SchedAttr attr;
     attr.sched_policy = idle ? SCHED_IDLE : SCHED_OTHER;
-    attr.sched_flags = reset_on_fork;
+    attr.sched_flags = core::kSchedFlagResetOnFork;
     attr.sched_nice = nice19 ? 19 : base_nice();
-    return static_cast<int>(::syscall(SYS_sched_setattr, tid, &attr, 0U));
+    return core::sched_setattr(tid, attr);
 }
 
 }  // namespace
