@@ -8,6 +8,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 
 #include <unistd.h>
 
@@ -195,6 +196,11 @@ std::expected<void, HintError> parse_storage_keys(const HintMap& hints, WindowHi
             return reject("storage_alloc_sync", *v, "unknown sync mode (expected on_sync, async or on_free)");
         }
     }
+    if (out.sync == SyncMode::async) {
+        if (auto period = flush_interval_from_env(); !period) {
+            return std::unexpected(period.error());  // checked when it matters, not at every window
+        }
+    }
     if (out.discard && out.sync == SyncMode::async) {
         return reject("storage_alloc_sync", "async",
                       "cannot be combined with storage_alloc_discard=true: a background flush would write "
@@ -204,6 +210,22 @@ std::expected<void, HintError> parse_storage_keys(const HintMap& hints, WindowHi
 }
 
 }  // namespace
+
+std::expected<std::chrono::milliseconds, HintError> flush_interval_from_env() {
+    const char* text = std::getenv("STRATA_MPI_FLUSH_INTERVAL_MS");
+    if (text == nullptr) {
+        return std::chrono::milliseconds(1000);
+    }
+    const std::string_view value = trim(text);
+    std::uint64_t ms = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+    if (ec != std::errc{} || end != value.data() + value.size() || ms < 1 || ms > 86'400'000) {
+        return reject("STRATA_MPI_FLUSH_INTERVAL_MS", text,
+                      "not a whole number of milliseconds from 1 to 86400000 (the period of "
+                      "storage_alloc_sync=async's background write-back)");
+    }
+    return std::chrono::milliseconds(ms);
+}
 
 std::string_view to_string(SyncMode mode) noexcept {
     switch (mode) {

@@ -4,6 +4,7 @@
 // the same rules apply to MPI_Info objects and to STRATA_MPI_WINDOW_HINTS.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -119,6 +120,11 @@ std::string known_keys_list();
 /// the known keys (strata's own variable, unlike an MPI_Info, is checked).
 std::expected<HintMap, HintError> parse_hint_list(std::string_view text, std::string_view source,
                                                   bool known_only = false);
+
+/// The period of storage_alloc_sync=async's background write-back:
+/// STRATA_MPI_FLUSH_INTERVAL_MS (whole milliseconds, 1 to 86400000), 1000 when
+/// unset; a HintError naming the variable, its value and the cause otherwise.
+std::expected<std::chrono::milliseconds, HintError> flush_interval_from_env();
 
 /// Expands %r (rank), %w (index of the storage allocation within the
 /// process), %k (which routine made it: `kind`), %j (job id) and %% in a file name.

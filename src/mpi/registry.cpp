@@ -157,10 +157,9 @@ public:
     }
 
 private:
+    // A bad value never gets here: the hints of an async window check it first.
     static std::chrono::milliseconds interval() {
-        const char* text = std::getenv("STRATA_MPI_FLUSH_INTERVAL_MS");
-        const long ms = text != nullptr ? std::strtol(text, nullptr, 10) : 0;
-        return std::chrono::milliseconds(ms > 0 ? ms : 1000);
+        return flush_interval_from_env().value_or(std::chrono::milliseconds(1000));
     }
 
     void run() {

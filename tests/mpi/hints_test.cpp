@@ -1,5 +1,9 @@
 // Hint parsing of libstrata-mpi, without MPI: the rules every window and
 // allocation goes through (src/mpi/hints.cpp).
+#include <cstdlib>
+#include <optional>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "mpi/hints.hpp"
@@ -97,6 +101,42 @@ TEST(MpiHints, storage_without_a_filename_is_rejected) {
 TEST(MpiHints, discard_cannot_be_flushed_in_the_background) {
     EXPECT_EQ(rejected(storage({{"storage_alloc_discard", "true"}, {"storage_alloc_sync", "async"}})).key,
               "storage_alloc_sync");
+}
+
+// Sets an environment variable for one test and restores it.
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        ::setenv(name, value, 1);
+    }
+    ~ScopedEnv() {
+        if (old_) {
+            ::setenv(name_, old_->c_str(), 1);
+        } else {
+            ::unsetenv(name_);
+        }
+    }
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+TEST(MpiHints, a_bad_flush_interval_is_an_error_for_async_windows_only) {
+    for (const char* bad : {"soon", "0", "-5", "10ms", "", "86400001"}) {
+        const ScopedEnv env("STRATA_MPI_FLUSH_INTERVAL_MS", bad);
+        const HintError e = rejected(storage({{"storage_alloc_sync", "async"}}));
+        EXPECT_EQ(e.key, "STRATA_MPI_FLUSH_INTERVAL_MS") << bad;
+        EXPECT_EQ(e.value, bad);
+        EXPECT_NE(e.cause.find("milliseconds"), std::string::npos) << e.cause;
+        EXPECT_TRUE(parse_hints(storage({{"storage_alloc_sync", "on_sync"}}))) << "only async windows use it";
+    }
+    const ScopedEnv env("STRATA_MPI_FLUSH_INTERVAL_MS", " 250 ");
+    ASSERT_TRUE(parse_hints(storage({{"storage_alloc_sync", "async"}})));
+    EXPECT_EQ(flush_interval_from_env().value(), std::chrono::milliseconds(250));
 }
 
 TEST(MpiHints, filenames_expand_rank_window_kind_job_and_percent) {

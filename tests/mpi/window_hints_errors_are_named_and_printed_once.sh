@@ -29,6 +29,9 @@ fails_once "MPI_Win_allocate: rank 0 ($(hostname)): STRATA_MPI_WINDOW_HINTS=allo
 # A bad value, the same on every rank.
 fails_once "MPI_Win_allocate: rank 0 ($(hostname)): storage_alloc_factor=1.5: " \
     "alloc_type=storage,storage_alloc_filename=$dir/w-%r.dat,storage_alloc_factor=1.5"
+# strata's other variable of async windows: a bad period, named.
+STRATA_MPI_FLUSH_INTERVAL_MS=soon fails_once "MPI_Win_allocate: rank 0 ($(hostname)): STRATA_MPI_FLUSH_INTERVAL_MS=soon: not a whole number of milliseconds" \
+    "alloc_type=storage,storage_alloc_filename=$dir/w-%r.dat,storage_alloc_sync=async"
 # One rank fails (its directory is missing): its message, printed once.
 r=0
 while [ $r -lt $((np - 1)) ]; do mkdir -p "$dir/$r"; r=$((r + 1)); done
