@@ -9,6 +9,7 @@ the tests that need it instead of skipping them.
 import filecmp
 import json
 import os
+import sysconfig
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -40,7 +41,10 @@ def strata_module():
     import strata
 
     package = Path(strata.__file__).resolve().parent
-    if package.is_relative_to(REPO):
+    # The README's set-up puts .venv inside the tree: its site-packages is the
+    # installed package; any other place under REPO is the source or a build tree.
+    site = Path(sysconfig.get_paths()["purelib"]).resolve()
+    if package.is_relative_to(REPO) and not package.is_relative_to(site):
         pytest.fail(
             f"strata was imported from {package}, inside the source tree, not from the installed package"
         )
