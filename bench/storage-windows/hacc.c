@@ -12,7 +12,8 @@
  * --restart-access-style for the restart window (default: the same), as a
  * program would pass write_once and read_once. The record also gives rank 0's
  * phases: open (window or file), copy (stores or write/read calls), sync
- * (MPI_Win_sync / MPI_File_sync) and close (MPI_Win_free / MPI_File_close).
+ * (MPI_Win_sync / MPI_File_sync) and close (MPI_Win_free / MPI_File_close),
+ * and each phase's maximum over the ranks (*_phases_slowest).
  *
  * Usage: hacc --variant storage|mpiio|mpiio-coll [--particles 2M]
  *             [--access-style S] [--restart-access-style S]
@@ -198,6 +199,8 @@ int main(int argc, char** argv) {
     for (int i = 3; i > 0; --i) phase[1][i] -= phase[1][i - 1];
     phase[1][0] -= start;
     verify(&p);
+    double slowest[2][4]; /* each phase's maximum over the ranks */
+    MPI_Reduce(phase, slowest, 8, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     if (sw_rank() == 0) unlink(path);
 
@@ -207,12 +210,15 @@ int main(int argc, char** argv) {
             "\"restart_access_style\":\"%s\",\"repeat\":%ld,\"ranks\":%d,\"particles_per_rank\":%zu,"
             "\"file_bytes\":%.0f,\"checkpoint_seconds\":%.6f,\"restart_seconds\":%.6f,\"checkpoint_gbps\":%.4f,"
             "\"restart_gbps\":%.4f,\"checkpoint_phases\":{\"open\":%.6f,\"copy\":%.6f,\"sync\":%.6f,\"close\":%.6f},"
-            "\"restart_phases\":{\"open\":%.6f,\"copy\":%.6f,\"close\":%.6f},\"verified\":true",
+            "\"restart_phases\":{\"open\":%.6f,\"copy\":%.6f,\"close\":%.6f},"
+            "\"checkpoint_phases_slowest\":{\"open\":%.6f,\"copy\":%.6f,\"sync\":%.6f,\"close\":%.6f},"
+            "\"restart_phases_slowest\":{\"open\":%.6f,\"copy\":%.6f,\"close\":%.6f},\"verified\":true",
             config.variant, sw_opt(argc, argv, "--label", config.variant),
             windows && config.access_style ? config.access_style : "", windows && restart_style ? restart_style : "",
             sw_opt_long(argc, argv, "--repeat", 0), sw_size(), n, bytes, checkpoint, restart, bytes / checkpoint / 1e9,
             bytes / restart / 1e9, phase[0][0], phase[0][1], phase[0][2], phase[0][3], phase[1][0], phase[1][1],
-            phase[1][3]);
+            phase[1][3], slowest[0][0], slowest[0][1], slowest[0][2], slowest[0][3], slowest[1][0], slowest[1][1],
+            slowest[1][3]);
     for (int f = 0; f < FLOATS; ++f) free(p.f[f]);
     free(p.pid);
     free(p.mask);

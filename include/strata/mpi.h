@@ -119,6 +119,11 @@
  * "explicit_sync" (storage_alloc_discard) or "direct" (access_style=write_once
  * on a window that fits in memory: anonymous memory written with O_DIRECT). */
 #define STRATA_MPI_INFO_WRITEBACK "strata_writeback"
+/* "true" if a thread writes the window's changed pages with O_DIRECT while the
+ * program still stores (access_style=write_once with direct write-back where
+ * the kernel tracks stores, Linux 6.7+), so MPI_Win_sync has only the rest to
+ * write; "false" otherwise. */
+#define STRATA_MPI_INFO_WRITE_BEHIND "strata_write_behind"
 #define STRATA_MPI_INFO_NOT_APPLIED "strata_not_applied"
 
 /* --- Environment ----------------------------------------------------------- */

@@ -60,6 +60,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <sys/types.h>
 
@@ -254,6 +256,19 @@ public:
     /// for the device; a later sync() is the durability barrier.
     Result<void> sync_async(std::size_t offset, std::size_t length);
     Result<void> sync_async() { return sync_async(0, size_); }
+    /// Writes the pages of a direct region's storage part changed since the
+    /// last write-back and returns the bytes written, without waiting for the
+    /// device to make them durable (sync() does). With `keep_tail`, the last
+    /// `keep_tail` bytes of each run of changed pages that ends before the
+    /// part does are left for later: write-behind of a sequential writer
+    /// should not write the pages it is still filling. Only for regions that
+    /// track_writes(); others return 0 and write nothing.
+    Result<std::size_t> write_changed(std::size_t keep_tail = 0);
+    /// True if the storage part is anonymous memory whose stores the kernel
+    /// tracks (Writeback::direct over bytes the file did not hold, on Linux
+    /// 6.7+): write-back finds changed pages without reading the whole
+    /// pagemap, and the pages stay in memory after a sync.
+    [[nodiscard]] bool tracks_writes() const noexcept { return tracker_ >= 0; }
 
     /// Gives the kernel access advice for [offset, offset+length).
     Result<void> advise(Advice advice, std::size_t offset, std::size_t length);
@@ -279,7 +294,10 @@ private:
     std::size_t mapped_ = 0;  // size_ rounded up to pages
     RegionKind kind_ = RegionKind::memory;
     Writeback writeback_ = Writeback::kernel;
-    int fd_ = -1;  // shared segment, file or device; -1 for memory
+    int fd_ = -1;       // shared segment, file or device; -1 for memory
+    int tracker_ = -1;  // userfaultfd tracking stores to the storage part (written_pages.hpp); -1 if none
+    std::vector<std::pair<std::size_t, std::size_t>> unwritten_;  // taken runs a failed write left behind
+    bool unflushed_ = false;  // written without a sync() since (write_changed, sync_async): fdatasync owed
     bool is_block_device_ = false;
     bool read_only_ = false;
     bool created_file_ = false;        // the factory created the file

@@ -249,6 +249,7 @@ AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept {
     plan.prefetch = (styles == 0 || (styles & access::read_mostly) != 0) && (styles & writes) == 0;
     plan.populate = (styles & access::write_once) != 0;
     plan.direct = (styles & access::write_once) != 0;
+    plan.write_behind = plan.direct;
     return plan;
 }
 

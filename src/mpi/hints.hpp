@@ -65,11 +65,16 @@ inline constexpr unsigned normal = 1U << 7;
 ///             yet starts as anonymous memory and MPI_Win_sync writes it with
 ///             O_DIRECT (Writeback::direct), when the part fits in half the
 ///             memory budget; otherwise the mapping with populate
+///   write_behind  write_once with direct write-back where the kernel tracks
+///             stores (Linux 6.7+): a thread writes the pages already filled
+///             with O_DIRECT while the program still stores, so MPI_Win_sync
+///             has only the rest to write
 struct AccessPlan {
     std::optional<Advice> advice;
     bool prefetch = false;
     bool populate = false;
     bool direct = false;
+    bool write_behind = false;
 };
 
 /// The plan for an access_style bit set whose first entry maps to `first`.

@@ -85,6 +85,7 @@ PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor mem
     spec.prefetch = plan.prefetch;
     spec.populate = plan.populate && !hints.discard;  // a private mapping would copy every page
     spec.direct = plan.direct;
+    spec.write_behind = plan.write_behind;
     return spec;
 }
 
@@ -103,6 +104,7 @@ HintMap report(const WindowHints& hints, const std::string& path, const StorageP
     out.insert_or_assign("strata_storage_bytes", std::to_string(part != nullptr ? part->storage_bytes() : 0));
     if (part != nullptr && part->storage_bytes() > 0) {
         out.insert_or_assign("strata_writeback", std::string(to_string(part->writeback())));
+        out.insert_or_assign("strata_write_behind", part->writes_behind() ? "true" : "false");
     }
     if (hints.striping_factor || hints.striping_unit) {
         out.insert_or_assign("strata_not_applied",

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
 #include "core/log.hpp"
 
@@ -102,10 +103,50 @@ Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const
         populate_for_writing(storage, region->storage_bytes(), spec.file.path);
     }
     auto path = region->storage_bytes() > 0 ? spec.file.path : std::filesystem::path{};
-    return std::shared_ptr<StoragePart>(new StoragePart(std::move(*region), std::move(path), policy));
+    const bool behind = spec.write_behind && region->tracks_writes();
+    std::shared_ptr<StoragePart> part(new StoragePart(std::move(*region), std::move(path), policy));
+    if (behind) {
+        part->writer_ = std::thread([raw = part.get()] { raw->write_behind(); });
+    }
+    return part;
+}
+
+void StoragePart::write_behind() {
+    using namespace std::chrono_literals;
+    // What a sequential writer is most likely still filling: one huge page.
+    constexpr std::size_t tail = std::size_t{2} << 20;
+    auto idle = 1ms;
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, idle, [this] { return stopping_; })) {
+        if (!region_.is_open()) {
+            return;
+        }
+        auto written = region_.write_changed(tail);
+        if (!written) {
+            // The pages stay owed (Region keeps them): the next MPI_Win_sync
+            // writes them again and reports the error if it persists.
+            detail::log().debug("write-behind of {}: {}", path_.string(), written.error().what());
+            idle = 64ms;
+            continue;
+        }
+        idle = *written > 0 ? 1ms : std::min<std::chrono::milliseconds>(idle * 2, 64ms);
+    }
+}
+
+void StoragePart::stop_write_behind() noexcept {
+    if (!writer_.joinable()) {
+        return;
+    }
+    {
+        const std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    writer_.join();
 }
 
 void StoragePart::abandon() noexcept {
+    stop_write_behind();
     const std::lock_guard lock(mutex_);
     if (!region_.is_open()) {
         return;
@@ -137,6 +178,7 @@ Result<void> StoragePart::flush_async() {
 }
 
 Result<void> StoragePart::release(bool unlink) {
+    stop_write_behind();
     const std::lock_guard lock(mutex_);
     if (!region_.is_open()) {
         return {};

@@ -8,10 +8,12 @@
 // mutex, and once released every call is a no-op.
 #pragma once
 
+#include <condition_variable>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "mpi/hints.hpp"
 #include "strata/region.hpp"
@@ -28,6 +30,7 @@ struct PartSpec {
     bool prefetch = false;         ///< read what the file already holds (AccessPlan)
     bool populate = false;         ///< MADV_POPULATE_WRITE the storage part (AccessPlan)
     bool direct = false;           ///< Writeback::direct if the part fits in memory (AccessPlan)
+    bool write_behind = false;     ///< write changed pages while the program stores (AccessPlan)
 };
 
 /// What happens when the part is released.
@@ -45,7 +48,7 @@ public:
 
     StoragePart(const StoragePart&) = delete;
     StoragePart& operator=(const StoragePart&) = delete;
-    ~StoragePart() = default;
+    ~StoragePart() { stop_write_behind(); }
 
     [[nodiscard]] std::byte* data() const noexcept { return region_.data(); }
     [[nodiscard]] std::size_t size() const noexcept { return region_.size(); }
@@ -55,6 +58,8 @@ public:
     [[nodiscard]] const ReleasePolicy& policy() const noexcept { return policy_; }
     /// The write-back the storage part uses (kernel, explicit_sync or direct).
     [[nodiscard]] Writeback writeback() const noexcept { return region_.writeback(); }
+    /// True if a thread writes changed pages behind the program (write-behind).
+    [[nodiscard]] bool writes_behind() const noexcept { return writer_.joinable(); }
 
     /// Undoes create() after another rank failed: unmaps without writing
     /// back, removes the file if create() made it, else shrinks it back.
@@ -70,8 +75,16 @@ public:
 
 private:
     StoragePart(Region region, std::filesystem::path path, const ReleasePolicy& policy);
+    /// The write-behind thread: writes the pages changed since its last pass
+    /// (all but the tail each run of them ends with), polling every
+    /// millisecond while it finds some and backing off to 64 ms when not.
+    void write_behind();
+    void stop_write_behind() noexcept;
 
     std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    std::thread writer_;
     Region region_;
     std::filesystem::path path_;
     ReleasePolicy policy_;

@@ -10,6 +10,7 @@
 #include "core/log.hpp"
 #include "region/posix.hpp"
 #include "region/region_impl.hpp"
+#include "region/written_pages.hpp"
 
 namespace strata {
 
@@ -81,6 +82,9 @@ Region& Region::operator=(Region&& other) noexcept {
         kind_ = other.kind_;
         writeback_ = other.writeback_;
         fd_ = std::exchange(other.fd_, -1);
+        tracker_ = std::exchange(other.tracker_, -1);
+        unwritten_ = std::move(other.unwritten_);
+        unflushed_ = other.unflushed_;
         is_block_device_ = other.is_block_device_;
         read_only_ = other.read_only_;
         created_file_ = other.created_file_;
@@ -305,6 +309,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
         return fail(errno, "cannot map the memory part");
     }
     const Writeback writeback = options.storage.read_only ? Writeback::kernel : options.storage.writeback;
+    posix::UniqueFd tracker;
     if (storage_mapped > 0 && writeback == Writeback::direct &&
         !holds_data(file.fd.get(), options.storage.offset, storage_length)) {
         // Nothing to show from the file: anonymous memory reads the same
@@ -314,6 +319,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
             return fail(errno, "cannot map the storage part");
         }
         (void)::madvise(base + storage_begin, storage_mapped, MADV_HUGEPAGE);  // best effort
+        tracker = written_pages::track(base + storage_begin, storage_mapped);
     } else if (storage_mapped > 0) {
         const int sharing = writeback == Writeback::kernel ? MAP_SHARED : MAP_PRIVATE;
         if (::mmap(base + storage_begin, storage_mapped, protection(options.storage.read_only), sharing | MAP_FIXED,
@@ -335,6 +341,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     r.base_ = range.release();
     r.size_ = size;
     r.mapped_ = mapped;
+    r.tracker_ = tracker.release();
     r.kind_ = RegionKind::combined;
     r.writeback_ = writeback;
     r.fd_ = file.fd.release();
@@ -386,6 +393,11 @@ Result<void> Region::close(CloseOptions options) {
     }
     ::munmap(base_, mapped_);
     base_ = nullptr;
+    if (tracker_ >= 0) {
+        ::close(tracker_);
+        tracker_ = -1;
+    }
+    unwritten_.clear();
     if (options.roll_back && storage_length_ > 0 && !is_block_device_ && !read_only_) {
         const posix::FileOrigin origin{
             .created = created_file_, .original_size = original_size_, .grown_to = grown_to_};

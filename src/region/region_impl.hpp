@@ -9,9 +9,12 @@ struct RegionAccess {
     /// Validates [offset, offset+length) against the region; `op` names the caller.
     static Result<void> check_range(const Region& r, const char* op, std::size_t offset, std::size_t length);
     /// Writes the anonymous (changed) pages of the storage part of an
-    /// explicit_sync region in [offset, offset+length) to the file and drops
-    /// them so the mapping shows the file again. Returns bytes written.
-    static Result<std::size_t> write_back_private(Region& r, const char* op, std::size_t offset, std::size_t length);
+    /// explicit_sync or direct region in [offset, offset+length) to the file and drops
+    /// them so the mapping shows the file again (a region that tracks writes
+    /// keeps its pages, write-protected again). Returns bytes written.
+    /// `keep_tail`: see Region::write_changed (tracked regions only).
+    static Result<std::size_t> write_back_private(Region& r, const char* op, std::size_t offset, std::size_t length,
+                                                  std::size_t keep_tail = 0);
     /// The storage part intersected with [offset, offset+length), page aligned;
     /// empty (second == 0) if they do not meet.
     static std::pair<std::size_t, std::size_t> storage_pages(const Region& r, std::size_t offset, std::size_t length);

@@ -12,6 +12,7 @@
 
 #include "region/posix.hpp"
 #include "region/region_impl.hpp"
+#include "region/written_pages.hpp"
 
 namespace strata {
 
@@ -23,11 +24,7 @@ constexpr std::uint64_t pagemap_present = std::uint64_t{1} << 63;
 constexpr std::uint64_t pagemap_swapped = std::uint64_t{1} << 62;
 constexpr std::uint64_t pagemap_file_or_shared = std::uint64_t{1} << 61;
 
-/// A run of changed pages: region offset and length in bytes.
-struct Run {
-    std::size_t offset;
-    std::size_t length;
-};
+using Run = written_pages::Run;
 
 Result<std::vector<Run>> changed_pages(const char* op, const std::byte* base, std::size_t begin, std::size_t end) {
     const posix::UniqueFd pagemap(::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC));
@@ -143,20 +140,29 @@ std::pair<std::size_t, std::size_t> RegionAccess::storage_pages(const Region& r,
     return {aligned, posix::round_up_to_page(end) - aligned};
 }
 
-Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, std::size_t offset,
-                                                     std::size_t length) {
+Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, std::size_t offset, std::size_t length,
+                                                     std::size_t keep_tail) {
     const auto [begin, span] = storage_pages(r, offset, length);
     if (span == 0) {
         return std::size_t{0};
     }
-    auto runs = changed_pages(op, r.base_, begin, begin + span);
+    const bool tracked = r.tracker_ >= 0;
+    auto runs = tracked ? written_pages::take(op, r.base_, begin, begin + span, keep_tail)
+                        : changed_pages(op, r.base_, begin, begin + span);
     if (!runs) {
         return std::unexpected(runs.error());
+    }
+    if (tracked && !r.unwritten_.empty()) {
+        // Taken by an earlier call whose write failed: no longer marked written, so kept here.
+        for (const auto& [at, len] : std::exchange(r.unwritten_, {})) {
+            runs->push_back({at, len});
+        }
     }
     const bool direct = r.writeback_ == Writeback::direct;
     const posix::UniqueFd direct_fd = direct && !runs->empty() ? open_direct(r.fd_) : posix::UniqueFd();
     std::size_t written = 0;
-    for (const Run& run : *runs) {
+    for (std::size_t i = 0; i < runs->size(); ++i) {
+        const Run& run = (*runs)[i];
         // The last page may reach past the storage part's end: write only what the file holds.
         const std::size_t end = std::min(run.offset + run.length, storage_end(r));
         const std::uint64_t at = file_offset_of(r, run.offset);
@@ -164,9 +170,18 @@ Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, 
             direct ? write_run_direct(op, r.fd_, direct_fd.get(), r.base_ + run.offset, end - run.offset, at, r.path_)
                    : write_all(op, r.fd_, r.base_ + run.offset, end - run.offset, at, r.path_);
         if (!ok) {
+            if (tracked) {
+                for (std::size_t j = i; j < runs->size(); ++j) {
+                    r.unwritten_.emplace_back((*runs)[j].offset, (*runs)[j].length);
+                }
+            }
             return std::unexpected(ok.error());
         }
         written += end - run.offset;
+    }
+    if (tracked) {
+        // The pages stay as they are: write-protected, so a later store marks them written again.
+        return written;
     }
     // Dropping the private copies makes the mapping show the file again, so
     // the next sync sees only pages changed after this one. A direct region's
@@ -178,6 +193,21 @@ Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, 
                    : ::madvise(r.base_ + run.offset, run.length, MADV_DONTNEED) != 0) {
             return make_sys_error(errno, "{}: cannot drop written pages", op);
         }
+    }
+    return written;
+}
+
+Result<std::size_t> Region::write_changed(std::size_t keep_tail) {
+    constexpr const char* op = "Region::write_changed";
+    if (base_ == nullptr) {
+        return make_error(Errc::invalid_argument, "{}: the region is not open", op);
+    }
+    if (tracker_ < 0 || read_only_) {
+        return std::size_t{0};
+    }
+    auto written = RegionAccess::write_back_private(*this, op, 0, size_, keep_tail);
+    if (written && *written > 0) {
+        unflushed_ = true;
     }
     return written;
 }
@@ -196,12 +226,13 @@ Result<void> Region::sync(std::size_t offset, std::size_t length) {
         if (!written) {
             return std::unexpected(written.error());
         }
-        if (*written == 0) {
+        if (*written == 0 && !unflushed_) {
             return {};
         }
         if (::fdatasync(fd_) != 0) {
             return make_sys_error(errno, "{}: cannot flush {} to the device", op, path_.string());
         }
+        unflushed_ = false;
         return {};
     }
     if (::msync(base_ + begin, span, MS_SYNC) != 0) {
@@ -221,9 +252,11 @@ Result<void> Region::sync_async(std::size_t offset, std::size_t length) {
         return {};
     }
     if (writeback_ != Writeback::kernel) {
-        if (auto written = RegionAccess::write_back_private(*this, op, offset, length); !written) {
+        auto written = RegionAccess::write_back_private(*this, op, offset, length);
+        if (!written) {
             return std::unexpected(written.error());
         }
+        unflushed_ = unflushed_ || *written > 0;
     }
     const std::uint64_t file_begin = RegionAccess::file_offset_of(*this, begin);
     const std::size_t file_span = std::min(begin + span, RegionAccess::storage_end(*this)) - begin;
