@@ -12,7 +12,11 @@
  * Bandwidth = window size x iterations / time. The mpiio variant does the
  * same with MPI_File_write_at / read_at on a file and ends with MPI_File_sync.
  *
- * Usage: mstream --variants memory,storage,storage:sequential,combined,mpiio [--size 1G]
+ * memory-create is anonymous memory behind MPI_Win_create: the MPI path of a
+ * storage window without the storage, so memory-create / memory is what a
+ * storage window could reach if storage cost nothing.
+ *
+ * Usage: mstream --variants memory,memory-create,storage,storage:write_mostly,combined,mpiio [--size 1G]
  *        [--segment 16M] [--iters 10] [--dir DIR] [--json FILE] [--repeat N]
  *        [--factor 0.5] [--sync on_sync|async] [--access-style S]
  * (variant:style adds access_style=style; the variants take turns kernel by
@@ -153,8 +157,9 @@ static void setup(bench* b, int index, const char* spec, int argc, char** argv) 
         b->config.access_style = style;
     }
     b->config.variant = variant;
-    SW_CHECK(strcmp(variant, "memory") == 0 || sw_is_storage(&b->config) || is_mpiio(b),
-             "--variants: %s is not memory, storage, combined or mpiio", variant);
+    SW_CHECK(strcmp(variant, "memory") == 0 || strcmp(variant, "memory-create") == 0 || sw_is_storage(&b->config) ||
+                 is_mpiio(b),
+             "--variants: %s is not memory, memory-create, storage, combined or mpiio", variant);
     b->written = calloc(b->nseg, 1);
     SW_CHECK(b->written, "cannot allocate");
     char name[64];
@@ -170,7 +175,7 @@ static void setup(bench* b, int index, const char* spec, int argc, char** argv) 
     }
 }
 
-enum { MAX_VARIANTS = 8 };
+enum { MAX_VARIANTS = 10 };
 
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);

@@ -248,8 +248,12 @@ AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept {
     // have large-folio read-ahead on their faults, which is faster still.
     plan.prefetch = (styles == 0 || (styles & access::read_mostly) != 0) && (styles & writes) == 0;
     plan.populate = (styles & access::write_once) != 0;
-    plan.direct = (styles & access::write_once) != 0;
-    plan.write_behind = plan.direct;
+    // write_mostly: rewritten between syncs; direct write-back keeps the
+    // stores at anonymous-memory speed and syncs with O_DIRECT, but no
+    // write-behind (pages written behind would be stored to again, each
+    // store after a pass costing a write-protect fault).
+    plan.direct = (styles & (access::write_once | access::write_mostly)) != 0;
+    plan.write_behind = (styles & access::write_once) != 0;
     return plan;
 }
 

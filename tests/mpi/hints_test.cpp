@@ -189,6 +189,13 @@ TEST(MpiHints, access_styles_choose_advice_and_prefetch) {
     EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).populate);
     EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).direct);
     EXPECT_FALSE(access_plan(0, std::nullopt).direct);
+    // write_once writes behind the program; write_mostly is direct without it (rewrites would fault).
+    EXPECT_TRUE(access_plan(access::write_once, Advice::sequential).write_behind);
+    EXPECT_TRUE(access_plan(access::write_mostly, Advice::random).direct);
+    EXPECT_FALSE(access_plan(access::write_mostly, Advice::random).write_behind);
+    EXPECT_FALSE(access_plan(access::write_mostly, Advice::random).populate);
+    EXPECT_FALSE(access_plan(access::random, Advice::random).direct);
+    EXPECT_FALSE(access_plan(access::sequential, Advice::sequential).direct);
     // read_mostly: page-granular, everything fetched.
     EXPECT_EQ(access_plan(access::read_mostly, Advice::read_mostly).advice, std::nullopt);
     EXPECT_TRUE(access_plan(access::read_mostly, Advice::read_mostly).prefetch);
