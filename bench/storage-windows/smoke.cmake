@@ -1,6 +1,7 @@
 # Smoke tests: every application and variant at a tiny size, verifying its data.
 strata_sw_smoke(mstream_kernels_verify_their_segments_on_every_variant NP 1 APP mstream
-  ARGS --variants memory,storage,storage:sequential,combined,mpiio --size 8M --segment 1M --iters 2)
+  ARGS --variants memory,memory-create,storage,storage:sequential,storage:write_mostly,combined,combined:write_mostly,mpiio
+       --size 8M --segment 1M --iters 2)
 strata_sw_smoke(rma_operations_leave_the_expected_data_on_every_window_kind NP 2 APP rma
   ARGS --variants memory,memory-create,storage --sizes 256K,1M --iters 5)
 foreach(variant memory memory-create storage combined)
@@ -11,6 +12,9 @@ foreach(variant storage mpiio mpiio-coll)
   strata_sw_smoke(hacc_checkpoint_through_${variant}_restarts_with_every_value NP 2 APP hacc
     ARGS --variant ${variant} --particles 64K)
 endforeach()
+# The judged HACC variant: write_once checkpoint (written behind the program), read_once restart.
+strata_sw_smoke(hacc_checkpoint_through_write_once_windows_restarts_with_every_value NP 2 APP hacc
+  ARGS --variant storage --access-style write_once --restart-access-style read_once --particles 256K)
 # MapReduce: a tiny corpus, every implementation; the counts must add up.
 add_test(NAME storage-windows.mapreduce_word_counts_add_up_in_every_implementation
   COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/smoke_mapreduce.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:sw-mapreduce>)
