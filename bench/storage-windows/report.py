@@ -112,7 +112,7 @@ def verdict(ok: bool | str | None) -> str:
 # A target is judged on one configuration named before the run, never on the best of several:
 # mSTREAM on access_style=write_mostly (issue 15: "the configuration the docs recommend";
 # docs/mpi-storage-windows.md recommends it for windows rewritten between syncs that fit in
-# memory; named before the run of 26 Nov 04:30 UTC), the other variants are reported beside it.
+# memory; named at 04:15 UTC on 26 Nov, before the 04:41 run), the other variants are reported beside it.
 MSTREAM_NAMED = {"storage": "storage (write_mostly)", "combined": "combined (write_mostly)"}
 # One run cannot carry a verdict on a noisy machine: a timing target needs this many runs of
 # every variant it compares (the project's rule: medians of at least 5), else it is "not established".
