@@ -33,7 +33,8 @@
  * Usage: mapreduce --generate FILE [--corpus-size 256M] [--vocabulary 100000]
  *        mapreduce --impl 1s|2s [--checkpoint none|windows|snapshot|mpiio] [--combine]
  *                  --corpus FILE [--task-size 16M] [--table-slots 128K]
- *                  [--dir DIR] [--json FILE] [--repeat N] */
+ *                  [--dir DIR] [--json FILE] [--repeat N] [--bind B]
+ * --bind only records how the launcher bound the ranks (mpiexec -bind-to B). */
 #include "sw.h"
 
 #include <math.h>
@@ -472,11 +473,13 @@ int main(int argc, char** argv) {
     MPI_Allreduce(ckpt_phase, worst_phase, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     sw_emit(argc, argv,
             "\"app\":\"mapreduce\",\"impl\":\"%s\",\"checkpoint\":\"%s\",\"combine\":%s,\"repeat\":%ld,\"ranks\":%d,"
+            "\"bind\":\"%s\","
             "\"corpus_bytes\":%zu,\"task_bytes\":%zu,\"tasks\":%zu,\"checkpoints\":%zu,\"words\":%" PRIu64
             ",\"distinct\":%" PRIu64 ",\"checksum\":\"%016" PRIx64
             "\",\"seconds\":%.6f,\"checkpoint_seconds\":%.6f,\"checkpoint_phases\":{\"enter\":%.6f,\"write\":%.6f,"
             "\"leave\":%.6f},\"verified\":true",
-            impl, checkpoint, combine_2s ? "true" : "false", sw_opt_long(argc, argv, "--repeat", 0), sw_size(), corpus,
+            impl, checkpoint, combine_2s ? "true" : "false", sw_opt_long(argc, argv, "--repeat", 0), sw_size(),
+            sw_opt(argc, argv, "--bind", "none"), corpus,
             task_size, tasks, checkpointing ? rounds : 0, global[0], global[2], global[3], seconds, worst_checkpoint,
             worst_phase[0], worst_phase[1], worst_phase[2]);
 

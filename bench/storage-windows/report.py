@@ -333,7 +333,12 @@ def ooc_summary(rows):
         out[str(ratio)] = entry
     skipped = [r["skipped"] for r in rows if "skipped" in r]
     limits = [r for r in rows if r.get("app") == "limits"]
+    randio = [r for r in rows if r.get("app") == "randio"]
     return {
+        "random_read_usec": median([r["random_read_usec"] for r in randio]),
+        "random_write_usec": median([r["random_write_usec"] for r in randio]),
+        "random_read_iops": median([r["random_read_iops"] for r in randio]),
+        "random_write_iops": median([r["random_write_iops"] for r in randio]),
         "ratios": out,
         "skipped": skipped[0] if skipped else None,
         "disk_write_gbps": median([r["disk_write_gbps"] for r in limits]),
@@ -434,6 +439,17 @@ def mapreduce_summary(rows):
             "spread_no_checkpoint": spread([r["seconds"] for r in none]),
             "spread_checkpoint": spread([r["seconds"] for r in ckpt]),
         }
+        # Paired per repeat: each run with checkpoints against the run without in the same repeat
+        # (the variants of a repeat run back to back), so a slow spell of the machine cancels.
+        base = {r["repeat"]: r["seconds"] for r in none}
+        paired = sorted(
+            (r["seconds"] - base[r["repeat"]]) / base[r["repeat"]] for r in ckpt if r["repeat"] in base
+        )
+        table[label]["paired_overheads"] = paired
+        table[label]["paired_overhead"] = median(paired)
+        if len(paired) >= 4:
+            q1, _, q3 = statistics.quantiles(paired, n=4)
+            table[label]["paired_overhead_quartiles"] = [q1, q3]
         if all("checkpoint_phases" in r for r in ckpt):
             table[label]["checkpoint_phases"] = {
                 k: median([r["checkpoint_phases"][k] for r in ckpt]) for k in ckpt[0]["checkpoint_phases"]
@@ -669,7 +685,10 @@ def markdown(s, meta) -> str:
         if ooc.get("disk_write_gbps"):
             lines += [
                 f"Disk in the same run (sw-limits, O_DIRECT, 8 MiB requests): write {fmt(ooc['disk_write_gbps'])} GB/s, "
-                f"read {fmt(ooc['disk_read_gbps'])} GB/s. Disk bytes are the device's counters "
+                f"read {fmt(ooc['disk_read_gbps'])} GB/s; random 4 KiB O_DIRECT, one at a time (randio.py): read "
+                f"{fmt(ooc.get('random_read_usec'), 0)} µs ({fmt(ooc.get('random_read_iops'), 0)}/s), write "
+                f"{fmt(ooc.get('random_write_usec'), 0)} µs ({fmt(ooc.get('random_write_iops'), 0)}/s). "
+                "Disk bytes are the device's counters "
                 "(/proc/diskstats) over each run, medians; major faults are the memory group's.",
                 "",
             ]
@@ -691,7 +710,7 @@ def markdown(s, meta) -> str:
                     f"| {gib(e['limit_bytes'])} | {entry['runs'].get(v)} | {'yes' if e['completed'] else 'no'} "
                     f"| {e['oom_kills']} | {gib(e['max_usage_bytes'])} | {fmt(e['seconds'])} | {pct(e.get('spread'))} "
                     f"| {fmt(e.get('init_seconds'))} / {fmt(e.get('insert_seconds'))} "
-                    f"| {fmt(e['ratio_to_projection'])} | {per_repeat} | {e.get('major_faults') or '—'} "
+                    f"| {fmt(e['ratio_to_projection'])} | {per_repeat} | {e.get('major_faults') if e.get('major_faults') is not None else '—'} "
                     f"| {gib(e.get('disk_read_bytes'))} | {gib(e.get('disk_written_bytes'))} "
                     f"| {fmt(e.get('wall_seconds'), 1)} |"
                 )
@@ -751,8 +770,9 @@ def markdown(s, meta) -> str:
             "MPI_File_write_at_all, leave = the barrier after / MPI_File_sync.",
             "",
             "| implementation | runs | no checkpoint s | spread | with checkpoint s | spread | checkpoints "
-            "| time in checkpoints s | enter / write / leave s | overhead measured | overhead end to end |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            "| time in checkpoints s | enter / write / leave s | overhead measured | overhead end to end "
+            "| paired per repeat: median (quartiles) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         for name, row in mr["table"].items():
             phases = " / ".join(fmt(x, 3) for x in (row.get("checkpoint_phases") or {}).values())
@@ -762,7 +782,9 @@ def markdown(s, meta) -> str:
                 f"| {pct(row.get('spread_checkpoint'))} "
                 f"| {row['checkpoints']} | {fmt(row['checkpoint_seconds'], 3)} | {phases} "
                 f"| {fmt(100 * (row['overhead_measured'] or 0), 1)}% "
-                f"| {fmt(100 * (row['overhead_end_to_end'] or 0), 1)}% |"
+                f"| {fmt(100 * (row['overhead_end_to_end'] or 0), 1)}% "
+                f"| {pct(row.get('paired_overhead'))} "
+                f"({' – '.join(pct(q) for q in row.get('paired_overhead_quartiles') or []) or '—'}) |"
             )
         lines.append(
             f"\nAll implementations found the same counts: {'yes' if mr['checksums_agree'] else 'NO'}."
