@@ -34,7 +34,8 @@
  *        mapreduce --impl 1s|2s [--checkpoint none|windows|snapshot|mpiio] [--combine]
  *                  --corpus FILE [--task-size 16M] [--table-slots 128K]
  *                  [--dir DIR] [--json FILE] [--repeat N] [--bind B]
- * --bind only records how the launcher bound the ranks (mpiexec -bind-to B).
+ * --bind and --schedule only record how the harness ran this (mpiexec -bind-to B; the order of the
+ * variants within a repeat: shuffled, or adjacent — each implementation's variants back to back).
  * --no-poll: MR-1S does not poll MPI progress while mapping (see poll_progress). */
 #include "sw.h"
 
@@ -173,8 +174,8 @@ static uint64_t map_task(int fd, size_t corpus, size_t task_size, size_t task, c
         const size_t start = i;
         while (i < (size_t)got && buffer[i] != ' ' && buffer[i] != '\n') ++i;
         emit(context, word_key(buffer + start, i - start));
-        if (poll_progress && ++words % POLL_WORDS == 0) progress();
-        if (!poll_progress) ++words;
+        ++words;
+        if (poll_progress && words % POLL_WORDS == 0) progress();
     }
     return words;
 }
@@ -490,15 +491,15 @@ int main(int argc, char** argv) {
     MPI_Allreduce(ckpt_phase, worst_phase, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     sw_emit(argc, argv,
             "\"app\":\"mapreduce\",\"impl\":\"%s\",\"checkpoint\":\"%s\",\"combine\":%s,\"repeat\":%ld,\"ranks\":%d,"
-            "\"bind\":\"%s\",\"poll\":%s,"
+            "\"bind\":\"%s\",\"schedule\":\"%s\",\"poll\":%s,"
             "\"corpus_bytes\":%zu,\"task_bytes\":%zu,\"tasks\":%zu,\"checkpoints\":%zu,\"words\":%" PRIu64
             ",\"distinct\":%" PRIu64 ",\"checksum\":\"%016" PRIx64
             "\",\"seconds\":%.6f,\"checkpoint_seconds\":%.6f,\"checkpoint_phases\":{\"enter\":%.6f,\"write\":%.6f,"
             "\"leave\":%.6f},\"verified\":true",
             impl, checkpoint, combine_2s ? "true" : "false", sw_opt_long(argc, argv, "--repeat", 0), sw_size(),
-            sw_opt(argc, argv, "--bind", "none"), poll_progress ? "true" : "false", corpus,
-            task_size, tasks, checkpointing ? rounds : 0, global[0], global[2], global[3], seconds, worst_checkpoint,
-            worst_phase[0], worst_phase[1], worst_phase[2]);
+            sw_opt(argc, argv, "--bind", "none"), sw_opt(argc, argv, "--schedule", "shuffled"),
+            poll_progress ? "true" : "false", corpus, task_size, tasks, checkpointing ? rounds : 0, global[0],
+            global[2], global[3], seconds, worst_checkpoint, worst_phase[0], worst_phase[1], worst_phase[2]);
 
     if (ckpt != MPI_FILE_NULL) SW_MPI(MPI_File_close(&ckpt));
     if (snapshot) {
