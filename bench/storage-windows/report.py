@@ -332,6 +332,8 @@ def ooc_summary(rows):
             ]
             completed = all(r["exit_code"] == 0 for r in mine)
             seconds = median([d["seconds"] for d in done]) if done and completed else None
+            # Against the projections of its own repeats (appended commands run their own projections).
+            own = median([by_repeat[d["repeat"]] for d in done if d["repeat"] in by_repeat])
             # Paired per repeat: each run against the projection of its own repeat.
             paired = [d["seconds"] / by_repeat[d["repeat"]] for d in done if d["repeat"] in by_repeat]
             entry["runs"][variant] = len(mine)
@@ -347,7 +349,8 @@ def ooc_summary(rows):
                 "spread": spread([d["seconds"] for d in done]) if completed else None,
                 "insert_seconds": median([d["insert_seconds"] for d in done]) if completed else None,
                 "init_seconds": median([d["init_seconds"] for d in done]) if completed else None,
-                "ratio_to_projection": seconds / projection if seconds and projection else None,
+                "projection_seconds": own,
+                "ratio_to_projection": seconds / own if seconds and own else None,
                 "paired_ratios": sorted(paired) if completed else [],
                 "major_faults": median([r.get("major_faults") for r in mine]),
                 "disk_read_bytes": median([r.get("disk_read_bytes") for r in mine]),
@@ -359,6 +362,10 @@ def ooc_summary(rows):
     limits = [r for r in rows if r.get("app") == "limits"]
     randio = [r for r in rows if r.get("app") == "randio"]
     return {
+        # One measurement per command (appended runs each measure the disk again), in run order.
+        "random_read_usec_per_command": [r["random_read_usec"] for r in randio],
+        "random_write_usec_per_command": [r["random_write_usec"] for r in randio],
+        "disk_write_gbps_per_command": [r["disk_write_gbps"] for r in limits],
         "random_read_usec": median([r["random_read_usec"] for r in randio]),
         "random_write_usec": median([r["random_write_usec"] for r in randio]),
         "random_read_iops": median([r["random_read_iops"] for r in randio]),
