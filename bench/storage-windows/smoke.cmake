@@ -8,6 +8,9 @@ foreach(variant memory memory-create storage combined)
   strata_sw_smoke(dht_on_${variant}_windows_finds_every_inserted_key NP 2 APP dht
     ARGS --variant ${variant} --lv 4K)
 endforeach()
+# The out-of-core runs verify in passes over the LV (--verify-passes): every key must still be found.
+strata_sw_smoke(dht_verification_in_passes_finds_every_key NP 2 APP dht
+  ARGS --variant combined --factor 0.75 --lv 4K --verify-passes 7)
 foreach(variant storage mpiio mpiio-coll)
   strata_sw_smoke(hacc_checkpoint_through_${variant}_restarts_with_every_value NP 2 APP hacc
     ARGS --variant ${variant} --particles 64K)
