@@ -74,8 +74,23 @@ static __always_inline void emit_event(struct strata_monitor_core* core, __u32 i
     bpf_ringbuf_output(&events, &event, sizeof(event), BPF_RB_FORCE_WAKEUP);
 }
 
+// A worker woken onto a core that had another ready worker runs again: the
+// time it waited for its CPU is the waiting part of the oversubscription.
+static __always_inline void end_wake_wait(struct task_struct* next) {
+    __u32 tid = next->pid;
+    struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
+    if (!worker || worker->woken_ns == 0) return;
+    __u64 woken = __sync_lock_test_and_set(&worker->woken_ns, 0);
+    __u64 now = bpf_ktime_get_ns();
+    __u32 index = worker->core;
+    struct strata_monitor_core* core = bpf_map_lookup_elem(&cores, &index);
+    if (!core || woken == 0 || now <= woken) return;
+    __sync_fetch_and_add(&core->oversub_wait_ns, now - woken);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_struct* next, unsigned int prev_state) {
+    if (next->tgid == (int)target_tgid) end_wake_wait(next);
     if (prev->tgid != (int)target_tgid) return 0;
     __u32 tid = prev->pid;
     struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
@@ -124,6 +139,10 @@ int BPF_PROG(stmon_wakeup, struct task_struct* p) {
     __sync_fetch_and_add(&core->unblocks, 1);
     __u64 now = bpf_ktime_get_ns();
     __s32 before = change_ready(core, 1, now);
+    if (before >= 1) {
+        __sync_fetch_and_add(&core->oversub_wakeups, 1);
+        worker->woken_ns = now;
+    }
     // Armed by the runtime while a worker covers for a blocked one: the
     // blocked one is back, and the cover must give up the core now, not at
     // its next scheduling point. The event goes out from here, on the

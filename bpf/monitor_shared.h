@@ -8,8 +8,10 @@
 #include <linux/types.h>
 #endif
 
-/* One cache line per core in the BPF_F_MMAPABLE array `cores`. User space
- * reads `ready` with a plain load; everything else is statistics. */
+/* Two cache lines per core in the BPF_F_MMAPABLE array `cores`: the first
+ * holds `ready`, which user space reads with a plain load, the flags and the
+ * counters the block and wakeup programs change; the second the wake-up wait
+ * statistics, which the switch into a woken worker changes. */
 struct strata_monitor_core {
     __s32 ready;          /* registered workers of this core that are not blocked */
     __u32 settle_armed;   /* user space sets 1: send one event when a block leaves one ready worker */
@@ -21,12 +23,20 @@ struct strata_monitor_core {
     __u64 oversub_ns;     /* time spent with ready > 1 */
     __u32 events;         /* ring-buffer events sent */
     __u32 woken_armed;    /* user space sets 1: send one event when a wakeup gives the core two ready workers */
+    /* Second cache line. An oversubscribing wakeup is one that gives the core
+     * a second (or further) ready worker; its wait is the time from that
+     * wakeup until the woken worker first runs again: the part of oversub_ns
+     * in which the woken worker waits for its CPU rather than runs. */
+    __u64 oversub_wakeups; /* wakeups of a blocked worker that found another ready worker on its core */
+    __u64 oversub_wait_ns; /* summed wait of those wakeups until the woken worker ran */
+    __u64 reserved[6];
 };
 
 /* Value of the hash map `workers`, keyed by thread id. */
 struct strata_monitor_worker {
     __u32 core;
     __u32 blocked; /* 1 between a block and the wakeup that ends it */
+    __u64 woken_ns; /* bpf_ktime_get_ns() of an oversubscribing wakeup, until the worker runs; else 0 */
 };
 
 #define STRATA_MONITOR_EVENT_EMPTY 0   /* a block left `core` with no ready worker */

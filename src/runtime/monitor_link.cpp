@@ -36,7 +36,8 @@ public:
     [[nodiscard]] MonitorCounters counters(int core) const override {
         const monitor::CoreStats s = monitor_->stats(core);
         return MonitorCounters{s.blocks, s.unblocks, std::chrono::nanoseconds(s.no_ready_ns),
-                               std::chrono::nanoseconds(s.oversubscribed_ns)};
+                               std::chrono::nanoseconds(s.oversubscribed_ns), s.oversubscribing_wakeups,
+                               std::chrono::nanoseconds(s.oversubscribed_wait_ns)};
     }
 
 private:
