@@ -75,17 +75,22 @@ static __always_inline void emit_event(struct strata_monitor_core* core, __u32 i
 }
 
 // A worker woken onto a core that had another ready worker runs again: the
-// time it waited for its CPU is the waiting part of the oversubscription.
+// time it waited for its CPU is the waiting part of the oversubscription. If
+// the core stopped being oversubscribed first (the other worker blocked and
+// something else ran before this one), the wait counts only up to then: the
+// last change of the ready count, an upper bound of that moment.
 static __always_inline void end_wake_wait(struct task_struct* next) {
     __u32 tid = next->pid;
     struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
     if (!worker || worker->woken_ns == 0) return;
     __u64 woken = __sync_lock_test_and_set(&worker->woken_ns, 0);
-    __u64 now = bpf_ktime_get_ns();
+    __u64 end = bpf_ktime_get_ns();
     __u32 index = worker->core;
     struct strata_monitor_core* core = bpf_map_lookup_elem(&cores, &index);
-    if (!core || woken == 0 || now <= woken) return;
-    __sync_fetch_and_add(&core->oversub_wait_ns, now - woken);
+    if (!core || woken == 0) return;
+    __u64 last = core->last_change_ns;
+    if (core->ready <= 1 && last > woken && last < end) end = last;
+    if (end > woken) __sync_fetch_and_add(&core->oversub_wait_ns, end - woken);
 }
 
 SEC("tp_btf/sched_switch")

@@ -25,8 +25,9 @@ struct strata_monitor_core {
     __u32 woken_armed;    /* user space sets 1: send one event when a wakeup gives the core two ready workers */
     /* Second cache line. An oversubscribing wakeup is one that gives the core
      * a second (or further) ready worker; its wait is the time from that
-     * wakeup until the woken worker first runs again: the part of oversub_ns
-     * in which the woken worker waits for its CPU rather than runs. */
+     * wakeup until the woken worker first runs again (or, if that comes
+     * first, until the core is no longer oversubscribed): the part of
+     * oversub_ns in which the woken worker waits for its CPU rather than runs. */
     __u64 oversub_wakeups; /* wakeups of a blocked worker that found another ready worker on its core */
     __u64 oversub_wait_ns; /* summed wait of those wakeups until the woken worker ran */
     __u64 reserved[6];
