@@ -24,20 +24,22 @@ struct strata_monitor_core {
     __u32 events;         /* ring-buffer events sent */
     __u32 woken_armed;    /* user space sets 1: send one event when a wakeup gives the core two ready workers */
     /* Second cache line. An oversubscribing wakeup is one that gives the core
-     * a second (or further) ready worker; its wait is the time from that
-     * wakeup until the woken worker first runs again (or, if that comes
-     * first, until the core is no longer oversubscribed): the part of
-     * oversub_ns in which the woken worker waits for its CPU rather than runs. */
+     * a second (or further) ready worker. oversub_wait_ns is the part of
+     * oversub_ns during which some woken worker had not run yet since its
+     * wakeup: time it waited for its CPU rather than ran. */
     __u64 oversub_wakeups; /* wakeups of a blocked worker that found another ready worker on its core */
-    __u64 oversub_wait_ns; /* summed wait of those wakeups until the woken worker ran */
-    __u64 reserved[6];
+    __u64 oversub_wait_ns; /* time with ready > 1 and waiting > 0 */
+    __s32 waiting;         /* workers woken from a block that have not run since */
+    __u32 pad;
+    __u64 reserved[5];
 };
 
 /* Value of the hash map `workers`, keyed by thread id. */
 struct strata_monitor_worker {
     __u32 core;
     __u32 blocked; /* 1 between a block and the wakeup that ends it */
-    __u64 woken_ns; /* bpf_ktime_get_ns() of an oversubscribing wakeup, until the worker runs; else 0 */
+    __u32 waiting;  /* 1 from its wakeup until it runs */
+    __u32 pad;
 };
 
 #define STRATA_MONITOR_EVENT_EMPTY 0   /* a block left `core` with no ready worker */

@@ -401,6 +401,14 @@ def summarize(runs):
             "utilization_median": statistics.median(r["utilization"] for r in members),
             "task_utilization_median": statistics.median(r["task_utilization"] for r in members),
             "oversubscribed_share_median": statistics.median(r["oversubscribed_share"] for r in members),
+            # The part of it in which a woken worker waited for its CPU (ebpf).
+            "oversubscribed_wait_share_median": statistics.median(
+                r.get("oversubscribed_wait_share", 0) for r in members
+            ),
+            "oversubscribing_wakeups_median": statistics.median(
+                r.get("oversubscribing_wakeups", 0) for r in members
+            ),
+            "leader_scans_median": statistics.median(r.get("leader_scans", 0) for r in members),
             "other_cpu_share_median": statistics.median(r["other_cpu_share"] for r in members),
             "loadavg_1m_median": statistics.median(r["loadavg_1m"] for r in members),
             "covers_median": statistics.median(r.get("covers", 0) for r in members),

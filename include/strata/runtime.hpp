@@ -80,7 +80,7 @@ struct MonitorCounters {
     std::chrono::nanoseconds no_ready_time{0};        ///< time the core had no ready worker
     std::chrono::nanoseconds oversubscribed_time{0};  ///< time it had more than one ready worker
     std::uint64_t oversubscribing_wakeups = 0;        ///< wakeups that found another ready worker (ebpf)
-    std::chrono::nanoseconds oversubscribed_wait{0};  ///< their wait until the woken worker ran (ebpf)
+    std::chrono::nanoseconds oversubscribed_wait{0};  ///< part of it with a woken worker not yet run (ebpf)
 };
 
 /// What the scheduler needs from a blocking monitor (strata::monitor, or a

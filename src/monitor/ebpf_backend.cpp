@@ -121,7 +121,7 @@ private:
 
     Result<void> do_register(pid_t tid, int core, bool blocked) override {
         const auto key = static_cast<__u32>(tid);
-        const strata_monitor_worker value{static_cast<__u32>(core), blocked ? 1U : 0U, 0};
+        const strata_monitor_worker value{static_cast<__u32>(core), blocked ? 1U : 0U, 0, 0};
         if (bpf_map_update_elem(bpf_map__fd(skel_->maps.workers), &key, &value, BPF_NOEXIST) != 0) {
             const int err = errno;
             if (err == EEXIST)
@@ -137,6 +137,7 @@ private:
         strata_monitor_worker value{};
         if (bpf_map_lookup_and_delete_elem(bpf_map__fd(skel_->maps.workers), &key, &value) != 0) return;
         if (value.blocked == 0) change_ready(value.core, -1);
+        if (value.waiting != 0) __atomic_fetch_sub(&slots_[value.core].waiting, 1, __ATOMIC_ACQ_REL);
     }
 
     // The user-space twin of change_ready in monitor.bpf.c: same atomics on
@@ -149,6 +150,8 @@ private:
         if (now > last) {
             if (before <= 0) __atomic_fetch_add(&slot.no_ready_ns, now - last, __ATOMIC_RELAXED);
             if (before > 1) __atomic_fetch_add(&slot.oversub_ns, now - last, __ATOMIC_RELAXED);
+            if (before > 1 && __atomic_load_n(&slot.waiting, __ATOMIC_ACQUIRE) > 0)
+                __atomic_fetch_add(&slot.oversub_wait_ns, now - last, __ATOMIC_RELAXED);
         }
     }
 
@@ -169,6 +172,7 @@ private:
         if (now > last) {
             if (ready <= 0) stats.no_ready_ns += now - last;
             if (ready > 1) stats.oversubscribed_ns += now - last;
+            if (ready > 1 && atomic_read(slot.waiting) > 0) stats.oversubscribed_wait_ns += now - last;
         }
         return stats;
     }
