@@ -202,13 +202,21 @@ public:
         cv_.notify_all();
         thread_.join();
     }
-    // Writes one byte to `write_fd` at `deadline`.
+    // Writes one byte to `write_fd` at `deadline`. The device's thread is
+    // woken only when the request is due before everything it already
+    // waits for (an idle device, or an earlier deadline): with a fixed
+    // latency that is the first request of a burst, not every one. Woken
+    // for every request, the thread was placed on the requesting worker's
+    // CPU and preempted it there at every transfer — a cost a real device
+    // (a NIC, a disk) does not put on the worker's core.
     void request(int write_fd, std::chrono::steady_clock::time_point deadline) {
+        bool earliest = false;
         {
             const std::scoped_lock lock(mutex_);
+            earliest = queue_.empty() || deadline < queue_.begin()->first;
             queue_.emplace(deadline, write_fd);
         }
-        cv_.notify_all();
+        if (earliest) cv_.notify_all();
     }
 
     LatencyDevice(const LatencyDevice&) = delete;
