@@ -38,7 +38,7 @@ struct strata_monitor_core {
 struct strata_monitor_worker {
     __u32 core;
     __u32 blocked; /* 1 between a block and the wakeup that ends it */
-    __u32 waiting;  /* 1 from its wakeup until it runs */
+    __u32 waiting; /* 1 from its wakeup until it runs */
     __u32 pad;
 };
 

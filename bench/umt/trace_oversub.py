@@ -103,7 +103,9 @@ def analyse(path):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("trace", help="perf script output (comm,tid,cpu,time,event,trace)")
     parser.add_argument("--label", default="")
     args = parser.parse_args()

@@ -335,8 +335,8 @@ inline void report(const char* bench, const std::string& fields) {
         oversub / capacity, no_ready, static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
         static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers),
         static_cast<unsigned long long>(covers), static_cast<unsigned long long>(kicks), oversub_wait,
-        oversub_wait / capacity, static_cast<unsigned long long>(oversub_wakeups), static_cast<unsigned long long>(scans),
-        fields.c_str());
+        oversub_wait / capacity, static_cast<unsigned long long>(oversub_wakeups),
+        static_cast<unsigned long long>(scans), fields.c_str());
     std::fflush(stdout);
 }
 

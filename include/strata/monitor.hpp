@@ -108,8 +108,8 @@ struct CoreStats {
     /// ran (ebpf only; 0 elsewhere).
     std::uint64_t oversubscribing_wakeups = 0;
     std::uint64_t oversubscribed_wait_ns = 0;
-    std::uint64_t context_switches = 0;   ///< switches away from registered workers (ebpf: all; proc: from /proc)
-    std::uint64_t callbacks = 0;          ///< times on_core_without_ready_worker ran for this core
+    std::uint64_t context_switches = 0;  ///< switches away from registered workers (ebpf: all; proc: from /proc)
+    std::uint64_t callbacks = 0;         ///< times on_core_without_ready_worker ran for this core
 };
 
 class Monitor {

@@ -197,7 +197,7 @@ struct CoreStats {
     std::uint64_t covers = 0;            ///< a worker was set to SCHED_IDLE to cover for a blocked one
     std::uint64_t restores = 0;          ///< a covering worker got the normal policy back
     std::uint64_t kicks = 0;             ///< surrender requests: a cover set to nice 19 on the wakeup event
-    std::uint64_t scans = 0;             ///< the leader's periodic scan looked at the core (not its event-driven visits)
+    std::uint64_t scans = 0;             ///< the leader's periodic scans of the core
     MonitorCounters monitor;
 };
 
