@@ -8,6 +8,14 @@ different "hosts" talk through UCX, restricted to TCP (UCX_TLS=tcp,self): UCX's 
 transports abort a process whose peer died mid-transfer (cma: "process_vm_readv ... No such
 process"). Each rank notes its pid and its exit status in --log-dir ("exiting with status N").
 ZeroMQ ranks are started directly as processes (--rank/--size).
+
+One defect of MPICH 4.0.2's mpiexec is tolerated, and only where it shows: mpiexec forwards
+hydra's SIGUSR1 notice for every rank that ends without MPI_Finalize; when two survivors exit
+within the same moment, its write to the proxy that just ended fails ("write error (Broken
+pipe)" ... "unable to send SIGUSR1 downstream"), mpiexec gives up and its remaining proxies
+SIGKILL their ranks before those could report (seen in about 1 of 20 runs). A survivor with no
+exit record passes only if it is gone, mpiexec printed that error, and another survivor reported
+the failure itself.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from video_support import free_port_base, make_video, program
 pytestmark = pytest.mark.timeout(90)
 TIMEOUT_MS = 2000
 BOUND_S = 20  # detection (timeouts of 2 and 4 s, abort notices) with room for a loaded machine
+HYDRA_TEARDOWN = "unable to send SIGUSR1 downstream"  # MPICH 4.0.2 mpiexec giving up (module docstring)
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +52,14 @@ def pid_of(log_dir: Path, rank: int, deadline: float) -> int:
     pytest.fail(f"rank {rank} did not start (no pid in {log})")
 
 
+def running(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "zombie" not in status.read_text()
+    except FileNotFoundError:
+        return False
+
+
 def common_args(video: Path, output: Path, log_dir: Path) -> list[str]:
     return ["-i", str(video), "-o", str(output), "--timeout-ms", str(TIMEOUT_MS), "--heartbeat-ms", "100",
             "--worker-sleep-ms", "15", "--log-dir", str(log_dir)]  # fmt: skip
@@ -56,15 +73,16 @@ def check_survivors(
     output: Path,
     output_rank: int = 1,
     output_text: str = "",
+    torn_down: tuple[int, ...] | list[int] = (),
 ) -> None:
     for rank in range(ranks):
-        if rank == victim:
+        if rank == victim or rank in torn_down:
             continue
         assert rank in exits, f"rank {rank} did not exit (no exit code recorded)\n{output_text}"
         assert exits[rank] != 0, f"rank {rank} exited 0 although rank {victim} was killed"
         log = (log_dir / f"rank{rank}.log").read_text()
         assert ": error: " in log, f"rank {rank} exited without an error message:\n{log}"
-    if victim != output_rank:  # a killed output cannot remove its file
+    if victim != output_rank and output_rank not in torn_down:  # a killed output cannot remove its file
         assert not output.exists(), "the output file of a failed job must be removed"
 
 
@@ -78,7 +96,11 @@ def run_mpi_and_kill(tmp_path, video, impl, ranks, victim, extra=(), output_rank
            "-genv", "UCX_TLS", "tcp,self", str(binary), "--impl", impl,
            *common_args(video, output, log_dir), *extra]  # fmt: skip
     start = time.monotonic()
-    job = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # restore_signals=False keeps SIGPIPE ignored in mpiexec: its teardown then says why instead
+    # of mpiexec dying silently of SIGPIPE (module docstring).
+    job = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, restore_signals=False
+    )
     try:
         pid = pid_of(log_dir, victim, start + 30)
         time.sleep(0.8)  # mid-run: frames are flowing
@@ -92,28 +114,36 @@ def run_mpi_and_kill(tmp_path, video, impl, ranks, victim, extra=(), output_rank
     # mpiexec may return before every rank is gone: each survivor's own record is the evidence.
     exits: dict[int, int] = {}
     pids = {rank: pid_of(log_dir, rank, time.monotonic() + 5) for rank in range(ranks) if rank != victim}
-    while time.monotonic() < killed_at + BOUND_S and len(exits) < ranks - 1:
+    while True:
         for rank in pids:
             m = re.search(r"exiting with status (\d+)", (log_dir / f"rank{rank}.log").read_text())
             if m:
                 exits[rank] = int(m.group(1))
+        unrecorded = [pid for rank, pid in pids.items() if rank not in exits]
+        if time.monotonic() >= killed_at + BOUND_S or not any(running(pid) for pid in unrecorded):
+            break
         time.sleep(0.05)
     elapsed = time.monotonic() - killed_at
     assert elapsed < BOUND_S, f"the survivors took {elapsed:.1f} s to exit (bound {BOUND_S} s)\n{out}"
     for rank, pid in pids.items():
         gone = time.monotonic() + 5
-        while time.monotonic() < gone and Path(f"/proc/{pid}").exists():
+        while time.monotonic() < gone and running(pid):
             time.sleep(0.05)
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text(), (
-            f"rank {rank} (pid {pid}) is still running"
+        assert not running(pid), f"rank {rank} (pid {pid}) is still running"
+    torn_down = [rank for rank in pids if rank not in exits]
+    if torn_down:
+        assert HYDRA_TEARDOWN in out, (
+            f"ranks {torn_down} ended without an exit record, and not by mpiexec's teardown\n{out}"
         )
-    check_survivors(log_dir, exits, victim, ranks, output, output_rank, out)
-    return log_dir
+        assert exits, f"no survivor reported the failure before mpiexec's teardown\n{out}"
+    check_survivors(log_dir, exits, victim, ranks, output, output_rank, out, torn_down)
+    return log_dir, torn_down
 
 
 def test_a_killed_mpi_worker_gives_every_survivor_an_error(tmp_path, long_video):
-    logs = run_mpi_and_kill(tmp_path, long_video, "mpi-async-multi", 4, victim=3)
-    assert "died" in (logs / "rank0.log").read_text() or "rank 3" in (logs / "rank0.log").read_text()
+    logs, torn_down = run_mpi_and_kill(tmp_path, long_video, "mpi-async-multi", 4, victim=3)
+    if 0 not in torn_down:
+        assert "died" in (logs / "rank0.log").read_text() or "rank 3" in (logs / "rank0.log").read_text()
 
 
 def test_a_killed_mpi_output_gives_every_survivor_an_error(tmp_path, long_video):
