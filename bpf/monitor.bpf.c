@@ -47,14 +47,18 @@ const volatile __u32 target_tgid = 0;
 #define STRATA_TASK_DEAD 0x80
 
 // Charges the time since the last change to the state the core was in, then
-// applies `delta`; returns the count before the change. Two CPUs changing one
-// core at the same instant may charge a few nanoseconds to the wrong bucket.
-static __always_inline __s32 change_ready(struct strata_monitor_core* core, __s32 delta, __u64 now) {
+// applies `delta` to the ready count and `waiting` to the count of woken
+// workers that have not run yet; returns the ready count before the change.
+// Two CPUs changing one core at the same instant may charge a few
+// nanoseconds to the wrong bucket.
+static __always_inline __s32 change_state(struct strata_monitor_core* core, __s32 delta, __s32 waiting, __u64 now) {
     __u64 last = __sync_lock_test_and_set(&core->last_change_ns, now);
     __s32 before = __sync_fetch_and_add(&core->ready, delta);
+    __s32 waited = waiting != 0 ? __sync_fetch_and_add(&core->waiting, waiting) : core->waiting;
     if (now > last) {
         if (before <= 0) __sync_fetch_and_add(&core->no_ready_ns, now - last);
         if (before > 1) __sync_fetch_and_add(&core->oversub_ns, now - last);
+        if (before > 1 && waited > 0) __sync_fetch_and_add(&core->oversub_wait_ns, now - last);
     }
     return before;
 }
@@ -74,8 +78,23 @@ static __always_inline void emit_event(struct strata_monitor_core* core, __u32 i
     bpf_ringbuf_output(&events, &event, sizeof(event), BPF_RB_FORCE_WAKEUP);
 }
 
+// A woken worker runs again: the core's count of workers waiting for their
+// CPU since their wakeup drops, and with it, if the core is oversubscribed,
+// the waiting part of that time (oversub_wait_ns).
+static __always_inline void end_wake_wait(struct task_struct* next) {
+    __u32 tid = next->pid;
+    struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
+    if (!worker || worker->waiting == 0) return;
+    if (__sync_val_compare_and_swap(&worker->waiting, 1, 0) != 1) return;
+    __u32 index = worker->core;
+    struct strata_monitor_core* core = bpf_map_lookup_elem(&cores, &index);
+    if (!core) return;
+    change_state(core, 0, -1, bpf_ktime_get_ns());
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_struct* next, unsigned int prev_state) {
+    if (next->tgid == (int)target_tgid) end_wake_wait(next);
     if (prev->tgid != (int)target_tgid) return 0;
     __u32 tid = prev->pid;
     struct strata_monitor_worker* worker = bpf_map_lookup_elem(&workers, &tid);
@@ -91,7 +110,7 @@ int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_s
 
     __u64 now = bpf_ktime_get_ns();
     __sync_fetch_and_add(&core->blocks, 1);
-    __s32 before = change_ready(core, -1, now);
+    __s32 before = change_state(core, -1, 0, now);
     // An exiting worker never wakes up: forget it, so user space finds it
     // gone and does not count it twice.
     if (prev_state & STRATA_TASK_DEAD) bpf_map_delete_elem(&workers, &tid);
@@ -123,7 +142,10 @@ int BPF_PROG(stmon_wakeup, struct task_struct* p) {
     if (!core) return 0;
     __sync_fetch_and_add(&core->unblocks, 1);
     __u64 now = bpf_ktime_get_ns();
-    __s32 before = change_ready(core, 1, now);
+    // Waiting for its CPU until it runs (end_wake_wait).
+    worker->waiting = 1;
+    __s32 before = change_state(core, 1, 1, now);
+    if (before >= 1) __sync_fetch_and_add(&core->oversub_wakeups, 1);
     // Armed by the runtime while a worker covers for a blocked one: the
     // blocked one is back, and the cover must give up the core now, not at
     // its next scheduling point. The event goes out from here, on the

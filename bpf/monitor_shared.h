@@ -8,8 +8,10 @@
 #include <linux/types.h>
 #endif
 
-/* One cache line per core in the BPF_F_MMAPABLE array `cores`. User space
- * reads `ready` with a plain load; everything else is statistics. */
+/* Two cache lines per core in the BPF_F_MMAPABLE array `cores`: the first
+ * holds `ready`, which user space reads with a plain load, the flags and the
+ * counters the block and wakeup programs change; the second the wake-up wait
+ * statistics, which the switch into a woken worker changes. */
 struct strata_monitor_core {
     __s32 ready;          /* registered workers of this core that are not blocked */
     __u32 settle_armed;   /* user space sets 1: send one event when a block leaves one ready worker */
@@ -21,12 +23,23 @@ struct strata_monitor_core {
     __u64 oversub_ns;     /* time spent with ready > 1 */
     __u32 events;         /* ring-buffer events sent */
     __u32 woken_armed;    /* user space sets 1: send one event when a wakeup gives the core two ready workers */
+    /* Second cache line. An oversubscribing wakeup is one that gives the core
+     * a second (or further) ready worker. oversub_wait_ns is the part of
+     * oversub_ns during which some woken worker had not run yet since its
+     * wakeup: time it waited for its CPU rather than ran. */
+    __u64 oversub_wakeups; /* wakeups of a blocked worker that found another ready worker on its core */
+    __u64 oversub_wait_ns; /* time with ready > 1 and waiting > 0 */
+    __s32 waiting;         /* workers woken from a block that have not run since */
+    __u32 pad;
+    __u64 reserved[5];
 };
 
 /* Value of the hash map `workers`, keyed by thread id. */
 struct strata_monitor_worker {
     __u32 core;
     __u32 blocked; /* 1 between a block and the wakeup that ends it */
+    __u32 waiting; /* 1 from its wakeup until it runs */
+    __u32 pad;
 };
 
 #define STRATA_MONITOR_EVENT_EMPTY 0   /* a block left `core` with no ready worker */

@@ -10,7 +10,8 @@ strata_add_test_binary(strata_monitor_integration_tests LABEL integration TIMEOU
   integration/monitor_backends_test.cpp
   integration/monitor_ebpf_test.cpp
   integration/monitor_auto_test.cpp
-  integration/monitor_woken_test.cpp)
+  integration/monitor_woken_test.cpp
+  integration/monitor_wake_wait_test.cpp)
 target_link_libraries(strata_monitor_integration_tests PRIVATE PkgConfig::LIBBPF)
 
 # The UMT benchmark programs (bench/umt) on tiny inputs, with and without the monitor.

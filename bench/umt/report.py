@@ -273,7 +273,8 @@ def markdown(doc, plots):
         "on the same 2 cores during the runs (column *other load*: share of the machine's CPU used by other "
         f"processes during a run). The benchmark runs in a cpu cgroup with cpu.shares={s.get('cpu_shares', 1024)} "
         "(the other sessions' work keeps running but yields most of the cores) to keep that noise down; "
-        f"every configuration is repeated {s['repeats']}× with the modes interleaved, and medians are reported.",
+        f"every configuration is repeated {s['repeats']}× with the modes interleaved (the compute-only case, "
+        f"share 0.00, {s.get('overhead_repeats', s['repeats'])}×), and medians are reported.",
         "",
         "Slow storage is emulated with **cgroup v1 blkio throttling**: `bench/umt/run` creates a blkio cgroup, "
         "moves itself into it, and sets `blkio.throttle.read_bps_device` and `write_bps_device` on the data disk "
@@ -322,8 +323,8 @@ def markdown(doc, plots):
         ]
     lines += ["", "## Results", ""]
     lines += [
-        "| experiment | configuration | throttle | mode | wall s (median, min–max) | speedup vs off | bound | CPU util. | task util. | oversubscribed | wakes | covers | other load | load | checksums = off |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| experiment | configuration | throttle | mode | wall s (median, min–max) | speedup vs off | bound | CPU util. | task util. | oversubscribed | of which waiting | wakes | covers | other load | load | checksums = off |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in summary:
         lines.append(
@@ -331,7 +332,8 @@ def markdown(doc, plots):
             f"{r['wall_s_median']:.3f} ({r['wall_s_min']:.3f}–{r['wall_s_max']:.3f}) | {fmt(r['speedup_vs_off'])}× | "
             f"{fmt(bound_of(summary, r))}× | "
             f"{100 * r['utilization_median']:.0f}% | {100 * r['task_utilization_median']:.1f}% | "
-            f"{100 * r['oversubscribed_share_median']:.1f}% | {r['wakes_median']:.0f} | {r.get('covers_median', 0):.0f} | "
+            f"{100 * r['oversubscribed_share_median']:.1f}% | "
+            f"{100 * r.get('oversubscribed_wait_share_median', 0):.1f}% | {r['wakes_median']:.0f} | {r.get('covers_median', 0):.0f} | "
             f"{100 * r['other_cpu_share_median']:.0f}% | {r.get('loadavg_1m_median', 0):.2f} | "
             f"{'yes' if r.get('checksums_match_off', True) else '**no**'} |"
         )
@@ -359,6 +361,10 @@ def markdown(doc, plots):
         "*task util.* counts only the tasks' own computation (thread CPU time), so it excludes the runtime, the "
         "monitor and the kernel's I/O work. *oversubscribed*: time with more than one ready worker on a core, "
         "summed over cores, as a share of wall time × cores (from the monitor's statistics; 0 for `off`). "
+        "*of which waiting*: the part of it during which a worker woken onto the oversubscribed core had not "
+        "yet run since its wakeup (the BPF monitor's oversubscribed_wait; the rest is the woken worker running "
+        "to its next scheduling point, or the cover running while the woken worker waits after being "
+        "preempted). "
         "FWI and heat check their results: the checksum of the final volume/grid must equal the `off` run's, "
         "and every FWI snapshot read back must match the one written.",
         "",

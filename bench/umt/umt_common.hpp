@@ -202,13 +202,21 @@ public:
         cv_.notify_all();
         thread_.join();
     }
-    // Writes one byte to `write_fd` at `deadline`.
+    // Writes one byte to `write_fd` at `deadline`. The device's thread is
+    // woken only when the request is due before everything it already
+    // waits for (an idle device, or an earlier deadline): with a fixed
+    // latency that is the first request of a burst, not every one. Woken
+    // for every request, the thread was placed on the requesting worker's
+    // CPU and preempted it there at every transfer — a cost a real device
+    // (a NIC, a disk) does not put on the worker's core.
     void request(int write_fd, std::chrono::steady_clock::time_point deadline) {
+        bool earliest = false;
         {
             const std::scoped_lock lock(mutex_);
+            earliest = queue_.empty() || deadline < queue_.begin()->first;
             queue_.emplace(deadline, write_fd);
         }
-        cv_.notify_all();
+        if (earliest) cv_.notify_all();
     }
 
     LatencyDevice(const LatencyDevice&) = delete;
@@ -287,6 +295,9 @@ inline void report(const char* bench, const std::string& fields) {
     auto* runtime = strata::runtime::Runtime::current();
     std::string monitor = "none";
     double oversub = 0;
+    double oversub_wait = 0;
+    std::uint64_t oversub_wakeups = 0;
+    std::uint64_t scans = 0;
     double no_ready = 0;
     std::uint64_t blocks = 0;
     std::uint64_t wakes = 0;
@@ -300,6 +311,9 @@ inline void report(const char* bench, const std::string& fields) {
         cores = runtime->cpus().size();
         for (const auto& core : runtime->stats()) {
             oversub += static_cast<double>(core.monitor.oversubscribed_time.count()) * 1e-9;
+            oversub_wait += static_cast<double>(core.monitor.oversubscribed_wait.count()) * 1e-9;
+            oversub_wakeups += core.monitor.oversubscribing_wakeups;
+            scans += core.scans;
             no_ready += static_cast<double>(core.monitor.no_ready_time.count()) * 1e-9;
             blocks += core.monitor.blocks;
             wakes += core.wakes;
@@ -315,11 +329,14 @@ inline void report(const char* bench, const std::string& fields) {
         "UMT_RESULT {\"bench\":\"%s\",\"monitor\":\"%s\",\"cores\":%zu,\"wall_s\":%.6f,\"cpu_s\":%.6f,"
         "\"task_cpu_s\":%.6f,\"utilization\":%.6f,\"task_utilization\":%.6f,\"oversubscribed_s\":%.6f,"
         "\"oversubscribed_share\":%.6f,\"no_ready_s\":%.6f,\"blocks\":%llu,\"wakes\":%llu,\"surrenders\":%llu,"
-        "\"workers\":%llu,\"covers\":%llu,\"kicks\":%llu,%s}\n",
+        "\"workers\":%llu,\"covers\":%llu,\"kicks\":%llu,\"oversubscribed_wait_s\":%.6f,"
+        "\"oversubscribed_wait_share\":%.6f,\"oversubscribing_wakeups\":%llu,\"leader_scans\":%llu,%s}\n",
         bench, monitor.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity, oversub,
         oversub / capacity, no_ready, static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
         static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers),
-        static_cast<unsigned long long>(covers), static_cast<unsigned long long>(kicks), fields.c_str());
+        static_cast<unsigned long long>(covers), static_cast<unsigned long long>(kicks), oversub_wait,
+        oversub_wait / capacity, static_cast<unsigned long long>(oversub_wakeups),
+        static_cast<unsigned long long>(scans), fields.c_str());
     std::fflush(stdout);
 }
 

@@ -102,8 +102,14 @@ struct CoreStats {
     std::uint64_t unblocks = 0;           ///< ... and were woken again
     std::uint64_t no_ready_ns = 0;        ///< time with no ready registered worker
     std::uint64_t oversubscribed_ns = 0;  ///< time with more than one ready worker
-    std::uint64_t context_switches = 0;   ///< switches away from registered workers (ebpf: all; proc: from /proc)
-    std::uint64_t callbacks = 0;          ///< times on_core_without_ready_worker ran for this core
+    /// Wakeups of a blocked worker that found another ready worker on its
+    /// core; and the part of oversubscribed_ns during which some woken worker
+    /// had not yet run since its wakeup, i.e. waited for its CPU rather than
+    /// ran (ebpf only; 0 elsewhere).
+    std::uint64_t oversubscribing_wakeups = 0;
+    std::uint64_t oversubscribed_wait_ns = 0;
+    std::uint64_t context_switches = 0;  ///< switches away from registered workers (ebpf: all; proc: from /proc)
+    std::uint64_t callbacks = 0;         ///< times on_core_without_ready_worker ran for this core
 };
 
 class Monitor {

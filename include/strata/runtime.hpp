@@ -79,6 +79,8 @@ struct MonitorCounters {
     std::uint64_t unblocks = 0;                       ///< a blocked worker of the core was woken
     std::chrono::nanoseconds no_ready_time{0};        ///< time the core had no ready worker
     std::chrono::nanoseconds oversubscribed_time{0};  ///< time it had more than one ready worker
+    std::uint64_t oversubscribing_wakeups = 0;        ///< wakeups that found another ready worker (ebpf)
+    std::chrono::nanoseconds oversubscribed_wait{0};  ///< part of it with a woken worker not yet run (ebpf)
 };
 
 /// What the scheduler needs from a blocking monitor (strata::monitor, or a
@@ -168,6 +170,11 @@ struct Options {
     bool verbose = false;
     /// Period of the leader's scan for cores without a ready worker, which
     /// catches notifications lost to the monitor's races (the paper's 1 ms scan).
+    /// With a monitor that reports empty cores, the scan runs at this period
+    /// only while some core has a blocked worker, a cover or a surrendered
+    /// task; when every core has been settled for 10 periods the leader dozes
+    /// (one scan per 50 periods) until the monitor's next event, so
+    /// compute-only work is not interrupted 1000 times a second.
     std::chrono::microseconds leader_period{1000};
     /// The kernel policy of covering workers (STRATA_COVER_PRIORITY). Only
     /// acts with a monitor: without one no worker covers for another.
@@ -190,6 +197,7 @@ struct CoreStats {
     std::uint64_t covers = 0;            ///< a worker was set to SCHED_IDLE to cover for a blocked one
     std::uint64_t restores = 0;          ///< a covering worker got the normal policy back
     std::uint64_t kicks = 0;             ///< surrender requests: a cover set to nice 19 on the wakeup event
+    std::uint64_t scans = 0;             ///< the leader's periodic scans of the core
     MonitorCounters monitor;
 };
 

@@ -34,7 +34,7 @@ namespace {
 
 constexpr char kPrivilegeFix[] = "run as root or grant CAP_BPF and CAP_PERFMON, or use STRATA_MONITOR=proc";
 
-static_assert(sizeof(strata_monitor_core) == 64, "one cache line per core");
+static_assert(sizeof(strata_monitor_core) == 128, "two cache lines per core");
 static_assert(offsetof(strata_monitor_core, ready) == 0);
 
 struct SkeletonDeleter {
@@ -121,7 +121,7 @@ private:
 
     Result<void> do_register(pid_t tid, int core, bool blocked) override {
         const auto key = static_cast<__u32>(tid);
-        const strata_monitor_worker value{static_cast<__u32>(core), blocked ? 1U : 0U};
+        const strata_monitor_worker value{static_cast<__u32>(core), blocked ? 1U : 0U, 0, 0};
         if (bpf_map_update_elem(bpf_map__fd(skel_->maps.workers), &key, &value, BPF_NOEXIST) != 0) {
             const int err = errno;
             if (err == EEXIST)
@@ -137,6 +137,7 @@ private:
         strata_monitor_worker value{};
         if (bpf_map_lookup_and_delete_elem(bpf_map__fd(skel_->maps.workers), &key, &value) != 0) return;
         if (value.blocked == 0) change_ready(value.core, -1);
+        if (value.waiting != 0) __atomic_fetch_sub(&slots_[value.core].waiting, 1, __ATOMIC_ACQ_REL);
     }
 
     // The user-space twin of change_ready in monitor.bpf.c: same atomics on
@@ -149,6 +150,8 @@ private:
         if (now > last) {
             if (before <= 0) __atomic_fetch_add(&slot.no_ready_ns, now - last, __ATOMIC_RELAXED);
             if (before > 1) __atomic_fetch_add(&slot.oversub_ns, now - last, __ATOMIC_RELAXED);
+            if (before > 1 && __atomic_load_n(&slot.waiting, __ATOMIC_ACQUIRE) > 0)
+                __atomic_fetch_add(&slot.oversub_wait_ns, now - last, __ATOMIC_RELAXED);
         }
     }
 
@@ -160,6 +163,8 @@ private:
         stats.context_switches = atomic_read(slot.switches);
         stats.no_ready_ns = atomic_read(slot.no_ready_ns);
         stats.oversubscribed_ns = atomic_read(slot.oversub_ns);
+        stats.oversubscribing_wakeups = atomic_read(slot.oversub_wakeups);
+        stats.oversubscribed_wait_ns = atomic_read(slot.oversub_wait_ns);
         stats.callbacks = callbacks_[static_cast<std::size_t>(core)].load(std::memory_order_relaxed);
         const auto now = monotonic_ns();
         const auto last = atomic_read(slot.last_change_ns);
@@ -167,6 +172,7 @@ private:
         if (now > last) {
             if (ready <= 0) stats.no_ready_ns += now - last;
             if (ready > 1) stats.oversubscribed_ns += now - last;
+            if (ready > 1 && atomic_read(slot.waiting) > 0) stats.oversubscribed_wait_ns += now - last;
         }
         return stats;
     }

@@ -18,13 +18,43 @@ void Runtime::Impl::notify_leader() {
     leader_cv.notify_one();
 }
 
+// Every core as the scan would leave it: its ready workers are its active
+// ones (none blocked in a task, none parking), no cover at SCHED_IDLE, no
+// surrendered task waiting and no wake-up in flight. Then a lost report is
+// impossible until some worker blocks, and that block is an event.
+bool Runtime::Impl::cores_settled() {
+    for (auto& core : cores) {
+        if (monitor->ready(core->cpu) != core->active.load(std::memory_order_acquire) ||
+            core->idle_covers.load(std::memory_order_acquire) != 0 ||
+            core->parked_in_task.load(std::memory_order_acquire) != 0 ||
+            core->wake_in_flight.load(std::memory_order_acquire) ||
+            core->needs_attention.load(std::memory_order_acquire)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// With a monitor the leader scans every core each leader_period, as the
+// paper's leader does, but only while the scan has something to catch: after
+// kDozeAfter scans that found every core settled it dozes, waiting
+// kDozePeriods periods or until the monitor's callback (Runtime::start) sees
+// an event and wakes it. Compute-only work is then not preempted by the
+// leader a thousand times a second.
 void Runtime::Impl::leader_main() {
+    constexpr int kDozeAfter = 10;
+    constexpr int kDozePeriods = 50;
     (void)::pthread_setname_np(::pthread_self(), "strata-leader");
+    int settled_scans = 0;
     while (!stopping.load(std::memory_order_acquire)) {
         {
             std::unique_lock lock(leader_mutex);
             if (monitored) {
-                leader_cv.wait_for(lock, options.leader_period, [&] { return leader_flag; });
+                const bool doze = empty_cores_reported && settled_scans >= kDozeAfter;
+                leader_dozing.store(doze, std::memory_order_seq_cst);
+                const auto period = doze ? options.leader_period * kDozePeriods : options.leader_period;
+                leader_cv.wait_for(lock, period, [&] { return leader_flag; });
+                leader_dozing.store(false, std::memory_order_relaxed);
             } else {
                 leader_cv.wait(lock, [&] { return leader_flag; });
             }
@@ -37,9 +67,11 @@ void Runtime::Impl::leader_main() {
             // Without a monitor only explicit reports (tests, fakes) count.
             const bool reported = core->needs_attention.exchange(false, std::memory_order_acq_rel);
             if (reported || monitored) {
+                core->scans.fetch_add(1, std::memory_order_relaxed);
                 attend(*core);
             }
         }
+        settled_scans = monitored && cores_settled() ? settled_scans + 1 : 0;
     }
 }
 

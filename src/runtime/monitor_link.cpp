@@ -35,8 +35,12 @@ public:
     [[nodiscard]] bool reports_empty_cores() const noexcept override { return true; }
     [[nodiscard]] MonitorCounters counters(int core) const override {
         const monitor::CoreStats s = monitor_->stats(core);
-        return MonitorCounters{s.blocks, s.unblocks, std::chrono::nanoseconds(s.no_ready_ns),
-                               std::chrono::nanoseconds(s.oversubscribed_ns)};
+        return MonitorCounters{s.blocks,
+                               s.unblocks,
+                               std::chrono::nanoseconds(s.no_ready_ns),
+                               std::chrono::nanoseconds(s.oversubscribed_ns),
+                               s.oversubscribing_wakeups,
+                               std::chrono::nanoseconds(s.oversubscribed_wait_ns)};
     }
 
 private:

@@ -69,6 +69,10 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
         for (auto& core : rt.cores) {
             if (core->cpu == cpu && rt.monitor_ready.load(std::memory_order_acquire)) {
                 rt.attend(*core);
+                // A dozing leader (leader.cpp) scans at its period again from the first event on.
+                if (rt.leader_dozing.load(std::memory_order_seq_cst)) {
+                    rt.notify_leader();
+                }
                 return;
             }
         }

@@ -74,6 +74,7 @@ struct Core {
     std::atomic<std::uint64_t> covers{0}, restores{0};
     std::atomic<int> idle_covers{0};      // members at SCHED_IDLE now
     std::atomic<std::uint64_t> kicks{0};  // surrender requests made to a cover
+    std::atomic<std::uint64_t> scans{0};  // the leader's periodic scan looked at this core
     Worker* cover = nullptr;              // covering at full weight, to surrender on the wakeup event (mutex)
 };
 
@@ -117,6 +118,10 @@ struct Runtime::Impl {
     std::mutex leader_mutex;
     std::condition_variable leader_cv;
     bool leader_flag = false;  // guarded by leader_mutex
+    // The leader scans every leader_period only while some core has a blocked
+    // worker or a cover (leader.cpp); otherwise it dozes, and the monitor's
+    // callback wakes it on the first event.
+    std::atomic<bool> leader_dozing{false};
 
     // scheduler.cpp
     void push(Task* task);
@@ -148,6 +153,7 @@ struct Runtime::Impl {
     void leader_main();
     void attend(detail::Core& core);
     void notify_leader();
+    bool cores_settled();
 };
 
 }  // namespace strata::runtime

@@ -20,6 +20,7 @@ std::vector<CoreStats> Runtime::stats() const {
         s.covers = core->covers.load(std::memory_order_relaxed);
         s.restores = core->restores.load(std::memory_order_relaxed);
         s.kicks = core->kicks.load(std::memory_order_relaxed);
+        s.scans = core->scans.load(std::memory_order_relaxed);
         {
             std::lock_guard lock(core->mutex);
             s.workers = static_cast<std::uint64_t>(core->workers);

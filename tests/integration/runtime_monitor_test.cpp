@@ -234,5 +234,71 @@ TEST(RuntimeCoverPriority, a_cover_runs_at_sched_idle_and_the_woken_worker_gets_
     EXPECT_LT(idle_wake, 300.0);
 }
 
+// The leader's scan (Options::leader_period, leader.cpp): with the BPF
+// monitor it runs every period only while some core has a blocked worker or a
+// cover; on compute-only work it dozes instead of preempting a worker 1000
+// times a second, and a task that blocks afterwards is still covered at once
+// (the monitor's event, not the scan, wakes the cover).
+TEST(RuntimeLeader, dozes_on_compute_only_work_and_a_block_is_still_covered_at_once) {
+    ::setenv("STRATA_MONITOR", "ebpf", 1);
+    Options options;
+    options.cpus = {sched_getcpu()};
+    options.monitor = monitor_from_env();
+    auto started = Runtime::start(options);
+    ::unsetenv("STRATA_MONITOR");
+    STRATA_REQUIRE(started.has_value(), started ? "" : started.error().what());
+    auto sut = std::move(*started);
+    ASSERT_EQ(sut->monitor_backend(), "ebpf");
+
+    // 300 ms of compute in 30 tasks on the one core.
+    TaskGroup compute;
+    for (int i = 0; i < 30; ++i) {
+        sut->spawn(
+            [] {
+                const auto until = Clock::now() + 10ms;
+                while (Clock::now() < until) {
+                }
+            },
+            &compute);
+    }
+    const auto compute_started = Clock::now();
+    sut->wait(compute);
+    const double compute_ms = std::chrono::duration<double, std::milli>(Clock::now() - compute_started).count();
+    const auto scans = sut->stats()[0].scans;
+    std::printf("leader: %llu scans in %.0f ms of compute-only work\n", static_cast<unsigned long long>(scans),
+                compute_ms);
+    // Scanning every 1 ms period would make about 300; dozing, 10 scans
+    // before it dozes and one per 50 ms after.
+    EXPECT_LT(scans, 60U) << "over " << compute_ms << " ms";
+    EXPECT_GE(compute_ms, 290.0);
+
+    // Now a task blocks: the next task starts within a few milliseconds.
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    std::atomic<Clock::time_point::rep> blocked_at{0};
+    std::atomic<Clock::time_point::rep> next_started_at{0};
+    TaskGroup group;
+    sut->spawn(
+        [&] {
+            char byte = 0;
+            blocked_at = Clock::now().time_since_epoch().count();
+            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
+        },
+        &group);
+    while (blocked_at.load() == 0) std::this_thread::sleep_for(50us);
+    sut->spawn(
+        [&] {
+            next_started_at = Clock::now().time_since_epoch().count();
+            EXPECT_EQ(::write(fds[1], "x", 1), 1);
+        },
+        &group);
+    sut->wait(group);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    const double latency_ms = static_cast<double>(next_started_at.load() - blocked_at.load()) / 1e6;
+    EXPECT_LT(latency_ms, 20.0) << "block -> next task start while the leader dozed";
+    EXPECT_GE(sut->stats()[0].wakes, 1U);
+}
+
 }  // namespace
 }  // namespace strata::runtime
