@@ -4,7 +4,8 @@ Modes are `<backend>[+<variant>]`: `off`; `ebpf+normal` (covering workers at
 the normal policy, the runtime before issue 15); `ebpf+idle` (covering workers
 at SCHED_IDLE, STRATA_COVER_PRIORITY=idle, the default since); `ebpf+surrender`
 (normal covers, lowered to SCHED_IDLE at nice 19 on the monitor's wakeup event);
-`ebpf+idle+surrender` (both); `ebpf+slice`
+`ebpf+idle+surrender` (both); `ebpf+idle+suspend` (SCHED_IDLE covers,
+suspended by a signal while the worker they cover for runs); `ebpf+slice`
 (normal covers, every worker with a 200 µs EEVDF slice); `proc`, `proc+idle`.
 
 Called by bench/umt/run, which has already put this process in a blkio
@@ -96,6 +97,8 @@ VARIANT_ENV = {
     "idle": {"STRATA_COVER_PRIORITY": "idle"},
     "surrender": {"STRATA_COVER_PRIORITY": "surrender"},
     "idle+surrender": {"STRATA_COVER_PRIORITY": "idle+surrender"},
+    # Opt-in (issue 15): the cover is suspended mid-task while the worker it covers for runs.
+    "idle+suspend": {"STRATA_COVER_PRIORITY": "idle+suspend"},
     "slice": {"UMT_SLICE_US": "200", "STRATA_COVER_PRIORITY": "normal"},
 }
 

@@ -16,6 +16,7 @@ COLORS = {
     "ebpf+idle": "#2ca02c",
     "ebpf+surrender": "#d62728",
     "ebpf+idle+surrender": "#8c564b",
+    "ebpf+idle+suspend": "#e377c2",
     "ebpf": "#17becf",
     "ebpf+slice": "#9467bd",
     "proc": "#ff7f0e",

@@ -149,11 +149,18 @@ enum class CoverPriority {
     /// idle and surrender together: SCHED_IDLE while covering, and the same
     /// rescheduling request on the wakeup event.
     idle_surrender,
+    /// Opt-in (issue 15): idle, and on the monitor's wakeup event the
+    /// monitor's thread sends the cover a real-time signal whose handler
+    /// suspends it in the middle of its task (a futex wait) until the woken
+    /// worker blocks again, runs out of work or exits, or the runtime stops;
+    /// then the cover continues its task. A suspension is bounded (100 ms) in
+    /// case a release is lost. Needs the ebpf monitor, as surrender does.
+    idle_suspend,
 };
 
 /// "auto", "idle", "normal".
 std::string_view to_string(CoverPriority priority) noexcept;
-/// Parses "auto", "idle", "normal", "surrender" or "idle+surrender"; errors
+/// Parses "auto", "idle", "normal", "surrender", "idle+surrender" or "idle+suspend"; errors
 /// name `param`, the value and the accepted ones.
 Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_view param);
 
@@ -197,6 +204,8 @@ struct CoreStats {
     std::uint64_t covers = 0;            ///< a worker was set to SCHED_IDLE to cover for a blocked one
     std::uint64_t restores = 0;          ///< a covering worker got the normal policy back
     std::uint64_t kicks = 0;             ///< surrender requests: a cover set to nice 19 on the wakeup event
+    std::uint64_t suspends = 0;          ///< idle+suspend: covers suspended by the signal on the wakeup event
+    std::uint64_t suspend_timeouts = 0;  ///< idle+suspend: suspensions that ended by their 100 ms bound
     std::uint64_t scans = 0;             ///< the leader's periodic scans of the core
     MonitorCounters monitor;
 };

@@ -47,17 +47,18 @@ std::string_view to_string(CoverPriority priority) noexcept {
         case CoverPriority::normal: return "normal";
         case CoverPriority::surrender: return "surrender";
         case CoverPriority::idle_surrender: return "idle+surrender";
+        case CoverPriority::idle_suspend: return "idle+suspend";
     }
     return "?";
 }
 
 Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_view param) {
     for (auto priority : {CoverPriority::automatic, CoverPriority::idle, CoverPriority::normal,
-                          CoverPriority::surrender, CoverPriority::idle_surrender}) {
+                          CoverPriority::surrender, CoverPriority::idle_surrender, CoverPriority::idle_suspend}) {
         if (text == to_string(priority)) return priority;
     }
     return make_error(Errc::invalid_argument,
-                      "{}={}: not a cover priority; expected auto, idle, normal, surrender or idle+surrender", param,
+                      "{}={}: not a cover priority; expected auto, idle, normal, surrender, idle+surrender or idle+suspend", param,
                       text);
 }
 
@@ -124,6 +125,7 @@ Result<void> probe_restore() {
 }  // namespace
 
 CoverPriority CoverChoice::priority() const noexcept {
+    if (suspend) return CoverPriority::idle_suspend;
     if (surrender) return idle ? CoverPriority::idle_surrender : CoverPriority::surrender;
     return idle ? CoverPriority::idle : CoverPriority::normal;
 }
@@ -137,7 +139,8 @@ Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitore
         return CoverChoice{false, false,
                            fmt::format("{}: normal, because without a monitor no worker covers for another", name)};
     }
-    const bool surrender = requested == CoverPriority::surrender || requested == CoverPriority::idle_surrender;
+    const bool surrender = requested == CoverPriority::surrender || requested == CoverPriority::idle_surrender ||
+                           requested == CoverPriority::idle_suspend;
     if (surrender && !wakeups_reported) {
         return make_error(Errc::unsupported,
                           "STRATA_COVER_PRIORITY={}: the monitor does not report wakeups (only STRATA_MONITOR=ebpf "
@@ -159,6 +162,11 @@ Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitore
             return CoverChoice{true, true,
                                "idle+surrender: SCHED_IDLE while covering, nice 19 (the CPU rescheduled) when the "
                                "monitor sees the covered worker wake"};
+        case CoverPriority::idle_suspend:
+            return CoverChoice{true, true,
+                               "idle+suspend: SCHED_IDLE while covering; suspended mid-task by a signal when the "
+                               "monitor sees the covered worker wake, until that worker blocks again",
+                               true};
         default:
             return CoverChoice{true, false,
                                fmt::format("{}: idle (SCHED_IDLE while covering for a blocked worker)", name)};
@@ -248,6 +256,10 @@ void Runtime::Impl::surrender_cover(Core& core) {
     if (cover == nullptr || cover->parked || core.active.load(std::memory_order_acquire) <= 1) {
         return;
     }
+    if (cover_suspend) {
+        suspend_cover(core, *cover);
+        return;
+    }
     set_priority(*cover, true, true);
 }
 
@@ -257,6 +269,7 @@ void Runtime::Impl::settle_core(Core& core) {
         return;
     }
     core.cover = nullptr;
+    (void)release_suspended(core);  // alone on its core: a late request is void
     for (Worker* worker : core.members) {
         if (!worker->parked) {
             set_priority(*worker, false);

@@ -11,6 +11,7 @@ struct CoverChoice {
     bool idle = false;       ///< covering workers run at SCHED_IDLE
     bool surrender = false;  ///< the monitor's wakeup event makes a cover give up its core
     std::string reason;      ///< one line: the request, the choice and why
+    bool suspend = false;    ///< the cover is suspended mid-task by a signal instead (idle+suspend)
     [[nodiscard]] CoverPriority priority() const noexcept;
 };
 

@@ -80,6 +80,22 @@ void Runtime::Impl::leader_main() {
 // alone at SCHED_IDLE gets the normal policy back. Or a covered worker woke
 // (notify_when_woken): its cover surrenders the core.
 void Runtime::Impl::attend(detail::Core& core) {
+    // idle+suspend: no ready worker while a cover is suspended (the woken
+    // worker blocked again, parked or exited): the cover continues, and is
+    // armed again for the next wakeup of the worker it covers for. The
+    // release is lock-free: a suspended cover holds no runtime lock, but this
+    // thread must not wait for anything the cover might hold.
+    if (cover_suspend && monitored && core.suspended.load(std::memory_order_acquire) != nullptr &&
+        monitor->ready(core.cpu) <= 0) {
+        if (detail::Worker* cover = release_suspended(core); cover != nullptr) {
+            std::unique_lock lock(core.mutex, std::try_to_lock);
+            if (lock.owns_lock() && !cover->parked && core.active.load(std::memory_order_acquire) > 1) {
+                core.cover = cover;
+                (void)monitor->notify_when_woken(core.cpu);
+            }
+            return;
+        }
+    }
     if (cover_surrender && monitored && monitor->ready(core.cpu) > 1) {
         std::lock_guard lock(core.mutex);
         surrender_cover(core);

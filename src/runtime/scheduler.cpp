@@ -1,5 +1,8 @@
 // Runtime: start, spawn, wait, yield, stop (include/strata/runtime.hpp).
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -94,6 +97,13 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     rt.cover_idle.store(cover->idle || cover->surrender, std::memory_order_release);
     rt.cover_at_start = cover->idle;
     rt.cover_surrender = cover->surrender;
+    rt.cover_suspend = cover->suspend;
+    if (rt.cover_suspend) {
+        errno = 0;
+        const int nice = ::getpriority(PRIO_PROCESS, 0);
+        rt.suspend_nice = errno == 0 ? nice : 0;
+        Impl::install_suspend_handler();
+    }
     rt.cover_mode = cover->priority();
     rt.cover_reason = std::move(cover->reason);
     rt.monitor_ready.store(true, std::memory_order_release);
@@ -118,7 +128,30 @@ Runtime::~Runtime() {
     stop();
 }
 
+namespace {
+
+// A task's code calls into the runtime: no suspension in here (suspend.cpp),
+// where the thread may hold a runtime lock.
+class OutOfBody {
+public:
+    explicit OutOfBody(detail::Worker* self) noexcept : self_(self) {
+        if (self_ != nullptr) saved_ = self_->in_body.exchange(0, std::memory_order_relaxed);
+    }
+    ~OutOfBody() {
+        if (self_ != nullptr) self_->in_body.store(saved_, std::memory_order_relaxed);
+    }
+    OutOfBody(const OutOfBody&) = delete;
+    OutOfBody& operator=(const OutOfBody&) = delete;
+
+private:
+    detail::Worker* self_;
+    int saved_ = 0;
+};
+
+}  // namespace
+
 void Runtime::spawn(Task* task, TaskGroup* group) {
+    const OutOfBody guard(tls_worker);
     RuntimeAccess::group(*task) = group;
     if (group != nullptr) {
         group->pending_.fetch_add(1, std::memory_order_relaxed);
@@ -224,7 +257,9 @@ void Runtime::Impl::execute(detail::Worker& self, Task* task) {
     // as "in a task", so the core hands back to this worker later.
     ++self.task_depth;
     scheduling_point(self);  // task start
+    const int outer = self.in_body.exchange(1, std::memory_order_relaxed);
     task->execute();
+    self.in_body.store(outer, std::memory_order_relaxed);
     --self.task_depth;
     self.core->tasks.fetch_add(1, std::memory_order_relaxed);
     if (group != nullptr) {
@@ -235,6 +270,7 @@ void Runtime::Impl::execute(detail::Worker& self, Task* task) {
 
 void Runtime::wait(TaskGroup& group) {
     detail::Worker* self = tls_worker;
+    const OutOfBody guard(self);
     if (self == nullptr || self->rt != impl_.get()) {
         auto pause = std::chrono::microseconds(5);
         while (group.pending() > 0) {
@@ -248,12 +284,17 @@ void Runtime::wait(TaskGroup& group) {
         if (Task* task = impl_->find_task(*self); task != nullptr) {
             impl_->execute(*self, task);
         } else {
+            // Maybe waiting for the task of a cover it suspended: let it finish.
+            if (impl_->cover_suspend && self->core->suspended.load(std::memory_order_acquire) != nullptr) {
+                (void)impl_->release_suspended(*self->core);
+            }
             std::this_thread::yield();
         }
     }
 }
 
 void Runtime::yield() {
+    const OutOfBody guard(tls_worker);
     if (detail::Worker* self = tls_worker; self != nullptr && self->rt == impl_.get()) {
         impl_->scheduling_point(*self);
     }
@@ -273,6 +314,7 @@ void Runtime::Impl::stop() {
         return;
     }
     stopping.store(true, std::memory_order_seq_cst);
+    release_all_suspended();
     notify_leader();
     if (leader.joinable()) {
         leader.join();

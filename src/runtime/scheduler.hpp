@@ -55,6 +55,19 @@ struct Worker {
     std::atomic<bool> idle_priority{false};
     bool cover_pending = false;  // woken to cover: lowers itself once it runs, if still needed (core->mutex)
     bool kicked = false;         // at nice 19 from a surrender request (core->mutex)
+
+    // Suspension (suspend.cpp, idle+suspend): the futex word, odd while a
+    // suspension is requested, bumped to the next even value on release, so a
+    // signal that arrives after its release (or for an older request) finds it
+    // even and does nothing. in_body: 1 while the thread runs a task's own
+    // code, not the runtime's (only then may the handler suspend it: it holds
+    // no runtime lock); written by this thread, read by its signal handler.
+    std::atomic<std::uint32_t> suspend_word{0};
+    std::atomic<int> in_body{0};
+    // Raised to SCHED_FIFO by suspend_cover so that a cover preempted by the
+    // woken worker (runnable, not running) takes the signal at once instead
+    // of at its next pick; its handler puts its policy back.
+    std::atomic<bool> raised{false};
 };
 
 /// One CPU: its workers and idle pool.
@@ -76,6 +89,8 @@ struct Core {
     std::atomic<std::uint64_t> kicks{0};  // surrender requests made to a cover
     std::atomic<std::uint64_t> scans{0};  // the leader's periodic scan looked at this core
     Worker* cover = nullptr;              // covering at full weight, to surrender on the wakeup event (mutex)
+    std::atomic<Worker*> suspended{nullptr};  // idle+suspend: the cover asked to suspend, until released
+    std::atomic<std::uint64_t> suspends{0}, suspend_timeouts{0};
 };
 
 }  // namespace detail
@@ -95,6 +110,8 @@ struct Runtime::Impl {
     std::atomic<bool> cover_idle{false};
     bool cover_at_start = false;   // a cover lowers itself to SCHED_IDLE when it starts
     bool cover_surrender = false;  // the monitor's wakeup event makes a cover give up its core
+    bool cover_suspend = false;    // ... by suspending it mid-task (suspend.cpp), not by nice 19
+    int suspend_nice = 0;          // the nice a suspended cover returns to (the process's)
     CoverPriority cover_mode = CoverPriority::normal;
     std::string cover_reason;
 
@@ -148,6 +165,13 @@ struct Runtime::Impl {
     void leave_core(detail::Core& core);
     void check_cover(detail::Worker& self);  // takes core.mutex
     void start_cover(detail::Worker& self);  // takes core.mutex
+
+    // suspend.cpp (idle+suspend). suspend_cover with core.mutex held;
+    // release_suspended lock-free (also from the signal's waiters' side).
+    static void install_suspend_handler();
+    void suspend_cover(detail::Core& core, detail::Worker& cover);
+    detail::Worker* release_suspended(detail::Core& core);
+    void release_all_suspended();
 
     // leader.cpp
     void leader_main();

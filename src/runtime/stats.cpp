@@ -20,6 +20,8 @@ std::vector<CoreStats> Runtime::stats() const {
         s.covers = core->covers.load(std::memory_order_relaxed);
         s.restores = core->restores.load(std::memory_order_relaxed);
         s.kicks = core->kicks.load(std::memory_order_relaxed);
+        s.suspends = core->suspends.load(std::memory_order_relaxed);
+        s.suspend_timeouts = core->suspend_timeouts.load(std::memory_order_relaxed);
         s.scans = core->scans.load(std::memory_order_relaxed);
         {
             std::lock_guard lock(core->mutex);

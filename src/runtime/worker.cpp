@@ -86,6 +86,10 @@ void Runtime::Impl::worker_main(Worker& self) {
             execute(self, task);
             continue;
         }
+        // Out of work: a cover it suspended (suspend.cpp) may hold what it waits for.
+        if (cover_suspend && self.core->suspended.load(std::memory_order_acquire) != nullptr) {
+            (void)release_suspended(*self.core);
+        }
         // Spin a little before parking: a task spawned a moment later is
         // taken without a futex wake-up.
         if (++idle_rounds < 64) {
@@ -142,6 +146,9 @@ bool Runtime::Impl::park(Worker& self, bool surrender) {
         // Two workers surrendering at once must not leave the core without an active one.
         if (surrender && core.active.load(std::memory_order_acquire) <= 1) {
             return false;
+        }
+        if (core.suspended.load(std::memory_order_acquire) == &self) {
+            (void)release_suspended(core);  // a late request to suspend a worker that leaves
         }
         core.idle.push_back(&self);
         self.parked = true;
