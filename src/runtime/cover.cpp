@@ -57,9 +57,10 @@ Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_vi
                           CoverPriority::surrender, CoverPriority::idle_surrender, CoverPriority::idle_suspend}) {
         if (text == to_string(priority)) return priority;
     }
-    return make_error(Errc::invalid_argument,
-                      "{}={}: not a cover priority; expected auto, idle, normal, surrender, idle+surrender or idle+suspend", param,
-                      text);
+    return make_error(
+        Errc::invalid_argument,
+        "{}={}: not a cover priority; expected auto, idle, normal, surrender, idle+surrender or idle+suspend", param,
+        text);
 }
 
 namespace {

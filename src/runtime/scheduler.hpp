@@ -85,10 +85,10 @@ struct Core {
 
     std::atomic<std::uint64_t> tasks{0}, steals{0}, surrenders{0}, wakes{0}, context_switches{0};
     std::atomic<std::uint64_t> covers{0}, restores{0};
-    std::atomic<int> idle_covers{0};      // members at SCHED_IDLE now
-    std::atomic<std::uint64_t> kicks{0};  // surrender requests made to a cover
-    std::atomic<std::uint64_t> scans{0};  // the leader's periodic scan looked at this core
-    Worker* cover = nullptr;              // covering at full weight, to surrender on the wakeup event (mutex)
+    std::atomic<int> idle_covers{0};          // members at SCHED_IDLE now
+    std::atomic<std::uint64_t> kicks{0};      // surrender requests made to a cover
+    std::atomic<std::uint64_t> scans{0};      // the leader's periodic scan looked at this core
+    Worker* cover = nullptr;                  // covering at full weight, to surrender on the wakeup event (mutex)
     std::atomic<Worker*> suspended{nullptr};  // idle+suspend: the cover asked to suspend, until released
     std::atomic<std::uint64_t> suspends{0}, suspend_timeouts{0};
 };

@@ -118,7 +118,7 @@ void on_suspend_signal(int /*signal*/) {
 void Runtime::Impl::install_suspend_handler() {
     static std::once_flag once;
     std::call_once(once, [] {
-        struct sigaction action{};
+        struct sigaction action {};
         action.sa_handler = on_suspend_signal;
         action.sa_flags = SA_RESTART;
         ::sigemptyset(&action.sa_mask);
@@ -169,8 +169,7 @@ Worker* Runtime::Impl::release_suspended(Core& core) {
         return nullptr;
     }
     std::uint32_t word = cover->suspend_word.load(std::memory_order_acquire);
-    while ((word & 1U) != 0 &&
-           !cover->suspend_word.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) {
+    while ((word & 1U) != 0 && !cover->suspend_word.compare_exchange_weak(word, word + 1, std::memory_order_acq_rel)) {
     }
     (void)futex(cover->suspend_word, FUTEX_WAKE_PRIVATE, 1, nullptr);
     return cover;

@@ -291,9 +291,9 @@ TEST(RuntimeOptions, strata_cover_priority_accepts_its_five_values_and_names_a_b
         }
     }
     ::setenv("STRATA_COVER_PRIORITY", "idel", 1);
-    EXPECT_TRUE(test::fails_with(
-        Options::from_env(), Errc::invalid_argument,
-        {"STRATA_COVER_PRIORITY", "idel", "not a cover priority", "auto, idle, normal, surrender, idle+surrender or idle+suspend"}));
+    EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument,
+                                 {"STRATA_COVER_PRIORITY", "idel", "not a cover priority",
+                                  "auto, idle, normal, surrender, idle+surrender or idle+suspend"}));
     ::setenv("STRATA_COVER_PRIORITY", "surrender+idle", 1);
     EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument,
                                  {"STRATA_COVER_PRIORITY", "surrender+idle", "not a cover priority"}));
