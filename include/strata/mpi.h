@@ -124,6 +124,12 @@
  * the kernel tracks stores, Linux 6.7+), so MPI_Win_sync has only the rest to
  * write; "false" otherwise. */
 #define STRATA_MPI_INFO_WRITE_BEHIND "strata_write_behind"
+/* "true" if the window's data was read from the file at creation into process
+ * memory with several O_DIRECT reads in flight (access_style=read_once on a
+ * window over data the file holds that fits in half the memory budget, where
+ * the kernel tracks stores, Linux 6.7+; later stores are written back with
+ * O_DIRECT at MPI_Win_sync); "false" otherwise. */
+#define STRATA_MPI_INFO_READ_DIRECT "strata_read_direct"
 #define STRATA_MPI_INFO_NOT_APPLIED "strata_not_applied"
 
 /* --- Environment ----------------------------------------------------------- */

@@ -159,6 +159,13 @@ struct StorageOptions {
     /// shared on purpose). Off: such a file is refused, since whoever owns it
     /// can read and change what the region holds.
     bool allow_other_owner = false;
+    /// With Writeback::direct, where the kernel tracks stores (Linux 6.7+):
+    /// a storage part over bytes the file already holds also starts as
+    /// anonymous memory, read from the file at creation with several large
+    /// O_DIRECT reads in flight (faster than one stream of read-ahead, and
+    /// no page-cache faults afterwards). Only changed pages are written back.
+    /// Elsewhere the part is the usual private file mapping.
+    bool fill = false;
 };
 
 /// Options of a combined region.
@@ -269,6 +276,9 @@ public:
     /// 6.7+): write-back finds changed pages without reading the whole
     /// pagemap, and the pages stay in memory after a sync.
     [[nodiscard]] bool tracks_writes() const noexcept { return tracker_ >= 0; }
+    /// True if the storage part was read from the file into anonymous memory
+    /// at creation (StorageOptions::fill).
+    [[nodiscard]] bool filled() const noexcept { return filled_; }
 
     /// Gives the kernel access advice for [offset, offset+length).
     Result<void> advise(Advice advice, std::size_t offset, std::size_t length);
@@ -297,6 +307,7 @@ private:
     int fd_ = -1;       // shared segment, file or device; -1 for memory
     int tracker_ = -1;  // userfaultfd tracking stores to the storage part (written_pages.hpp); -1 if none
     std::vector<std::pair<std::size_t, std::size_t>> unwritten_;  // taken runs a failed write left behind
+    bool filled_ = false;     // storage part read into anonymous memory at creation (StorageOptions::fill)
     bool unflushed_ = false;  // written without a sync() since (write_changed, sync_async): fdatasync owed
     bool is_block_device_ = false;
     bool read_only_ = false;

@@ -254,6 +254,10 @@ AccessPlan access_plan(unsigned styles, std::optional<Advice> first) noexcept {
     // store after a pass costing a write-protect fault).
     plan.direct = (styles & (access::write_once | access::write_mostly)) != 0;
     plan.write_behind = (styles & access::write_once) != 0;
+    // read_once: a restart reads the whole window once; parallel O_DIRECT
+    // reads outrun one stream of read-ahead and leave no faults to take.
+    plan.fill = (styles & access::read_once) != 0;
+    plan.direct = plan.direct || plan.fill;
     return plan;
 }
 

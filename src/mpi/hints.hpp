@@ -69,12 +69,18 @@ inline constexpr unsigned normal = 1U << 7;
 ///             stores (Linux 6.7+): a thread writes the pages already filled
 ///             with O_DIRECT while the program still stores, so MPI_Win_sync
 ///             has only the rest to write
+///   fill      read_once: a storage part over data the file holds, if it
+///             fits in half the memory budget and the kernel tracks stores,
+///             starts as anonymous memory read with several O_DIRECT reads in
+///             flight (direct write-back, so later stores still reach the
+///             file at MPI_Win_sync); otherwise the mapping
 struct AccessPlan {
     std::optional<Advice> advice;
     bool prefetch = false;
     bool populate = false;
     bool direct = false;
     bool write_behind = false;
+    bool fill = false;
 };
 
 /// The plan for an access_style bit set whose first entry maps to `first`.

@@ -86,6 +86,7 @@ PartSpec part_spec(const WindowHints& hints, const std::string& path, Factor mem
     spec.populate = plan.populate && !hints.discard;  // a private mapping would copy every page
     spec.direct = plan.direct;
     spec.write_behind = plan.write_behind;
+    spec.fill = plan.fill;
     return spec;
 }
 
@@ -105,6 +106,7 @@ HintMap report(const WindowHints& hints, const std::string& path, const StorageP
     if (part != nullptr && part->storage_bytes() > 0) {
         out.insert_or_assign("strata_writeback", std::string(to_string(part->writeback())));
         out.insert_or_assign("strata_write_behind", part->writes_behind() ? "true" : "false");
+        out.insert_or_assign("strata_read_direct", part->filled() ? "true" : "false");
     }
     if (hints.striping_factor || hints.striping_unit) {
         out.insert_or_assign("strata_not_applied",

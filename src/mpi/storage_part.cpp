@@ -83,6 +83,7 @@ Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const
     const bool direct = spec.direct && fits_in_memory(size);
     if (direct) {
         file.writeback = Writeback::direct;
+        file.fill = spec.fill;
     }
     auto region = Region::combined(size, {.storage = file, .factor = spec.memory_share, .order = spec.order});
     if (!region) {
@@ -96,7 +97,7 @@ Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const
     }
     // The storage part follows the memory part (memory_first) or starts the range.
     std::byte* storage = region->data() + (spec.order == Order::memory_first ? region->memory_bytes() : 0);
-    if (existing > 0 && region->storage_bytes() > 0) {
+    if (existing > 0 && region->storage_bytes() > 0 && !region->filled()) {
         prefetch(storage, std::min<std::uint64_t>(region->storage_bytes(), existing), spec.file.path);
     }
     if (spec.populate && !direct && region->storage_bytes() > 0) {

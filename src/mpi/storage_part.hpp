@@ -31,6 +31,7 @@ struct PartSpec {
     bool populate = false;         ///< MADV_POPULATE_WRITE the storage part (AccessPlan)
     bool direct = false;           ///< Writeback::direct if the part fits in memory (AccessPlan)
     bool write_behind = false;     ///< write changed pages while the program stores (AccessPlan)
+    bool fill = false;             ///< read the file into anonymous memory at creation (AccessPlan)
 };
 
 /// What happens when the part is released.
@@ -60,6 +61,9 @@ public:
     [[nodiscard]] Writeback writeback() const noexcept { return region_.writeback(); }
     /// True if a thread writes changed pages behind the program (write-behind).
     [[nodiscard]] bool writes_behind() const noexcept { return writer_.joinable(); }
+    /// True if the storage part was read from the file into anonymous memory
+    /// with parallel O_DIRECT reads at creation (read_once).
+    [[nodiscard]] bool filled() const noexcept { return region_.filled(); }
 
     /// Undoes create() after another rank failed: unmaps without writing
     /// back, removes the file if create() made it, else shrinks it back.

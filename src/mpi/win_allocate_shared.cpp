@@ -38,6 +38,7 @@ namespace {
 PartSpec shared_spec(const WindowHints& hints, const std::string& path) {
     PartSpec spec = part_spec(hints, path, Factor::fixed(0.0));
     spec.direct = false;
+    spec.fill = false;
     return spec;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/log.hpp"
+#include "region/parallel_read.hpp"
 #include "region/posix.hpp"
 #include "region/region_impl.hpp"
 #include "region/written_pages.hpp"
@@ -63,6 +64,30 @@ Result<void> check_permissions(const char* op, mode_t permissions) {
     return {};
 }
 
+/// The storage part of a fill region: anonymous memory at `part` whose
+/// stores the kernel tracks, read from the file; tracker is invalid (and
+/// nothing read) where this kernel cannot track stores.
+struct Filled {
+    posix::UniqueFd tracker;
+};
+
+Result<Filled> fill_storage_part(const char* op, int fd, std::byte* part, std::size_t length, std::uint64_t offset,
+                                 const std::filesystem::path& path) {
+    const std::size_t mapped = round_up_to_page(length);
+    Filled filled{written_pages::track(part, mapped)};
+    if (filled.tracker.get() < 0) {
+        return filled;
+    }
+    if (auto read = parallel_read::read(op, fd, part, length, offset, path); !read) {
+        return std::unexpected(read.error());
+    }
+    // The reads count as stores: take them, so write-back sees only the program's.
+    if (auto taken = written_pages::take(op, part, 0, mapped); !taken) {
+        return std::unexpected(taken.error());
+    }
+    return filled;
+}
+
 int protection(bool read_only) {
     return read_only ? PROT_READ : PROT_READ | PROT_WRITE;
 }
@@ -85,6 +110,7 @@ Region& Region::operator=(Region&& other) noexcept {
         tracker_ = std::exchange(other.tracker_, -1);
         unwritten_ = std::move(other.unwritten_);
         unflushed_ = other.unflushed_;
+        filled_ = other.filled_;
         is_block_device_ = other.is_block_device_;
         read_only_ = other.read_only_;
         created_file_ = other.created_file_;
@@ -310,16 +336,34 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     }
     const Writeback writeback = options.storage.read_only ? Writeback::kernel : options.storage.writeback;
     posix::UniqueFd tracker;
-    if (storage_mapped > 0 && writeback == Writeback::direct &&
-        !holds_data(file.fd.get(), options.storage.offset, storage_length)) {
+    bool filled = false;
+    const bool has_data = storage_mapped > 0 && writeback == Writeback::direct &&
+                          holds_data(file.fd.get(), options.storage.offset, storage_length);
+    if (storage_mapped > 0 && writeback == Writeback::direct && (!has_data || options.storage.fill)) {
         // Nothing to show from the file: anonymous memory reads the same
-        // zeros, and stores into it take no page-cache faults.
+        // zeros, and stores into it take no page-cache faults. With fill,
+        // the file's bytes are read into it first.
         if (::mmap(base + storage_begin, storage_mapped, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
             return fail(errno, "cannot map the storage part");
         }
         (void)::madvise(base + storage_begin, storage_mapped, MADV_HUGEPAGE);  // best effort
-        tracker = written_pages::track(base + storage_begin, storage_mapped);
+        if (has_data) {
+            auto filling = fill_storage_part(op, file.fd.get(), base + storage_begin, storage_length,
+                                             options.storage.offset, options.storage.path);
+            if (!filling) {
+                file.roll_back(options.storage.path);
+                return std::unexpected(filling.error());
+            }
+            tracker = std::move(filling->tracker);
+            filled = tracker.get() >= 0;
+            if (!filled && ::mmap(base + storage_begin, storage_mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
+                                  file.fd.get(), static_cast<off_t>(options.storage.offset)) == MAP_FAILED) {
+                return fail(errno, "cannot map the storage part");
+            }
+        } else {
+            tracker = written_pages::track(base + storage_begin, storage_mapped);
+        }
     } else if (storage_mapped > 0) {
         const int sharing = writeback == Writeback::kernel ? MAP_SHARED : MAP_PRIVATE;
         if (::mmap(base + storage_begin, storage_mapped, protection(options.storage.read_only), sharing | MAP_FIXED,
@@ -342,6 +386,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     r.size_ = size;
     r.mapped_ = mapped;
     r.tracker_ = tracker.release();
+    r.filled_ = filled;
     r.kind_ = RegionKind::combined;
     r.writeback_ = writeback;
     r.fd_ = file.fd.release();

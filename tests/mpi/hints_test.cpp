@@ -187,7 +187,11 @@ TEST(MpiHints, access_styles_choose_advice_and_prefetch) {
     EXPECT_TRUE(access_plan(access::write_once, Advice::sequential).populate);
     EXPECT_TRUE(access_plan(access::write_once, Advice::sequential).direct);
     EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).populate);
-    EXPECT_FALSE(access_plan(access::read_once, Advice::sequential).direct);
+    // read_once: read into anonymous memory with parallel O_DIRECT reads, so direct write-back.
+    EXPECT_TRUE(access_plan(access::read_once, Advice::sequential).direct);
+    EXPECT_TRUE(access_plan(access::read_once, Advice::sequential).fill);
+    EXPECT_FALSE(access_plan(access::write_once, Advice::sequential).fill);
+    EXPECT_FALSE(access_plan(0, std::nullopt).fill);
     EXPECT_FALSE(access_plan(0, std::nullopt).direct);
     // write_once writes behind the program; write_mostly is direct without it (rewrites would fault).
     EXPECT_TRUE(access_plan(access::write_once, Advice::sequential).write_behind);
