@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,8 +47,7 @@ Result<void> read(const char* op, int fd, std::byte* data, std::size_t length, s
                   const std::filesystem::path& path, unsigned streams, std::size_t chunk) {
     const std::size_t span = posix::round_up_to_page(length);  // O_DIRECT reads whole pages
     chunk = std::max(posix::round_up_to_page(chunk), posix::page_size());
-    const std::string self = "/proc/self/fd/" + std::to_string(fd);
-    const posix::UniqueFd direct(::open(self.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+    const posix::UniqueFd direct = posix::reopen_direct(fd, O_RDONLY);
     const std::size_t pieces = (span + chunk - 1) / chunk;
     std::atomic<std::size_t> next{0};
     std::atomic<int> failure{0};

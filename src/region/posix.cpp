@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cerrno>
+#include <string>
 
 #include "core/file_owner.hpp"
 
@@ -16,6 +17,11 @@ namespace strata::posix {
 std::size_t page_size() noexcept {
     static const auto size = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     return size;
+}
+
+UniqueFd reopen_direct(int fd, int access) {
+    const std::string self = "/proc/self/fd/" + std::to_string(fd);
+    return UniqueFd(::open(self.c_str(), access | O_DIRECT | O_CLOEXEC));
 }
 
 void UniqueFd::reset() noexcept {

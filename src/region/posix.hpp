@@ -46,6 +46,12 @@ private:
     int fd_ = -1;
 };
 
+/// The file open as `fd` opened again with O_DIRECT and `access`
+/// (O_RDONLY or O_WRONLY), through /proc/self/fd: the same file whatever its
+/// path became. An empty UniqueFd if the file system refuses O_DIRECT, and
+/// the caller goes through the page cache instead.
+UniqueFd reopen_direct(int fd, int access);
+
 /// An owned range of address space, unmapped on destruction.
 class UniqueMapping {
 public:

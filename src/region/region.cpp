@@ -64,28 +64,18 @@ Result<void> check_permissions(const char* op, mode_t permissions) {
     return {};
 }
 
-/// The storage part of a fill region: anonymous memory at `part` whose
-/// stores the kernel tracks, read from the file; tracker is invalid (and
-/// nothing read) where this kernel cannot track stores.
-struct Filled {
-    posix::UniqueFd tracker;
-};
-
-Result<Filled> fill_storage_part(const char* op, int fd, std::byte* part, std::size_t length, std::uint64_t offset,
-                                 const std::filesystem::path& path) {
-    const std::size_t mapped = round_up_to_page(length);
-    Filled filled{written_pages::track(part, mapped)};
-    if (filled.tracker.get() < 0) {
-        return filled;
-    }
+/// Reads the file's bytes into `part`, anonymous memory whose stores the
+/// kernel tracks, then takes the pages the reads wrote, so that write-back
+/// sees only the program's stores.
+Result<void> fill_storage_part(const char* op, int fd, std::byte* part, std::size_t length, std::uint64_t offset,
+                               const std::filesystem::path& path) {
     if (auto read = parallel_read::read(op, fd, part, length, offset, path); !read) {
-        return std::unexpected(read.error());
+        return read;
     }
-    // The reads count as stores: take them, so write-back sees only the program's.
-    if (auto taken = written_pages::take(op, part, 0, mapped); !taken) {
+    if (auto taken = written_pages::take(op, part, 0, round_up_to_page(length)); !taken) {
         return std::unexpected(taken.error());
     }
-    return filled;
+    return {};
 }
 
 int protection(bool read_only) {
@@ -339,6 +329,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     bool filled = false;
     const bool has_data = storage_mapped > 0 && writeback == Writeback::direct &&
                           holds_data(file.fd.get(), options.storage.offset, storage_length);
+    bool map_file = storage_mapped > 0;
     if (storage_mapped > 0 && writeback == Writeback::direct && (!has_data || options.storage.fill)) {
         // Nothing to show from the file: anonymous memory reads the same
         // zeros, and stores into it take no page-cache faults. With fill,
@@ -348,23 +339,21 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
             return fail(errno, "cannot map the storage part");
         }
         (void)::madvise(base + storage_begin, storage_mapped, MADV_HUGEPAGE);  // best effort
-        if (has_data) {
-            auto filling = fill_storage_part(op, file.fd.get(), base + storage_begin, storage_length,
-                                             options.storage.offset, options.storage.path);
-            if (!filling) {
+        tracker = written_pages::track(base + storage_begin, storage_mapped);
+        filled = has_data && tracker.get() >= 0;
+        // The file's bytes, where this kernel cannot track stores to memory they
+        // were read into, are mapped from the file instead (below).
+        map_file = has_data && !filled;
+        if (filled) {
+            if (auto filling = fill_storage_part(op, file.fd.get(), base + storage_begin, storage_length,
+                                                 options.storage.offset, options.storage.path);
+                !filling) {
                 file.roll_back(options.storage.path);
                 return std::unexpected(filling.error());
             }
-            tracker = std::move(filling->tracker);
-            filled = tracker.get() >= 0;
-            if (!filled && ::mmap(base + storage_begin, storage_mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
-                                  file.fd.get(), static_cast<off_t>(options.storage.offset)) == MAP_FAILED) {
-                return fail(errno, "cannot map the storage part");
-            }
-        } else {
-            tracker = written_pages::track(base + storage_begin, storage_mapped);
         }
-    } else if (storage_mapped > 0) {
+    }
+    if (map_file) {
         const int sharing = writeback == Writeback::kernel ? MAP_SHARED : MAP_PRIVATE;
         if (::mmap(base + storage_begin, storage_mapped, protection(options.storage.read_only), sharing | MAP_FIXED,
                    file.fd.get(), static_cast<off_t>(options.storage.offset)) == MAP_FAILED) {

@@ -78,15 +78,6 @@ Result<void> write_all(const char* op, int fd, const std::byte* data, std::size_
     return {};
 }
 
-/// A descriptor for writing the region's file with O_DIRECT, reopened from
-/// the region's own descriptor (same file, whatever its path became); -1 if
-/// the file system refuses O_DIRECT, and the caller writes through the page
-/// cache instead.
-posix::UniqueFd open_direct(int fd) {
-    const std::string self = "/proc/self/fd/" + std::to_string(fd);
-    return posix::UniqueFd(::open(self.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC));
-}
-
 /// Writes one run of a direct region: the page-aligned bulk with O_DIRECT
 /// (straight from the pages, no page-cache copy), a partial last page and
 /// anything O_DIRECT refuses through the page cache.
@@ -159,7 +150,8 @@ Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, 
         }
     }
     const bool direct = r.writeback_ == Writeback::direct;
-    const posix::UniqueFd direct_fd = direct && !runs->empty() ? open_direct(r.fd_) : posix::UniqueFd();
+    const posix::UniqueFd direct_fd =
+        direct && !runs->empty() ? posix::reopen_direct(r.fd_, O_WRONLY) : posix::UniqueFd();
     std::size_t written = 0;
     for (std::size_t i = 0; i < runs->size(); ++i) {
         const Run& run = (*runs)[i];
