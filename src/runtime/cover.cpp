@@ -63,10 +63,8 @@ Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_vi
         text);
 }
 
-namespace {
+namespace detail {
 
-// The thread's nice value while it is not lowered: the process's own (the
-// benchmark driver's --nice), read once.
 int base_nice() noexcept {
     static const int nice = [] {
         errno = 0;
@@ -76,15 +74,22 @@ int base_nice() noexcept {
     return nice;
 }
 
-// SCHED_RESET_ON_FORK: a process forked by a covering worker (an external
-// task) starts with the normal policy, not SCHED_IDLE. `nice19`: the
-// surrender request, whose priority change reschedules the thread's CPU.
-int set_policy(pid_t tid, bool idle, bool nice19 = false) {
+int set_policy(pid_t tid, bool idle, int nice) noexcept {
     core::SchedAttr attr;
     attr.sched_policy = idle ? SCHED_IDLE : SCHED_OTHER;
     attr.sched_flags = core::kSchedFlagResetOnFork;
-    attr.sched_nice = nice19 ? 19 : base_nice();
+    attr.sched_nice = nice;
     return core::sched_setattr(tid, attr);
+}
+
+}  // namespace detail
+
+namespace {
+
+// `nice19`: the surrender request, whose priority change reschedules the
+// thread's CPU.
+int set_cover_policy(pid_t tid, bool idle, bool nice19 = false) {
+    return detail::set_policy(tid, idle, nice19 ? 19 : detail::base_nice());
 }
 
 }  // namespace
@@ -105,9 +110,9 @@ Result<void> probe_restore() {
     int lower = 0;
     int restore = 0;
     std::thread probe([&] {
-        lower = set_policy(0, true, true) == 0 ? 0 : errno;
+        lower = set_cover_policy(0, true, true) == 0 ? 0 : errno;
         if (lower == 0) {
-            restore = set_policy(0, false) == 0 ? 0 : errno;
+            restore = set_cover_policy(0, false) == 0 ? 0 : errno;
         }
     });
     probe.join();
@@ -187,7 +192,7 @@ void Runtime::Impl::set_priority(Worker& worker, bool idle, bool kick) {
         return;
     }
     const pid_t tid = worker.tid.load(std::memory_order_acquire);
-    if (set_policy(tid, idle, kick) != 0) {
+    if (set_cover_policy(tid, idle, kick) != 0) {
         const int err = errno;
         if (err == ESRCH) {
             return;  // the thread is exiting

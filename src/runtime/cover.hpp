@@ -1,6 +1,8 @@
 // Which kernel policy covering workers get (cover.cpp).
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 
 #include "strata/runtime.hpp"
@@ -23,5 +25,15 @@ struct CoverChoice {
 /// explicitly and that right is missing; unsupported when surrender was
 /// requested and the monitor does not report wakeups.
 Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored, bool wakeups_reported);
+
+/// The process's nice value (the benchmark driver's --nice), read once: the
+/// nice a worker returns to when it is not lowered.
+int base_nice() noexcept;
+
+/// Sets thread `tid` (0: the caller) to SCHED_IDLE or SCHED_OTHER at `nice`,
+/// with SCHED_RESET_ON_FORK: a process forked by a covering worker (an
+/// external task) starts with the normal policy. One raw system call
+/// (async-signal-safe); 0 or -1 with errno.
+int set_policy(pid_t tid, bool idle, int nice) noexcept;
 
 }  // namespace strata::runtime::detail

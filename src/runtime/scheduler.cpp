@@ -99,9 +99,7 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     rt.cover_surrender = cover->surrender;
     rt.cover_suspend = cover->suspend;
     if (rt.cover_suspend) {
-        errno = 0;
-        const int nice = ::getpriority(PRIO_PROCESS, 0);
-        rt.suspend_nice = errno == 0 ? nice : 0;
+        rt.suspend_nice = detail::base_nice();  // read here: the signal handler only uses the copy
         Impl::install_suspend_handler();
     }
     rt.cover_mode = cover->priority();

@@ -27,6 +27,7 @@
 
 #include "core/log.hpp"
 #include "core/sched_attr.hpp"
+#include "cover.hpp"
 #include "scheduler.hpp"
 
 namespace strata::runtime {
@@ -60,11 +61,21 @@ std::int64_t monotonic_ns() noexcept {
 // The policy the runtime gave the worker (cover.cpp), after a raise to
 // SCHED_FIFO. A raw system call: async-signal-safe.
 void restore_policy(Worker& worker) noexcept {
-    core::SchedAttr attr;
-    attr.sched_policy = worker.idle_priority.load(std::memory_order_acquire) ? SCHED_IDLE : SCHED_OTHER;
-    attr.sched_flags = core::kSchedFlagResetOnFork;
-    attr.sched_nice = worker.rt->suspend_nice;
-    (void)core::sched_setattr(worker.tid.load(std::memory_order_acquire), attr);
+    (void)detail::set_policy(worker.tid.load(std::memory_order_acquire),
+                             worker.idle_priority.load(std::memory_order_acquire), worker.rt->suspend_nice);
+}
+
+// Ends the suspension request `request` of `self` from the cover's side (the
+// runtime had not released it yet) and clears the core's record of it; false
+// if the runtime released it first. Async-signal-safe: atomics only.
+bool end_own_request(Worker& self, Core& core, std::uint32_t request) noexcept {
+    std::uint32_t expected = request;
+    if (!self.suspend_word.compare_exchange_strong(expected, request + 1, std::memory_order_acq_rel)) {
+        return false;
+    }
+    Worker* mine = &self;
+    core.suspended.compare_exchange_strong(mine, nullptr, std::memory_order_acq_rel);
+    return true;
 }
 
 // Async-signal-safe: atomics, clock_gettime and the futex and scheduling
@@ -78,11 +89,7 @@ void on_suspend_signal(int /*signal*/) {
             Core& core = *self->core;
             if (self->in_body.load(std::memory_order_relaxed) == 0) {
                 // Inside the runtime: not here; it surrenders at its next scheduling point.
-                std::uint32_t expected = request;
-                if (self->suspend_word.compare_exchange_strong(expected, request + 1, std::memory_order_acq_rel)) {
-                    Worker* mine = self;
-                    core.suspended.compare_exchange_strong(mine, nullptr, std::memory_order_acq_rel);
-                }
+                (void)end_own_request(*self, core, request);
             } else {
                 core.suspends.fetch_add(1, std::memory_order_relaxed);
                 const std::int64_t deadline = monotonic_ns() + kSuspendBoundNs;
@@ -90,12 +97,8 @@ void on_suspend_signal(int /*signal*/) {
                        !self->rt->stopping.load(std::memory_order_acquire)) {
                     const std::int64_t left = deadline - monotonic_ns();
                     if (left <= 0) {
-                        std::uint32_t expected = request;
-                        if (self->suspend_word.compare_exchange_strong(expected, request + 1,
-                                                                       std::memory_order_acq_rel)) {
+                        if (end_own_request(*self, core, request)) {
                             core.suspend_timeouts.fetch_add(1, std::memory_order_relaxed);
-                            Worker* mine = self;
-                            core.suspended.compare_exchange_strong(mine, nullptr, std::memory_order_acq_rel);
                         }
                         break;
                     }
