@@ -22,6 +22,17 @@
  *       joins its thread (the slot is durable) before the barrier that
  *       follows. Every run initializes MPI with MPI_THREAD_MULTIPLE, so the
  *       variants compared differ only in their checkpoints.
+ *       --checkpoint snapshot-nb: the same cut and slots without stopping the
+ *       ranks at the same point: MPI_Ibarrier instead of both barriers, the
+ *       copy taken while the next task is mapped (see "non-blocking cut").
+ *       --verify-cuts (snapshot, snapshot-nb; a test mode): once a snapshot is
+ *       durable, each rank reads its slot back from the checkpoint file and
+ *       checks it against the counts of its keys in rounds 0..k recomputed
+ *       from the corpus: the run fails if a cut missed an update of its round
+ *       or held one of a later round. --skew-ms MS (a test mode): before each
+ *       of its maps the last rank spends MS milliseconds driving MPI progress
+ *       without polling its cut, a slow rank, so that a cut which let a faster
+ *       rank's next round through would be caught.
  *   2s  map emits (key, 1) pairs, as MR-MPI does, kept until the shuffle
  *       (MPI_Alltoallv) and the reduce after all maps. --combine merges each
  *       task's pairs first (a stronger baseline).
@@ -31,8 +42,8 @@
  * checksum of the result that must be equal across implementations.
  *
  * Usage: mapreduce --generate FILE [--corpus-size 256M] [--vocabulary 100000]
- *        mapreduce --impl 1s|2s [--checkpoint none|windows|snapshot|mpiio] [--combine]
- *                  --corpus FILE [--task-size 16M] [--table-slots 128K]
+ *        mapreduce --impl 1s|2s [--checkpoint none|windows|snapshot|snapshot-nb|mpiio] [--combine]
+ *                  --corpus FILE [--task-size 16M] [--table-slots 128K] [--verify-cuts]
  *                  [--dir DIR] [--json FILE] [--repeat N] [--bind B]
  * --bind and --schedule only record how the harness ran this (mpiexec -bind-to B; the order of the
  * variants within a repeat: shuffled, or adjacent — each implementation's variants back to back).
@@ -147,9 +158,12 @@ typedef void (*emit_fn)(void* context, uint64_t key);
 enum { POLL_WORDS = 1 << 11 };
 static int poll_progress;
 
+static void poll_open_cut(void); /* --checkpoint snapshot-nb: tests the cut in flight */
+
 static void progress(void) {
     int flag = 0;
     MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    poll_open_cut();
 }
 
 /* Reads task `task` of the corpus (word-aligned) and emits each word's key.
@@ -241,6 +255,7 @@ typedef struct {
     MPI_Win win;
     pthread_t thread;
     int running;
+    size_t round; /* the round whose snapshot the thread makes durable */
 } writer;
 
 static void* make_durable(void* context) {
@@ -256,9 +271,161 @@ static void join_writer(writer* w) {
     w->running = 0;
 }
 
-static void start_writer(writer* w) {
+static void start_writer(writer* w, size_t round) {
+    w->round = round;
     SW_CHECK(pthread_create(&w->thread, NULL, make_durable, w) == 0, "cannot start the checkpoint writer");
     w->running = 1;
+}
+
+/* --- --verify-cuts: a durable slot against the corpus ---------------------------------- */
+
+typedef struct {
+    int on;
+    int corpus_fd, slot_fd; /* the corpus; this rank's checkpoint file, read back */
+    size_t corpus, task_size, tasks, table_bytes;
+    uint64_t slots;
+    char* buffer;
+    local_table expected; /* this rank's keys: counts over the rounds added so far */
+    size_t rounds_added, checked;
+} cut_check;
+
+static void add_owned(void* context, uint64_t key) {
+    if ((int)(key % (uint64_t)sw_size()) == sw_rank()) lt_add(context, key, 1);
+}
+
+/* Snapshot `round` is durable: its slot in the file must hold exactly this rank's counts of rounds
+ * 0..round, recomputed here from the corpus (every rank's tasks of those rounds, not the table). */
+static void check_cut(cut_check* v, size_t round) {
+    if (!v->on) return;
+    const size_t p = (size_t)sw_size();
+    const int polling = poll_progress;
+    poll_progress = 0; /* no cut may be taken from inside this map */
+    for (; v->rounds_added <= round; ++v->rounds_added) {
+        for (size_t r = 0; r < p; ++r) {
+            const size_t task = v->rounds_added * p + r;
+            if (task < v->tasks)
+                map_task(v->corpus_fd, v->corpus, v->task_size, task, v->buffer, add_owned, &v->expected);
+        }
+    }
+    poll_progress = polling;
+    pair* slot = malloc(v->table_bytes);
+    SW_CHECK(slot, "cannot allocate %zu bytes", v->table_bytes);
+    const ssize_t got = pread(v->slot_fd, slot, v->table_bytes, (off_t)((round % 2) * v->table_bytes));
+    SW_CHECK(got == (ssize_t)v->table_bytes, "checkpoint %zu: reading its slot back gave %zd of %zu bytes: %s", round,
+             got, v->table_bytes, got < 0 ? strerror(errno) : "short read");
+    SW_CHECK(slot[0].key == round + 1, "checkpoint %zu: the slot's header says round %" PRIu64, round, slot[0].key - 1);
+    uint64_t keys = 0;
+    for (uint64_t i = 1; i <= v->slots; ++i) {
+        if (!slot[i].key) continue;
+        ++keys;
+        const pair* want = lt_find(&v->expected, slot[i].key, 0);
+        SW_CHECK(want,
+                 "checkpoint %zu: key %016" PRIx64 " is in the slot (count %" PRIu64
+                 "), but not in rounds 0..%zu of the corpus (an inconsistent cut)",
+                 round, slot[i].key, slot[i].count, round);
+        SW_CHECK(want->count == slot[i].count,
+                 "checkpoint %zu: key %016" PRIx64 " counts %" PRIu64 " in the slot, but %" PRIu64
+                 " in rounds 0..%zu of the corpus (an inconsistent cut)",
+                 round, slot[i].key, slot[i].count, want->count, round);
+    }
+    SW_CHECK(keys == v->expected.used,
+             "checkpoint %zu: the slot holds %" PRIu64 " keys, rounds 0..%zu of the corpus %" PRIu64
+             " (an inconsistent cut)",
+             round, keys, round, v->expected.used);
+    free(slot);
+    ++v->checked;
+}
+
+/* Waits until this rank's last snapshot is durable, and checks it under --verify-cuts. */
+static void join_and_check(writer* w, cut_check* v) {
+    if (!w->running) return;
+    join_writer(w);
+    check_cut(v, w->round);
+}
+
+/* --- non-blocking cut (--checkpoint snapshot-nb) ----------------------------------------- */
+
+/* Round k's cut without stopping the ranks at the same point:
+ *   1. after its round-k operations are flushed (reduce_task), a rank joins the writer of snapshot
+ *      k-1 and enters MPI_Ibarrier b1_k;
+ *   2. it maps its round-k+1 task; map_task's progress polls test b1_k (poll_open_cut);
+ *   3. once b1_k has completed (in a poll, or in the wait after the map), the rank copies its table
+ *      into slot k%2, starts the writer thread (MPI_Win_sync of the checkpoint window) and enters
+ *      MPI_Ibarrier b2_k;
+ *   4. it waits for b2_k before its own round-k+1 operations (reduce_task).
+ * Why the cut is consistent, i.e. snapshot k of every table holds exactly the updates of rounds <= k:
+ *   - none is missing: a rank enters b1_k only after MPI_Win_flush has returned for each of its
+ *     operations of rounds <= k (complete at the target), and b1_k completes on the owner only once
+ *     every rank has entered it; so when the owner copies, every such update is in its table (MPICH's
+ *     unified model; the fence orders the copy's reads after the test that saw b1_k complete).
+ *   - none of a later round is in it: a rank issues its first round-k+1 operation on any table (the
+ *     compare-and-swap claiming a slot, or the accumulate) only after b2_k has completed, which needs
+ *     every rank to have entered b2_k, and a rank enters b2_k only after its copy of snapshot k is
+ *     taken. So every table's snapshot k is taken before any round-k+1 operation can reach it.
+ * Durable before complete: a rank joins the writer of snapshot k-1 (its MPI_Win_sync has returned)
+ * before it enters b1_k, so b1_k's completion means every rank's snapshot k-1 is durable: checkpoint
+ * k-1 is declared complete there (the last one after the loop, at a barrier).
+ * Slots: snapshot k overwrites snapshot k-2 (slot k%2) after b1_k, when checkpoint k-1 is already
+ * complete, so a complete checkpoint exists at every moment. Two cuts are never in flight at once:
+ * b2_k is waited for before round k+1's operations, b1_k+1 entered after them. */
+typedef struct {
+    MPI_Request b1, b2;
+    int b1_open, b2_open;
+    size_t round; /* the round whose cut is in flight */
+    pair *table, *slots;
+    size_t table_bytes;
+    writer* behind;
+    double copy_seconds; /* the copies, most of them taken inside the map's polls */
+    size_t complete;     /* checkpoints declared complete */
+} cut;
+
+static cut* open_cut; /* the cut polled while mapping (snapshot-nb only) */
+
+static void take_snapshot(cut* c) {
+    const double t = MPI_Wtime();
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (c->round > 0) c->complete = c->round; /* b1_k done: every rank's snapshot k-1 is durable */
+    pair* slot = (pair*)((char*)c->slots + (c->round % 2) * c->table_bytes);
+    memcpy(slot, c->table, c->table_bytes);
+    slot[0] = (pair){c->round + 1, 0}; /* the header: the checkpointed round */
+    start_writer(c->behind, c->round);
+    SW_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &c->b2));
+    c->b1_open = 0;
+    c->b2_open = 1;
+    c->copy_seconds += MPI_Wtime() - t;
+}
+
+static void poll_open_cut(void) {
+    if (!open_cut || !open_cut->b1_open) return;
+    int done = 0;
+    SW_MPI(MPI_Test(&open_cut->b1, &done, MPI_STATUS_IGNORE));
+    if (done) take_snapshot(open_cut);
+}
+
+/* Steps 3 and 4 for what the map did not finish: adds the wait for b1 to phase[0], for b2 to phase[2]. */
+static void finish_cut(cut* c, double phase[3]) {
+    const double start = MPI_Wtime();
+    if (c->b1_open) {
+        SW_MPI(MPI_Wait(&c->b1, MPI_STATUS_IGNORE));
+        phase[0] += MPI_Wtime() - start;
+        take_snapshot(c);
+    }
+    const double copied = MPI_Wtime();
+    if (c->b2_open) {
+        SW_MPI(MPI_Wait(&c->b2, MPI_STATUS_IGNORE));
+        c->b2_open = 0;
+        phase[2] += MPI_Wtime() - copied;
+    }
+}
+
+/* --skew-ms: a slow rank that serves the others' operations but has not looked at its cut yet. */
+static void skew(long ms) {
+    const double until = MPI_Wtime() + (double)ms / 1000;
+    while (MPI_Wtime() < until) {
+        int flag = 0;
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        usleep(100);
+    }
 }
 
 /* --- main ---------------------------------------------------------------------------- */
@@ -304,11 +471,19 @@ int main(int argc, char** argv) {
     const int one = strcmp(impl, "1s") == 0;
     SW_CHECK(one || strcmp(impl, "2s") == 0, "--impl=%s: expected 1s or 2s", impl);
     SW_CHECK(strcmp(checkpoint, "none") == 0 || strcmp(checkpoint, one ? "windows" : "mpiio") == 0 ||
-                 (one && strcmp(checkpoint, "snapshot") == 0),
-             "--checkpoint=%s: expected none or %s for --impl %s", checkpoint, one ? "windows or snapshot" : "mpiio",
-             impl);
+                 (one && (strcmp(checkpoint, "snapshot") == 0 || strcmp(checkpoint, "snapshot-nb") == 0)),
+             "--checkpoint=%s: expected none or %s for --impl %s", checkpoint,
+             one ? "windows, snapshot or snapshot-nb" : "mpiio", impl);
     const int checkpointing = strcmp(checkpoint, "none") != 0;
-    const int snapshot = strcmp(checkpoint, "snapshot") == 0;
+    const int nonblocking = strcmp(checkpoint, "snapshot-nb") == 0;
+    const int snapshot = strcmp(checkpoint, "snapshot") == 0 || nonblocking; /* both write slots behind */
+    const int verify_cuts = sw_flag(argc, argv, "--verify-cuts");
+    const long skew_ms = sw_opt_long(argc, argv, "--skew-ms", 0);
+    SW_CHECK(skew_ms >= 0 && skew_ms <= 10000, "--skew-ms=%ld: expected 0 to 10000 milliseconds", skew_ms);
+    SW_CHECK(!verify_cuts || snapshot,
+             "--verify-cuts: checks snapshot slots; expected --checkpoint snapshot or "
+             "snapshot-nb, got --checkpoint %s",
+             checkpoint);
     const char* corpus_path = sw_opt(argc, argv, "--corpus", NULL);
     SW_CHECK(corpus_path, "--corpus FILE is required (make one with --generate FILE)");
     const int fd = open(corpus_path, O_RDONLY | O_CLOEXEC);
@@ -345,6 +520,24 @@ int main(int argc, char** argv) {
         SW_MPI(MPI_Win_lock_all(0, ckpt_win));
         behind.win = ckpt_win;
     }
+    cut_check check = {.on = verify_cuts};
+    if (verify_cuts) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/mr-snapshot-%d.dat", config.dir, sw_rank());
+        check.slot_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        SW_CHECK(check.slot_fd >= 0, "--verify-cuts: cannot open the checkpoint file %s: %s", path, strerror(errno));
+        check.corpus_fd = fd;
+        check.corpus = corpus;
+        check.task_size = task_size;
+        check.tasks = tasks;
+        check.table_bytes = table_bytes;
+        check.slots = s.slots;
+        check.buffer = malloc(task_size + 128);
+        SW_CHECK(check.buffer, "cannot allocate %zu bytes", task_size + 128);
+        lt_init(&check.expected, 1 << 16);
+    }
+    cut nb = {.table = s.table, .slots = ckpt_slots, .table_bytes = table_bytes, .behind = &behind};
+    if (nonblocking) open_cut = &nb;
     MPI_File ckpt = MPI_FILE_NULL;
     if (!one && checkpointing) {
         char path[4096];
@@ -364,10 +557,16 @@ int main(int argc, char** argv) {
         const size_t task = round * (size_t)sw_size() + (size_t)sw_rank();
         const size_t emitted_before = emitted.count;
         if (task < tasks) {
+            if (skew_ms && sw_rank() == sw_size() - 1) skew(skew_ms);
             if (one || combine_2s) {
                 local_table task_counts;
                 lt_init(&task_counts, 1 << 16);
                 words += map_task(fd, corpus, task_size, task, buffer, combine, &task_counts);
+                if (nonblocking) { /* the cut of the previous round, before this round's operations */
+                    const double wait = MPI_Wtime();
+                    finish_cut(&nb, ckpt_phase);
+                    checkpoint_seconds += MPI_Wtime() - wait;
+                }
                 if (one) {
                     reduce_task(&s, &task_counts);
                 } else {
@@ -382,16 +581,29 @@ int main(int argc, char** argv) {
             } else {
                 words += map_task(fd, corpus, task_size, task, buffer, push, &emitted);
             }
+        } else if (nonblocking) { /* no task this round: only the previous round's cut */
+            const double wait = MPI_Wtime();
+            finish_cut(&nb, ckpt_phase);
+            checkpoint_seconds += MPI_Wtime() - wait;
         }
         if (!checkpointing) continue;
         const double ckpt_start = MPI_Wtime();
-        if (snapshot) {
+        if (nonblocking) {
+            /* This round's operations are flushed: the previous snapshot must be durable before b1 of
+             * this round is entered (see "non-blocking cut"); the rest happens while the next task is
+             * mapped. */
+            join_and_check(&behind, &check);
+            nb.round = round;
+            SW_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &nb.b1));
+            nb.b1_open = 1;
+            ckpt_phase[1] += MPI_Wtime() - ckpt_start;
+        } else if (snapshot) {
             MPI_Barrier(MPI_COMM_WORLD); /* every accumulate of this round has landed */
             const double synced = MPI_Wtime();
             ckpt_phase[0] += synced - ckpt_start;
             /* The previous snapshot was made durable behind the map phase; once every rank has
              * joined its writer, the barrier below declares that checkpoint complete. */
-            join_writer(&behind);
+            join_and_check(&behind, &check);
             /* MPICH's unified model: after the origins' flushes and the barrier, the table holds
              * every update of the round; the fence orders our reads after the barrier. */
             __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -401,7 +613,8 @@ int main(int argc, char** argv) {
             const double released = MPI_Wtime();
             MPI_Barrier(MPI_COMM_WORLD); /* every snapshot is taken before any table changes */
             ckpt_phase[2] += MPI_Wtime() - released;
-            start_writer(&behind);
+            if (round > 0) nb.complete = round; /* every rank joined its writer before the barriers */
+            start_writer(&behind, round);
         } else if (one) {
             MPI_Barrier(MPI_COMM_WORLD); /* every accumulate of this round has landed */
             const double synced = MPI_Wtime();
@@ -430,12 +643,25 @@ int main(int argc, char** argv) {
         checkpoint_seconds += MPI_Wtime() - ckpt_start;
     }
 
-    if (snapshot) { /* the last checkpoint: durable on every rank, then declared complete */
+    if (snapshot) {        /* the last checkpoint: durable on every rank, then declared complete */
+        if (nonblocking) { /* the last round's cut is still open: nothing to overlap it with */
+            const double wait = MPI_Wtime();
+            finish_cut(&nb, ckpt_phase);
+            checkpoint_seconds += MPI_Wtime() - wait;
+            open_cut = NULL;
+            checkpoint_seconds += nb.copy_seconds; /* copies taken inside the maps' polls */
+            ckpt_phase[1] += nb.copy_seconds;
+        }
+        SW_CHECK(nb.complete + 1 == rounds, "%zu of the first %zu checkpoints were declared complete", nb.complete,
+                 rounds - 1);
         const double ckpt_start = MPI_Wtime();
-        join_writer(&behind);
+        join_and_check(&behind, &check);
         MPI_Barrier(MPI_COMM_WORLD);
         checkpoint_seconds += MPI_Wtime() - ckpt_start;
         ckpt_phase[1] += MPI_Wtime() - ckpt_start;
+        nb.complete = rounds;
+        SW_CHECK(!verify_cuts || check.checked == rounds, "--verify-cuts: %zu of %zu checkpoints were checked",
+                 check.checked, rounds);
     }
 
     /* Reduce: 1s has reduced already; 2s shuffles its pairs to their owners. */
@@ -495,11 +721,12 @@ int main(int argc, char** argv) {
             "\"corpus_bytes\":%zu,\"task_bytes\":%zu,\"tasks\":%zu,\"checkpoints\":%zu,\"words\":%" PRIu64
             ",\"distinct\":%" PRIu64 ",\"checksum\":\"%016" PRIx64
             "\",\"seconds\":%.6f,\"checkpoint_seconds\":%.6f,\"checkpoint_phases\":{\"enter\":%.6f,\"write\":%.6f,"
-            "\"leave\":%.6f},\"verified\":true",
+            "\"leave\":%.6f},\"cuts_verified\":%zu,\"verified\":true",
             impl, checkpoint, combine_2s ? "true" : "false", sw_opt_long(argc, argv, "--repeat", 0), sw_size(),
             sw_opt(argc, argv, "--bind", "none"), sw_opt(argc, argv, "--schedule", "shuffled"),
             poll_progress ? "true" : "false", corpus, task_size, tasks, checkpointing ? rounds : 0, global[0],
-            global[2], global[3], seconds, worst_checkpoint, worst_phase[0], worst_phase[1], worst_phase[2]);
+            global[2], global[3], seconds, worst_checkpoint, worst_phase[0], worst_phase[1], worst_phase[2],
+            check.checked);
 
     if (ckpt != MPI_FILE_NULL) SW_MPI(MPI_File_close(&ckpt));
     if (snapshot) {
@@ -509,6 +736,11 @@ int main(int argc, char** argv) {
     if (one) {
         SW_MPI(MPI_Win_free(&s.win));
         free(s.where.slots);
+    }
+    if (verify_cuts) {
+        close(check.slot_fd);
+        free(check.buffer);
+        free(check.expected.slots);
     }
     free(result.slots);
     free(emitted.pairs);
