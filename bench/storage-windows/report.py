@@ -441,10 +441,17 @@ def mapreduce_label(r):
     return name
 
 
-# MR-1S's checkpoint kinds: in place (MPI_Win_sync of the table) and snapshot (copied into an async
-# checkpoint window, durable at the next checkpoint). The MapReduce targets rest on the snapshot,
-# named before the run; each is compared with the same storage window without checkpoints.
-MR_NAMES = {"windows": "MR-1S in place", "snapshot": "MR-1S snapshot"}
+# MR-1S's checkpoint kinds: in place (MPI_Win_sync of the table), snapshot (copied into an async
+# checkpoint window between two barriers, durable at the next checkpoint) and non-blocking snapshot
+# (the same cut with MPI_Ibarrier, overlapped with the next map phase). The MapReduce targets rest on
+# the configuration named before the run: the non-blocking snapshot where the run has it (from the
+# issue 15 rerun of 26 Nov, 07:10 UTC), else the snapshot; each is compared with the same storage
+# window without checkpoints.
+MR_NAMES = {"windows": "MR-1S in place", "snapshot": "MR-1S snapshot", "snapshot-nb": "MR-1S non-blocking snapshot"}
+
+
+def mapreduce_judged(table):
+    return "MR-1S non-blocking snapshot" if "MR-1S non-blocking snapshot" in table else "MR-1S snapshot"
 
 
 def mapreduce_summary(rows):
@@ -806,7 +813,10 @@ def markdown(s, meta) -> str:
             "",
             "Checkpoint phases (sums over the run, the slower rank's): enter = the barrier before (the "
             "round's imbalance), write = MPI_Win_sync / the snapshot copy and the previous snapshot's sync / "
-            "MPI_File_write_at_all, leave = the barrier after / MPI_File_sync.",
+            "MPI_File_write_at_all, leave = the barrier after / MPI_File_sync. Non-blocking snapshot: enter = "
+            "the wait for the first MPI_Ibarrier left after the map (and the last round's), write = the copies "
+            "(most taken inside the map) and the waits for the previous snapshot's sync, leave = the wait for "
+            "the second MPI_Ibarrier before the round's accumulates.",
             "",
             "| implementation | runs | no checkpoint s | spread | with checkpoint s | spread | checkpoints "
             "| time in checkpoints s | enter / write / leave s | overhead measured | overhead end to end "
@@ -1003,12 +1013,20 @@ def targets(s):
     mr = s.get("mapreduce")
     if mr:
         t = mr["table"]
-        snap = t.get("MR-1S snapshot", {}).get("overhead_end_to_end")
+        judged = mapreduce_judged(t)
+        snap = t.get(judged, {}).get("overhead_end_to_end")
         inplace = t.get("MR-1S in place", {}).get("overhead_end_to_end")
         two = t.get("MR-2S", {}).get("overhead_end_to_end")
         two_c = t.get("MR-2S (combiner)", {}).get("overhead_end_to_end")
+        kind = "non-blocking snapshot" if judged != "MR-1S snapshot" else "snapshot"
+        blocking = (
+            f"; blocking snapshot {pct(t['MR-1S snapshot'].get('overhead_end_to_end'))} "
+            f"(paired {pct(t['MR-1S snapshot'].get('paired_overhead'))})"
+            if judged != "MR-1S snapshot" and "MR-1S snapshot" in t
+            else ""
+        )
 
-        snap_row, two_row = t.get("MR-1S snapshot", {}), t.get("MR-2S", {})
+        snap_row, two_row = t.get(judged, {}), t.get("MR-2S", {})
         paired_rule = mr.get("schedule") == "adjacent"
         quart = snap_row.get("paired_overhead_quartiles") or []
         paired_text = (
@@ -1018,9 +1036,9 @@ def targets(s):
         out.append(
             {
                 "target": "MapReduce MR-1S checkpoint overhead ≤ 5% end to end against the same storage window "
-                "without checkpoints (snapshot, written behind; paper 3.8% weak scaling)",
-                "measured": f"{pct(snap)} snapshot ({pct(snap_row.get('overhead_measured'))} "
-                f"inside checkpoints){paired_text}; in place {pct(inplace)}",
+                f"without checkpoints ({kind}, written behind; paper 3.8% weak scaling)",
+                "measured": f"{pct(snap)} {kind} ({pct(snap_row.get('overhead_measured'))} "
+                f"inside checkpoints){paired_text}{blocking}; in place {pct(inplace)}",
                 "met": paired_verdict(snap_row, 0.05)
                 if paired_rule
                 else resolvable(snap_row, 0.05, snap <= 0.05 if snap is not None else None),
@@ -1028,7 +1046,8 @@ def targets(s):
         )
         out.append(
             {
-                "target": "MapReduce MR-1S overhead ≤ 0.5× collective MPI-IO's (MR-2S, end to end; paper 58.6%)",
+                "target": f"MapReduce MR-1S overhead ≤ 0.5× collective MPI-IO's (MR-2S, end to end; {kind}; "
+                "paper 58.6%)",
                 "measured": f"MR-2S {pct(two)} ({fmt(snap / two if snap is not None and snap >= 0 and two and two > 0 else None, 2)}×), "
                 f"MR-2S with combiner {pct(two_c)} "
                 f"({fmt(snap / two_c if snap is not None and snap >= 0 and two_c and two_c > 0 else None, 2)}×); "
