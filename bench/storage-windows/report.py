@@ -445,7 +445,7 @@ def mapreduce_label(r):
 # checkpoint window between two barriers, durable at the next checkpoint) and non-blocking snapshot
 # (the same cut with MPI_Ibarrier, overlapped with the next map phase). The MapReduce targets rest on
 # the configuration named before the run: the non-blocking snapshot where the run has it (from the
-# issue 15 rerun of 26 Nov, 07:10 UTC), else the snapshot; each is compared with the same storage
+# issue 15 rerun with the non-blocking cut, 26 Nov), else the snapshot; each is compared with the same storage
 # window without checkpoints.
 MR_NAMES = {"windows": "MR-1S in place", "snapshot": "MR-1S snapshot", "snapshot-nb": "MR-1S non-blocking snapshot"}
 
