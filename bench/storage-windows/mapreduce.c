@@ -29,7 +29,9 @@
  *       durable, each rank reads its slot back from the checkpoint file and
  *       checks it against the counts of its keys in rounds 0..k recomputed
  *       from the corpus: the run fails if a cut missed an update of its round
- *       or held one of a later round. --skew-ms MS (a test mode): before each
+ *       or held one of a later round. --slot-access-style STYLE: the
+ *       access_style hint of the checkpoint window (default: --access-style's).
+ *       --skew-ms MS (a test mode): before each
  *       of its maps the last rank spends MS milliseconds driving MPI progress
  *       without polling its cut, a slow rank, so that a cut which let a faster
  *       rank's next round through would be caught.
@@ -478,6 +480,7 @@ int main(int argc, char** argv) {
     const int nonblocking = strcmp(checkpoint, "snapshot-nb") == 0;
     const int snapshot = strcmp(checkpoint, "snapshot") == 0 || nonblocking; /* both write slots behind */
     const int verify_cuts = sw_flag(argc, argv, "--verify-cuts");
+    const char* slot_access_style = sw_opt(argc, argv, "--slot-access-style", config.access_style);
     const long skew_ms = sw_opt_long(argc, argv, "--skew-ms", 0);
     SW_CHECK(skew_ms >= 0 && skew_ms <= 10000, "--skew-ms=%ld: expected 0 to 10000 milliseconds", skew_ms);
     SW_CHECK(!verify_cuts || snapshot,
@@ -516,6 +519,7 @@ int main(int argc, char** argv) {
     if (snapshot) {
         sw_config slots = config;
         slots.variant = "storage";
+        slots.access_style = slot_access_style;
         ckpt_slots = sw_win_allocate(&slots, "mr-snapshot-%r.dat", 1, 2 * table_bytes, 1, &ckpt_win);
         SW_MPI(MPI_Win_lock_all(0, ckpt_win));
         behind.win = ckpt_win;
@@ -721,12 +725,12 @@ int main(int argc, char** argv) {
             "\"corpus_bytes\":%zu,\"task_bytes\":%zu,\"tasks\":%zu,\"checkpoints\":%zu,\"words\":%" PRIu64
             ",\"distinct\":%" PRIu64 ",\"checksum\":\"%016" PRIx64
             "\",\"seconds\":%.6f,\"checkpoint_seconds\":%.6f,\"checkpoint_phases\":{\"enter\":%.6f,\"write\":%.6f,"
-            "\"leave\":%.6f},\"cuts_verified\":%zu,\"verified\":true",
+            "\"leave\":%.6f},\"slot_access_style\":\"%s\",\"cuts_verified\":%zu,\"verified\":true",
             impl, checkpoint, combine_2s ? "true" : "false", sw_opt_long(argc, argv, "--repeat", 0), sw_size(),
             sw_opt(argc, argv, "--bind", "none"), sw_opt(argc, argv, "--schedule", "shuffled"),
             poll_progress ? "true" : "false", corpus, task_size, tasks, checkpointing ? rounds : 0, global[0],
             global[2], global[3], seconds, worst_checkpoint, worst_phase[0], worst_phase[1], worst_phase[2],
-            check.checked);
+            snapshot && slot_access_style ? slot_access_style : "none", check.checked);
 
     if (ckpt != MPI_FILE_NULL) SW_MPI(MPI_File_close(&ckpt));
     if (snapshot) {

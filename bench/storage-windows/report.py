@@ -447,11 +447,28 @@ def mapreduce_label(r):
 # the configuration named before the run: the non-blocking snapshot where the run has it (from the
 # issue 15 rerun with the non-blocking cut, 26 Nov), else the snapshot; each is compared with the same storage
 # window without checkpoints.
-MR_NAMES = {"windows": "MR-1S in place", "snapshot": "MR-1S snapshot", "snapshot-nb": "MR-1S non-blocking snapshot"}
+# From the fourth rerun of 26 Nov the snapshots also run with their checkpoint window hinted
+# access_style=write_mostly ("slot_access_style"), and the configuration named before it is the
+# non-blocking snapshot with those slots.
+MR_NAMES = {
+    "windows": "MR-1S in place",
+    "snapshot": "MR-1S snapshot",
+    "snapshot-nb": "MR-1S non-blocking snapshot",
+}
+MR_JUDGED_ORDER = [
+    "MR-1S non-blocking snapshot (write_mostly slots)",
+    "MR-1S non-blocking snapshot",
+    "MR-1S snapshot",
+]
+
+
+def mapreduce_kind(r):
+    style = r.get("slot_access_style", "none")
+    return r["checkpoint"] + (f"+{style}" if style not in ("none", "") else "")
 
 
 def mapreduce_judged(table):
-    return "MR-1S non-blocking snapshot" if "MR-1S non-blocking snapshot" in table else "MR-1S snapshot"
+    return next((name for name in MR_JUDGED_ORDER if name in table), "MR-1S snapshot")
 
 
 def mapreduce_summary(rows):
@@ -460,7 +477,7 @@ def mapreduce_summary(rows):
     rows = [r for r in rows if r.get("app", "mapreduce") == "mapreduce"]
     groups = defaultdict(list)
     for r in rows:
-        groups[(mapreduce_label(r), r["checkpoint"])].append(r)
+        groups[(mapreduce_label(r), mapreduce_kind(r))].append(r)
     table = {}
     for (name, kind), ckpt in groups.items():
         if kind == "none":
@@ -469,7 +486,10 @@ def mapreduce_summary(rows):
         t_none = median([r["seconds"] for r in none])
         t_ckpt = median([r["seconds"] for r in ckpt])
         share = median([r["checkpoint_seconds"] / (r["seconds"] - r["checkpoint_seconds"]) for r in ckpt])
-        label = MR_NAMES.get(kind, name) if name == "MR-1S" else name
+        base_kind, _, style = kind.partition("+")
+        label = MR_NAMES.get(base_kind, name) if name == "MR-1S" else name
+        if style:
+            label += f" ({style} slots)"
         table[label] = {
             "seconds_no_checkpoint": t_none,
             "seconds_checkpoint": t_ckpt,
@@ -1018,7 +1038,7 @@ def targets(s):
         inplace = t.get("MR-1S in place", {}).get("overhead_end_to_end")
         two = t.get("MR-2S", {}).get("overhead_end_to_end")
         two_c = t.get("MR-2S (combiner)", {}).get("overhead_end_to_end")
-        kind = "non-blocking snapshot" if judged != "MR-1S snapshot" else "snapshot"
+        kind = judged.removeprefix("MR-1S ")
         blocking = (
             f"; blocking snapshot {pct(t['MR-1S snapshot'].get('overhead_end_to_end'))} "
             f"(paired {pct(t['MR-1S snapshot'].get('paired_overhead'))})"
