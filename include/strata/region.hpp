@@ -330,7 +330,7 @@ private:
     int fd_ = -1;       // shared segment, file or device; -1 for memory
     int tracker_ = -1;  // userfaultfd tracking stores to the storage part (written_pages.hpp); -1 if none
     std::vector<std::pair<std::size_t, std::size_t>> unwritten_;  // taken runs a failed write left behind
-    bool filled_ = false;     // storage part read into anonymous memory at creation (StorageOptions::fill)
+    bool filled_ = false;  // storage part read into anonymous memory at creation (StorageOptions::fill)
     std::unique_ptr<background_fill::Fill> fill_;  // the read behind the program, if it runs so
     bool unflushed_ = false;  // written without a sync() since (write_changed, sync_async): fdatasync owed
     bool is_block_device_ = false;

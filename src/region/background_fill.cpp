@@ -233,7 +233,8 @@ int Fill::read_chunk(std::size_t index, std::byte* buffer) {
     const std::size_t length = std::min(chunk_, span_ - at);
     const std::uint64_t from = offset_ + at;
     // What the file held here when the fill started: reading less is an error.
-    const std::size_t owed = file_end_ > from ? static_cast<std::size_t>(std::min<std::uint64_t>(length, file_end_ - from)) : 0;
+    const std::size_t owed =
+        file_end_ > from ? static_cast<std::size_t>(std::min<std::uint64_t>(length, file_end_ - from)) : 0;
     std::size_t done = 0;
     int source = direct_.get() >= 0 ? direct_.get() : fd_;
     while (done < length) {
@@ -338,8 +339,8 @@ void Fill::finish() {
 }
 
 void Fill::serve() {
-    std::array<pollfd, 2> fds{{{.fd = uffd_, .events = POLLIN, .revents = 0},
-                               {.fd = wake_.get(), .events = POLLIN, .revents = 0}}};
+    std::array<pollfd, 2> fds{
+        {{.fd = uffd_, .events = POLLIN, .revents = 0}, {.fd = wake_.get(), .events = POLLIN, .revents = 0}}};
     std::array<uffd_msg, 16> messages{};
     for (;;) {
         if (::poll(fds.data(), fds.size(), -1) < 0) {

@@ -450,8 +450,7 @@ Result<void> Region::close(CloseOptions options) {
         result = fill_->status(op);
         fill_.reset();
     }
-    if (result && storage_length_ > 0 && writeback_ != Writeback::kernel && !options.discard &&
-        !options.roll_back) {
+    if (result && storage_length_ > 0 && writeback_ != Writeback::kernel && !options.discard && !options.roll_back) {
         if (auto written = RegionAccess::write_back_private(*this, op, 0, size_); !written) {
             result = std::unexpected(written.error());
         }

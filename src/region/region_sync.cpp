@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "region/posix.hpp"
 #include "region/background_fill.hpp"
+#include "region/posix.hpp"
 #include "region/region_impl.hpp"
 #include "region/written_pages.hpp"
 

@@ -158,8 +158,8 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     CHECK(waitpid(child, &status, 0) == child, "waitpid: %s", strerror(errno));
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rank %d: the forked child saw other bytes (status %d)",
-          rank_, status);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "rank %d: the forked child saw other bytes (status %d)", rank_,
+          status);
     CHECK(read_backwards(base) == NULL, "rank %d: window 2 differs from the file", rank_);
     CHECK_MPI(MPI_Win_free(&win));
 
