@@ -114,7 +114,7 @@ def verdict(ok: bool | str | None) -> str:
 # docs/mpi-storage-windows.md recommends it for windows rewritten between syncs that fit in
 # memory; named at 04:15 UTC on 26 Nov, before the 04:41 run), the other variants are reported beside it.
 MSTREAM_NAMED = {"storage": "storage (write_mostly)", "combined": "combined (write_mostly)"}
-# Since the run named at 07:xx UTC on 26 Nov (issue 15), every mSTREAM window is written whole once,
+# Since the run of 26 Nov 07:10 UTC (issue 15; named in the README before it), every mSTREAM window is written whole once,
 # untimed, before the kernels (a never-written anonymous page is the kernel's shared zero page, so
 # reading it copied one cache-resident page: the memory window's SEQ and PAD were inflated by it);
 # memory-lazy is the memory window without that write, the earlier baseline, beside it.
@@ -174,7 +174,9 @@ def mstream_summary(rows):
                 continue
             per_kernel = []
             for k in KERNELS:
-                paired = [v[label] / v[base] for (_, kk), v in runs.items() if kk == k and label in v and base in v]
+                paired = [
+                    v[label] / v[base] for (_, kk), v in runs.items() if kk == k and label in v and base in v
+                ]
                 if paired:
                     per_kernel.append(statistics.median(paired))
             ratios[label] = statistics.mean(per_kernel) if per_kernel else None
@@ -945,7 +947,8 @@ def targets(s):
                 "measured": f"{fmt(combined)}× write_mostly (not judged: {fmt(r.get('combined'))}× default hints, "
                 f"{fmt(r.get('combined (sequential)'))}× sequential); the flush alone allows "
                 f"{fmt((ms.get('flush_bound') or {}).get(MSTREAM_NAMED['combined']))}×, the MPI_Win_create path "
-                f"alone (memory-create) {fmt(r.get('memory-create'))}×" + lazy_note(MSTREAM_NAMED["combined"]),
+                f"alone (memory-create) {fmt(r.get('memory-create'))}×"
+                + lazy_note(MSTREAM_NAMED["combined"]),
                 "met": combined >= 0.9 if combined else None,
             }
         )
