@@ -172,8 +172,7 @@ static void run_kernel(bench* b, enum kernel k, int argc, char** argv) {
             b->config.variant, kernel_names[k], sw_opt_long(argc, argv, "--repeat", 0), sw_size(), b->size, b->segment,
             b->iters, strcmp(b->config.variant, "combined") == 0 ? b->config.factor : 1.0, b->config.sync,
             b->config.access_style ? b->config.access_style : "", is_lazy(b) ? "false" : "true", worst[0], worst[1],
-            bytes / worst[0] / 1e9,
-            worst[1] / worst[0]);
+            bytes / worst[0] / 1e9, worst[1] / worst[0]);
 }
 
 /* One variant of --variants: "storage" or "storage:sequential" (with an access_style hint). */
