@@ -1,6 +1,6 @@
 # Smoke tests: every application and variant at a tiny size, verifying its data.
 strata_sw_smoke(mstream_kernels_verify_their_segments_on_every_variant NP 1 APP mstream
-  ARGS --variants memory,memory-create,storage,storage:sequential,storage:write_mostly,combined,combined:write_mostly,mpiio
+  ARGS --variants memory,memory-lazy,memory-create,storage,storage:sequential,storage:write_mostly,combined,combined:write_mostly,mpiio
        --size 8M --segment 1M --iters 2)
 strata_sw_smoke(rma_operations_leave_the_expected_data_on_every_window_kind NP 2 APP rma
   ARGS --variants memory,memory-create,storage --sizes 256K,1M --iters 5)

@@ -5,8 +5,9 @@
  * Variants every application understands (--variant):
  *   memory     MPI_Win_allocate with no hints: MPI's own memory
  *   memory-create  MPI_Win_create over anonymous memory: the MPI path of a
- *              storage window (MPICH gives MPI_Win_allocate memory a
- *              shared-memory fast path that MPI_Win_create memory lacks)
+ *              storage window (with several ranks MPICH gives MPI_Win_allocate
+ *              memory a shared-memory path that MPI_Win_create memory lacks;
+ *              a rank's RMA on its own window is one memcpy with either)
  *   storage    alloc_type=storage, the whole window in a file of --dir
  *   combined   alloc_type=storage with storage_alloc_factor=--factor (0.5)
  *   mpiio      (where the application has one) the same I/O through MPI-IO
