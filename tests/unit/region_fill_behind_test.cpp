@@ -4,12 +4,17 @@
 // whatever the order and however many threads touch it, stores made during
 // the fill are written back and nothing else, close stops a running fill, a
 // child forked during a fill has every byte, and a file that shrinks under the
-// fill makes the pages not read raise SIGBUS and sync/close fail. The file is
-// written and read back with pwrite/pread, independently of strata.
+// fill makes the pages not read raise SIGBUS and sync/close fail; a process
+// that may not handle kernel faults (no CAP_SYS_PTRACE) reads the whole part
+// at creation instead, as before. The file is written and read back with
+// pwrite/pread, independently of strata.
+#include <linux/capability.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <array>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -19,6 +24,7 @@
 
 #include "strata/region.hpp"
 #include "support/capability.hpp"
+#include "support/process.hpp"
 #include "support/resources.hpp"
 #include "support/result.hpp"
 
@@ -175,6 +181,31 @@ TEST_F(RegionFillBehind, a_file_that_shrinks_under_the_fill_makes_unread_pages_r
     ASSERT_FALSE(closed.has_value());
     EXPECT_EQ(closed.error().code, strata::Errc::io_error);
     EXPECT_EQ(std::filesystem::file_size(path_), mib) << "close wrote back over the shortened file";
+}
+
+TEST_F(RegionFillBehind, a_process_without_cap_sys_ptrace_reads_the_whole_part_at_creation) {
+    const std::size_t size = 16 * mib + 123;
+    write_file(path_, 0, make_pattern(size, 1));
+    STRATA_REQUIRE(::geteuid() == 0, "root, to drop CAP_SYS_PTRACE in a child");
+    const auto status = strata::test::run_in_child([&] {
+        // Without it (and with vm.unprivileged_userfaultfd=0) the kernel
+        // refuses a userfaultfd that handles kernel faults.
+        __user_cap_header_struct header{.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        std::array<__user_cap_data_struct, 2> caps{};
+        STRATA_CHILD_CHECK(::syscall(SYS_capget, &header, caps.data()) == 0);
+        caps[0].effective &= ~(1U << CAP_SYS_PTRACE);
+        caps[0].permitted &= ~(1U << CAP_SYS_PTRACE);
+        STRATA_CHILD_CHECK(::syscall(SYS_capset, &header, caps.data()) == 0);
+        auto sut = Region::storage(size, options_);
+        STRATA_CHILD_CHECK_OK(sut);
+        STRATA_CHILD_CHECK(sut->filled());
+        STRATA_CHILD_CHECK(!sut->fills_behind());
+        STRATA_CHILD_CHECK(sut->fill_complete());
+        STRATA_CHILD_CHECK(read_backwards(*sut).empty());
+        STRATA_CHILD_CHECK(sut->close().has_value());
+        return 0;
+    });
+    EXPECT_TRUE(status.succeeded()) << status.describe();
 }
 
 }  // namespace
