@@ -418,6 +418,23 @@ def summarize(runs):
             "covers_median": statistics.median(r.get("covers", 0) for r in members),
             "wakes_median": statistics.median(r["wakes"] for r in members),
             "blocks_median": statistics.median(r["blocks"] for r in members),
+            # idle+suspend (0 in other modes): what the suspension did. Counts and
+            # times are medians over the repeats; the longest suspension and
+            # signal latency are the longest of any repeat.
+            "suspend_requests_median": statistics.median(r.get("suspend_requests", 0) for r in members),
+            "suspends_median": statistics.median(r.get("suspends", 0) for r in members),
+            "suspend_declined_median": statistics.median(r.get("suspend_declined", 0) for r in members),
+            "suspend_timeouts_median": statistics.median(r.get("suspend_timeouts", 0) for r in members),
+            "suspend_timeouts_total": sum(r.get("suspend_timeouts", 0) for r in members),
+            "suspended_s_median": statistics.median(r.get("suspended_s", 0) for r in members),
+            "suspended_share_median": statistics.median(
+                r.get("suspended_s", 0) / (r["wall_s"] * r["cores"]) for r in members
+            ),
+            "suspended_max_s": max(r.get("suspended_max_s", 0) for r in members),
+            "suspend_latency_mean_s_median": statistics.median(
+                r.get("suspend_latency_s", 0) / r["suspends"] if r.get("suspends") else 0 for r in members
+            ),
+            "suspend_latency_max_s": max(r.get("suspend_latency_max_s", 0) for r in members),
             "blocking_share": members[0].get("blocking_share"),
             "checksums": sorted({str(r["checksum"]) for r in members}),
         }

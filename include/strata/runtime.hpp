@@ -204,8 +204,15 @@ struct CoreStats {
     std::uint64_t covers = 0;            ///< a worker was set to SCHED_IDLE to cover for a blocked one
     std::uint64_t restores = 0;          ///< a covering worker got the normal policy back
     std::uint64_t kicks = 0;             ///< surrender requests: a cover set to nice 19 on the wakeup event
+    std::uint64_t suspend_requests = 0;  ///< idle+suspend: signals sent to a cover on the wakeup event
     std::uint64_t suspends = 0;          ///< idle+suspend: covers suspended by the signal on the wakeup event
+    std::uint64_t suspend_declined = 0;  ///< idle+suspend: signals that found the cover inside the runtime
     std::uint64_t suspend_timeouts = 0;  ///< idle+suspend: suspensions that ended by their 100 ms bound
+    /// idle+suspend: time covers spent suspended, summed and the longest one.
+    std::chrono::nanoseconds suspended_time{0}, suspended_max{0};
+    /// idle+suspend: from the signal sent to the cover's handler running (the
+    /// wake-to-suspend latency), summed over suspensions and the longest one.
+    std::chrono::nanoseconds suspend_latency{0}, suspend_latency_max{0};
     std::uint64_t scans = 0;             ///< the leader's periodic scans of the core
     MonitorCounters monitor;
 };

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -151,7 +152,9 @@ TEST(RuntimeCoverSuspend, a_woken_covered_worker_suspends_its_cover_until_it_blo
     STRATA_REQUIRE(cpus.size() >= 2, "two CPUs: the waker runs on another CPU than the workers");
     constexpr int rounds = 10;
     int suspended = 0, resumed = 0, finished = 0, restored = 0;
-    std::uint64_t suspends = 0, timeouts = 0;
+    std::uint64_t suspends = 0, timeouts = 0, requests = 0;
+    int timed = 0;  // rounds whose suspended-time statistics cover the woken worker's 20 ms
+    std::chrono::nanoseconds latency_max{0};
     std::string misses;
     for (int i = 0; i < rounds; ++i) {
         auto sut = start(cpus[0], CoverPriority::idle_suspend);
@@ -161,6 +164,13 @@ TEST(RuntimeCoverSuspend, a_woken_covered_worker_suspends_its_cover_until_it_blo
         const auto stats = sut->stats()[0];
         suspends += stats.suspends;
         timeouts += stats.suspend_timeouts;
+        requests += stats.suspend_requests;
+        latency_max = std::max(latency_max, stats.suspend_latency_max);
+        // The woken worker computes 20 ms, sampled from 2 ms on: the cover slept most of it, less than the bound.
+        timed += stats.suspended_max >= 15ms && stats.suspended_max < 100ms &&
+                         stats.suspended_time >= stats.suspended_max && stats.suspend_latency <= stats.suspended_time
+                     ? 1
+                     : 0;
         // Sleeping in every sample after the first (the signal lands within microseconds).
         const bool ok = r.samples >= 5 && r.sleeping_samples >= r.samples - 1;
         suspended += ok ? 1 : 0;
@@ -173,13 +183,20 @@ TEST(RuntimeCoverSuspend, a_woken_covered_worker_suspends_its_cover_until_it_blo
                       std::to_string(r.progress_while_woken) + ", ran after " + std::to_string(r.cover_ran_after);
         }
     }
-    std::printf("idle+suspend: %d/%d rounds suspended, %d resumed, %llu suspends, %llu bounded\n", suspended, rounds,
-                resumed, static_cast<unsigned long long>(suspends), static_cast<unsigned long long>(timeouts));
+    std::printf(
+        "idle+suspend: %d/%d rounds suspended, %d resumed, %llu requests, %llu suspends, %llu bounded, %d timed, "
+        "longest signal latency %.1f us\n",
+        suspended, rounds, resumed, static_cast<unsigned long long>(requests), static_cast<unsigned long long>(suspends),
+        static_cast<unsigned long long>(timeouts), timed, std::chrono::duration<double, std::micro>(latency_max).count());
     EXPECT_EQ(finished, rounds) << "every cover finished its task";
     EXPECT_EQ(restored, rounds) << "the resumed cover is back at SCHED_IDLE or normal, not SCHED_FIFO";
     EXPECT_GE(suspended, rounds - 1) << "the cover slept while the woken worker computed" << misses;
     EXPECT_GE(resumed, rounds - 1) << "the cover ran again once the woken worker blocked" << misses;
     EXPECT_EQ(timeouts, 0U) << "a suspension ended by its bound, not by the block";
+    EXPECT_GE(requests, suspends) << "every suspension was requested by a signal";
+    EXPECT_GE(timed, rounds - 1) << "the suspended time (longest, sum) covers the woken worker's computation";
+    EXPECT_GT(latency_max.count(), 0) << "the signal's latency is measured";
+    EXPECT_LT(latency_max, 20ms) << "the signal lands before the woken worker's computation ends";
 }
 
 // The control: with idle alone the cover stays runnable beside the woken
