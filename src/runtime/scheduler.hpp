@@ -94,6 +94,7 @@ struct Core {
     Worker* cover = nullptr;                  // covering at full weight, to surrender on the wakeup event (mutex)
     std::atomic<Worker*> suspended{nullptr};  // idle+suspend: the cover asked to suspend, until released
     std::atomic<std::uint64_t> suspend_requests{0}, suspends{0}, suspend_declined{0}, suspend_timeouts{0};
+    std::atomic<std::uint64_t> suspend_handbacks{0};  // released at another worker's scheduling point
     // Nanoseconds: suspended (sum, longest), signal sent -> handler runs (sum, longest).
     std::atomic<std::int64_t> suspended_ns{0}, suspended_max_ns{0}, suspend_latency_ns{0}, suspend_latency_max_ns{0};
 };

@@ -24,6 +24,7 @@ std::vector<CoreStats> Runtime::stats() const {
         s.suspends = core->suspends.load(std::memory_order_relaxed);
         s.suspend_declined = core->suspend_declined.load(std::memory_order_relaxed);
         s.suspend_timeouts = core->suspend_timeouts.load(std::memory_order_relaxed);
+        s.suspend_handbacks = core->suspend_handbacks.load(std::memory_order_relaxed);
         s.suspended_time = std::chrono::nanoseconds(core->suspended_ns.load(std::memory_order_relaxed));
         s.suspended_max = std::chrono::nanoseconds(core->suspended_max_ns.load(std::memory_order_relaxed));
         s.suspend_latency = std::chrono::nanoseconds(core->suspend_latency_ns.load(std::memory_order_relaxed));
