@@ -356,7 +356,8 @@ inline void report(const char* bench, const std::string& fields) {
         "\"oversubscribed_share\":%.6f,\"no_ready_s\":%.6f,\"blocks\":%llu,\"wakes\":%llu,\"surrenders\":%llu,"
         "\"workers\":%llu,\"covers\":%llu,\"kicks\":%llu,\"oversubscribed_wait_s\":%.6f,"
         "\"oversubscribed_wait_share\":%.6f,\"oversubscribing_wakeups\":%llu,\"leader_scans\":%llu,"
-        "\"suspend_requests\":%llu,\"suspends\":%llu,\"suspend_declined\":%llu,\"suspend_timeouts\":%llu,\"suspend_handbacks\":%llu,"
+        "\"suspend_requests\":%llu,\"suspends\":%llu,\"suspend_declined\":%llu,\"suspend_timeouts\":%llu,\"suspend_"
+        "handbacks\":%llu,"
         "\"suspended_s\":%.6f,\"suspended_max_s\":%.6f,\"suspend_latency_s\":%.6f,\"suspend_latency_max_s\":%.6f,"
         "\"woken_events\":%llu,\"woken_event_latency_s\":%.6f,%s}\n",
         bench, monitor.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity, oversub,
@@ -366,8 +367,9 @@ inline void report(const char* bench, const std::string& fields) {
         oversub_wait / capacity, static_cast<unsigned long long>(oversub_wakeups),
         static_cast<unsigned long long>(scans), static_cast<unsigned long long>(suspend_requests),
         static_cast<unsigned long long>(suspends), static_cast<unsigned long long>(suspend_declined),
-        static_cast<unsigned long long>(suspend_timeouts), static_cast<unsigned long long>(suspend_handbacks), suspended, suspended_max, suspend_latency,
-        suspend_latency_max, static_cast<unsigned long long>(woken_events), woken_event_latency, fields.c_str());
+        static_cast<unsigned long long>(suspend_timeouts), static_cast<unsigned long long>(suspend_handbacks),
+        suspended, suspended_max, suspend_latency, suspend_latency_max, static_cast<unsigned long long>(woken_events),
+        woken_event_latency, fields.c_str());
     std::fflush(stdout);
 }
 

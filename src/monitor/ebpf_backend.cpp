@@ -169,7 +169,8 @@ private:
         stats.oversubscribed_wait_ns = atomic_read(slot.oversub_wait_ns);
         stats.callbacks = callbacks_[static_cast<std::size_t>(core)].load(std::memory_order_relaxed);
         stats.woken_events = woken_events_[static_cast<std::size_t>(core)].load(std::memory_order_relaxed);
-        stats.woken_event_latency_ns = woken_latency_ns_[static_cast<std::size_t>(core)].load(std::memory_order_relaxed);
+        stats.woken_event_latency_ns =
+            woken_latency_ns_[static_cast<std::size_t>(core)].load(std::memory_order_relaxed);
         const auto now = monotonic_ns();
         const auto last = atomic_read(slot.last_change_ns);
         const auto ready = atomic_read(slot.ready);
