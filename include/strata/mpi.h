@@ -130,6 +130,18 @@
  * the kernel tracks stores, Linux 6.7+; later stores are written back with
  * O_DIRECT at MPI_Win_sync); "false" otherwise. */
 #define STRATA_MPI_INFO_READ_DIRECT "strata_read_direct"
+/* "true" if that read runs behind the program: MPI_Win_allocate returned as
+ * soon as the reads were started, and an access to a page not read yet waits
+ * for its 2 MiB chunk only, which is read next (userfaultfd; needs
+ * CAP_SYS_PTRACE or vm.unprivileged_userfaultfd=1, else the window is read
+ * before MPI_Win_allocate returns and this is "false"). A failed read makes
+ * the pages not read raise SIGBUS, and MPI_Win_sync and MPI_Win_free return
+ * an error (MPI_ERR_IO for EIO) naming the file and the offset, and write
+ * nothing back. fork() waits until the read ends, so a child has every byte. */
+#define STRATA_MPI_INFO_READ_BEHIND "strata_read_behind"
+/* "true" once the read behind the program has ended (or if there is none),
+ * "false" while it runs: the value at the time of MPI_Win_get_info. */
+#define STRATA_MPI_INFO_READ_COMPLETE "strata_read_complete"
 #define STRATA_MPI_INFO_NOT_APPLIED "strata_not_applied"
 
 /* --- Environment ----------------------------------------------------------- */

@@ -57,6 +57,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -68,6 +69,10 @@
 #include "strata/error.hpp"
 
 namespace strata {
+
+namespace background_fill {
+class Fill;  // src/region/background_fill.hpp
+}
 
 /// The kind of a region, fixed at creation.
 enum class RegionKind { memory, shared, storage, combined };
@@ -161,10 +166,21 @@ struct StorageOptions {
     bool allow_other_owner = false;
     /// With Writeback::direct, where the kernel tracks stores (Linux 6.7+):
     /// a storage part over bytes the file already holds also starts as
-    /// anonymous memory, read from the file at creation with several large
-    /// O_DIRECT reads in flight (faster than one stream of read-ahead, and
-    /// no page-cache faults afterwards). Only changed pages are written back.
+    /// anonymous memory, read from the file with several large O_DIRECT
+    /// reads in flight (faster than one stream of read-ahead, and no
+    /// page-cache faults afterwards). Only changed pages are written back.
     /// Elsewhere the part is the usual private file mapping.
+    ///
+    /// Where this process may handle missing pages for the kernel's own
+    /// accesses too (userfaultfd; CAP_SYS_PTRACE or
+    /// vm.unprivileged_userfaultfd=1), the factory returns as soon as the
+    /// reads are started and the part is filled behind the program
+    /// (Region::fills_behind()): an access to a page not read yet waits for
+    /// its 2 MiB chunk only, which is read next. A read that fails (or a
+    /// file that shrank meanwhile) makes the pages not read raise SIGBUS,
+    /// and sync(), write_changed() and close() return the error and write
+    /// nothing back. fork() waits until running fills end, so the child has
+    /// every byte. Elsewhere the factory reads the whole part first.
     bool fill = false;
 };
 
@@ -279,6 +295,13 @@ public:
     /// True if the storage part was read from the file into anonymous memory
     /// at creation (StorageOptions::fill).
     [[nodiscard]] bool filled() const noexcept { return filled_; }
+    /// True if that read runs behind the program (StorageOptions::fill).
+    [[nodiscard]] bool fills_behind() const noexcept { return fill_ != nullptr; }
+    /// True unless a fill behind the program is still running.
+    [[nodiscard]] bool fill_complete() const noexcept;
+    /// Blocks until a fill behind the program ended; its error if it failed
+    /// (success at once for other regions).
+    Result<void> wait_filled();
 
     /// Gives the kernel access advice for [offset, offset+length).
     Result<void> advise(Advice advice, std::size_t offset, std::size_t length);
@@ -307,7 +330,8 @@ private:
     int fd_ = -1;       // shared segment, file or device; -1 for memory
     int tracker_ = -1;  // userfaultfd tracking stores to the storage part (written_pages.hpp); -1 if none
     std::vector<std::pair<std::size_t, std::size_t>> unwritten_;  // taken runs a failed write left behind
-    bool filled_ = false;     // storage part read into anonymous memory at creation (StorageOptions::fill)
+    bool filled_ = false;  // storage part read into anonymous memory at creation (StorageOptions::fill)
+    std::unique_ptr<background_fill::Fill> fill_;  // the read behind the program, if it runs so
     bool unflushed_ = false;  // written without a sync() since (write_changed, sync_async): fdatasync owed
     bool is_block_device_ = false;
     bool read_only_ = false;

@@ -107,6 +107,8 @@ HintMap report(const WindowHints& hints, const std::string& path, const StorageP
         out.insert_or_assign("strata_writeback", std::string(to_string(part->writeback())));
         out.insert_or_assign("strata_write_behind", part->writes_behind() ? "true" : "false");
         out.insert_or_assign("strata_read_direct", part->filled() ? "true" : "false");
+        out.insert_or_assign("strata_read_behind", part->fills_behind() ? "true" : "false");
+        out.insert_or_assign("strata_read_complete", part->fill_complete() ? "true" : "false");
     }
     if (hints.striping_factor || hints.striping_unit) {
         out.insert_or_assign("strata_not_applied",

@@ -64,6 +64,11 @@ public:
     /// True if the storage part was read from the file into anonymous memory
     /// with parallel O_DIRECT reads at creation (read_once).
     [[nodiscard]] bool filled() const noexcept { return region_.filled(); }
+    /// True if that read runs behind the program: MPI_Win_allocate returned
+    /// once the reads were started (Region::fills_behind).
+    [[nodiscard]] bool fills_behind() const noexcept { return region_.fills_behind(); }
+    /// True unless a read behind the program is still running.
+    [[nodiscard]] bool fill_complete() const noexcept { return region_.fill_complete(); }
 
     /// Undoes create() after another rank failed: unmaps without writing
     /// back, removes the file if create() made it, else shrinks it back.

@@ -54,6 +54,10 @@ int get_info(MPI_Win win, MPI_Info* info_used) {
             return rc;
         }
     }
+    if (record->owned && record->owned->fills_behind()) {
+        // Changes after creation: the value now, not the one reported then.
+        return PMPI_Info_set(*info_used, "strata_read_complete", record->owned->fill_complete() ? "true" : "false");
+    }
     return MPI_SUCCESS;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/log.hpp"
+#include "region/background_fill.hpp"
 #include "region/parallel_read.hpp"
 #include "region/posix.hpp"
 #include "region/region_impl.hpp"
@@ -101,6 +102,7 @@ Region& Region::operator=(Region&& other) noexcept {
         unwritten_ = std::move(other.unwritten_);
         unflushed_ = other.unflushed_;
         filled_ = other.filled_;
+        fill_ = std::move(other.fill_);
         is_block_device_ = other.is_block_device_;
         read_only_ = other.read_only_;
         created_file_ = other.created_file_;
@@ -136,6 +138,14 @@ std::size_t Region::storage_bytes() const noexcept {
 }
 const std::filesystem::path& Region::path() const noexcept {
     return path_;
+}
+
+bool Region::fill_complete() const noexcept {
+    return fill_ == nullptr || fill_->complete();
+}
+
+Result<void> Region::wait_filled() {
+    return fill_ == nullptr ? Result<void>{} : fill_->wait();
 }
 
 Result<Region> Region::memory(std::size_t size) {
@@ -326,6 +336,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     }
     const Writeback writeback = options.storage.read_only ? Writeback::kernel : options.storage.writeback;
     posix::UniqueFd tracker;
+    std::unique_ptr<background_fill::Fill> fill;  // declared after tracker: stops before it closes
     bool filled = false;
     const bool has_data = storage_mapped > 0 && writeback == Writeback::direct &&
                           holds_data(file.fd.get(), options.storage.offset, storage_length);
@@ -339,12 +350,25 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
             return fail(errno, "cannot map the storage part");
         }
         (void)::madvise(base + storage_begin, storage_mapped, MADV_HUGEPAGE);  // best effort
-        tracker = written_pages::track(base + storage_begin, storage_mapped);
+        if (has_data) {
+            tracker = written_pages::track(base + storage_begin, storage_mapped, true);
+        }
+        if (tracker.get() >= 0) {
+            auto started = background_fill::Fill::start(op, tracker.get(), file.fd.get(), base + storage_begin,
+                                                        storage_length, options.storage.offset, options.storage.path);
+            if (!started) {
+                file.roll_back(options.storage.path);
+                return std::unexpected(started.error());
+            }
+            fill = std::move(*started);
+        } else {
+            tracker = written_pages::track(base + storage_begin, storage_mapped);
+        }
         filled = has_data && tracker.get() >= 0;
         // The file's bytes, where this kernel cannot track stores to memory they
         // were read into, are mapped from the file instead (below).
         map_file = has_data && !filled;
-        if (filled) {
+        if (filled && fill == nullptr) {
             if (auto filling = fill_storage_part(op, file.fd.get(), base + storage_begin, storage_length,
                                                  options.storage.offset, options.storage.path);
                 !filling) {
@@ -376,6 +400,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     r.mapped_ = mapped;
     r.tracker_ = tracker.release();
     r.filled_ = filled;
+    r.fill_ = std::move(fill);
     r.kind_ = RegionKind::combined;
     r.writeback_ = writeback;
     r.fd_ = file.fd.release();
@@ -420,7 +445,12 @@ Result<void> Region::close(CloseOptions options) {
                           op);
     }
     Result<void> result;
-    if (storage_length_ > 0 && writeback_ != Writeback::kernel && !options.discard && !options.roll_back) {
+    if (fill_ != nullptr) {
+        // A fill still running is stopped; a failed one leaves nothing to write back.
+        result = fill_->status(op);
+        fill_.reset();
+    }
+    if (result && storage_length_ > 0 && writeback_ != Writeback::kernel && !options.discard && !options.roll_back) {
         if (auto written = RegionAccess::write_back_private(*this, op, 0, size_); !written) {
             result = std::unexpected(written.error());
         }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "region/background_fill.hpp"
 #include "region/posix.hpp"
 #include "region/region_impl.hpp"
 #include "region/written_pages.hpp"
@@ -136,6 +137,11 @@ Result<std::size_t> RegionAccess::write_back_private(Region& r, const char* op, 
     const auto [begin, span] = storage_pages(r, offset, length);
     if (span == 0) {
         return std::size_t{0};
+    }
+    if (r.fill_ != nullptr) {
+        if (auto filling = r.fill_->status(op); !filling) {
+            return std::unexpected(filling.error());
+        }
     }
     const bool tracked = r.tracker_ >= 0;
     auto runs = tracked ? written_pages::take(op, r.base_, begin, begin + span, keep_tail)

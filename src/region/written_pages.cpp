@@ -73,8 +73,11 @@ long scan(int pagemap, std::uintptr_t start, std::uintptr_t end, bool protect, p
 
 }  // namespace
 
-posix::UniqueFd track(std::byte* begin, std::size_t length) {
-    posix::UniqueFd uffd(static_cast<int>(::syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | uffd_user_mode_only)));
+posix::UniqueFd track(std::byte* begin, std::size_t length, bool missing) {
+    // Missing pages must be served to the kernel's own accesses too, or a
+    // read() into the range would fail with EFAULT instead of waiting.
+    const int mode_only = missing ? 0 : uffd_user_mode_only;
+    posix::UniqueFd uffd(static_cast<int>(::syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | mode_only)));
     if (uffd.get() < 0) {
         detail::log().debug("tracking written pages: userfaultfd: {}", describe_errno(errno));
         return {};
@@ -87,7 +90,7 @@ posix::UniqueFd track(std::byte* begin, std::size_t length) {
     uffdio_register reg{};
     reg.range.start = reinterpret_cast<std::uintptr_t>(begin);
     reg.range.len = length;
-    reg.mode = UFFDIO_REGISTER_MODE_WP;
+    reg.mode = UFFDIO_REGISTER_MODE_WP | (missing ? UFFDIO_REGISTER_MODE_MISSING : 0);
     if (::ioctl(uffd.get(), UFFDIO_REGISTER, &reg) != 0) {
         detail::log().debug("tracking written pages: UFFDIO_REGISTER: {}", describe_errno(errno));
         return {};

@@ -26,7 +26,12 @@ struct Run {
 /// memory. An invalid descriptor if this kernel cannot (no userfaultfd, no
 /// asynchronous write-protection, not allowed): the caller falls back to
 /// reading /proc/self/pagemap. Pages already present count as written.
-posix::UniqueFd track(std::byte* begin, std::size_t length);
+/// With `missing`, the descriptor also reports missing pages (for
+/// background_fill.hpp; no page may be present yet) and handles faults taken
+/// inside the kernel too (a system call or an RMA transport touching the
+/// range), which needs CAP_SYS_PTRACE or vm.unprivileged_userfaultfd=1:
+/// invalid where this process may not.
+posix::UniqueFd track(std::byte* begin, std::size_t length, bool missing = false);
 
 /// Runs of pages in [base+begin, base+end) written since they were last
 /// taken (or since track()), write-protected again in the same step so the
