@@ -26,9 +26,10 @@ from pathlib import Path
 
 MODES = ["off", "ebpf+normal", "ebpf+idle", "ebpf+surrender", "ebpf+idle+surrender"]
 # The mode whose figures the targets are judged on, named before the run
-# (README.md): the runtime's default (auto = idle where permitted); the
-# others are measured beside it, not judged.
-VERDICT_MODE = "ebpf+idle"
+# (docs/benchmarks/umt/README.md, third round): the opt-in cover priority
+# idle+suspend; the others (the default idle among them) are measured beside
+# it, not judged.
+VERDICT_MODE = "ebpf+idle+suspend"
 MIB = 1 << 20
 # SATA-like and a faster rate (which this VM's disk, ~1 GB/s, cannot reach:
 # at 2 GiB/s the throttle does not bind, so it measures the raw disk).
@@ -418,6 +419,31 @@ def summarize(runs):
             "covers_median": statistics.median(r.get("covers", 0) for r in members),
             "wakes_median": statistics.median(r["wakes"] for r in members),
             "blocks_median": statistics.median(r["blocks"] for r in members),
+            # idle+suspend (0 in other modes): what the suspension did. Counts and
+            # times are medians over the repeats; the longest suspension and
+            # signal latency are the longest of any repeat.
+            "suspend_requests_median": statistics.median(r.get("suspend_requests", 0) for r in members),
+            "suspends_median": statistics.median(r.get("suspends", 0) for r in members),
+            "suspend_declined_median": statistics.median(r.get("suspend_declined", 0) for r in members),
+            "suspend_timeouts_median": statistics.median(r.get("suspend_timeouts", 0) for r in members),
+            "suspend_timeouts_total": sum(r.get("suspend_timeouts", 0) for r in members),
+            "suspend_handbacks_median": statistics.median(r.get("suspend_handbacks", 0) for r in members),
+            "suspended_s_median": statistics.median(r.get("suspended_s", 0) for r in members),
+            "suspended_share_median": statistics.median(
+                r.get("suspended_s", 0) / (r["wall_s"] * r["cores"]) for r in members
+            ),
+            "suspended_max_s": max(r.get("suspended_max_s", 0) for r in members),
+            "suspend_latency_mean_s_median": statistics.median(
+                r.get("suspend_latency_s", 0) / r["suspends"] if r.get("suspends") else 0 for r in members
+            ),
+            "suspend_latency_max_s": max(r.get("suspend_latency_max_s", 0) for r in members),
+            # The monitor's wakeup events (surrender and suspend modes): from
+            # the BPF wakeup to the monitor's thread, mean of a run.
+            "woken_events_median": statistics.median(r.get("woken_events", 0) for r in members),
+            "woken_event_latency_mean_s_median": statistics.median(
+                r.get("woken_event_latency_s", 0) / r["woken_events"] if r.get("woken_events") else 0
+                for r in members
+            ),
             "blocking_share": members[0].get("blocking_share"),
             "checksums": sorted({str(r["checksum"]) for r in members}),
         }

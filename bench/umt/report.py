@@ -260,6 +260,49 @@ def mode_comparison(summary):
     return lines
 
 
+def suspension_table(summary):
+    """What idle+suspend did in each configuration of the modes that suspend (none: no lines)."""
+    rows = [r for r in summary if r["mode"].endswith("+suspend")]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## What the suspension did (idle+suspend)",
+        "",
+        "Per run, medians over the repeats: *requests* are the signals the monitor's thread sent to a cover on "
+        "the wakeup event of a worker it covered for; *suspended* the covers that took it inside a task's code and "
+        "waited; *declined* those that found the cover inside the runtime (it surrenders at its next scheduling "
+        "point instead); a request released before its signal arrived is neither. *handed back*: requests or suspensions ended "
+        "because another worker of the core (the woken one) reached a scheduling point. *bound* is the number of "
+        "suspensions ended by the 100 ms bound instead of a release, summed over the repeats. *time suspended* is "
+        "the covers' suspended time as a share of wall time × cores; *longest* the longest single suspension of "
+        "any repeat. *event latency* is from the BPF wakeup of the covered worker to the monitor's thread handling "
+        "its event (mean of a run, median over the repeats), before the signal is sent; *signal latency* is from "
+        "the signal sent to the handler running (mean of a run, median over the repeats; and the longest of any "
+        "repeat).",
+        "",
+        "| experiment | configuration | throttle | mode | wakeup events | event latency mean | requests | suspended | declined | handed back | bound | time suspended | longest | signal latency mean | signal latency max |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['experiment']} | {r['label']} | {r['throttle']} | {r['mode']} | "
+            f"{r.get('woken_events_median', 0):.0f} | {1e6 * r.get('woken_event_latency_mean_s_median', 0):.0f} µs | "
+            f"{r.get('suspend_requests_median', 0):.0f} | {r.get('suspends_median', 0):.0f} | "
+            f"{r.get('suspend_declined_median', 0):.0f} | {r.get('suspend_handbacks_median', 0):.0f} | "
+            f"{r.get('suspend_timeouts_total', 0):.0f} | "
+            f"{100 * r.get('suspended_share_median', 0):.2f}% | {1e3 * r.get('suspended_max_s', 0):.1f} ms | "
+            f"{1e6 * r.get('suspend_latency_mean_s_median', 0):.0f} µs | "
+            f"{1e6 * r.get('suspend_latency_max_s', 0):.0f} µs |"
+        )
+    return lines
+
+
+def comparison_mode(verdict):
+    """The mode whose highest oversubscription the targets table gives beside the verdict mode's."""
+    return "ebpf+normal" if verdict == "ebpf+idle" else "ebpf+idle"
+
+
 def markdown(doc, plots):
     m = doc["machine"]
     s = doc["settings"]
@@ -289,21 +332,24 @@ def markdown(doc, plots):
         "kernel preempts it when that worker wakes; STRATA_COVER_PRIORITY=idle), `ebpf+surrender` (the cover "
         "runs normal; the monitor's wakeup event for the worker it covers for sets it to SCHED_IDLE at nice 19, "
         "which makes the kernel reschedule its CPU at once; STRATA_COVER_PRIORITY=surrender), "
-        "`ebpf+idle+surrender` (both), and when asked `ebpf+slice`, `proc`. Speedup = median wall time of `off` / median wall time of the mode. CPU utilization = process CPU time / (wall time × cores); "
+        "`ebpf+idle+surrender` (both), `ebpf+idle+suspend` (SCHED_IDLE covers, and on the wakeup event the "
+        "cover is suspended mid-task by a signal until the woken worker blocks again or runs out of work; "
+        "STRATA_COVER_PRIORITY=idle+suspend), and when asked `ebpf+slice`, `proc`. Speedup = median wall time of `off` / median wall time of the mode. CPU utilization = process CPU time / (wall time × cores); "
         "task utilization = the tasks' own CPU time, measured inside each task, / (wall time × cores): the "
         "utilization target is judged on the latter, because process CPU time includes the runtime's and the "
         "monitor's own work.",
         "",
         "## Targets",
         "",
-        f"Judged on **{doc.get('verdict_mode', 'ebpf+idle')}** (named before the run; `ebpf+normal` is the runtime "
-        "before issue 15, measured beside it). *I/O cases*: every experiment except the synthetic pipe sweep.",
+        f"Judged on **{doc.get('verdict_mode', 'ebpf+idle')}** (named before the run; the figure of "
+        f"`{comparison_mode(doc.get('verdict_mode', 'ebpf+idle'))}`, measured beside it, is given in the first row). "
+        "*I/O cases*: every experiment except the synthetic pipe sweep.",
         "",
         "| target | measured | met |",
         "|---|---|---|",
     ]
     verdict = doc.get("verdict_mode", "ebpf+idle")
-    for text, value, met, unit in targets(summary, verdict, "ebpf+normal"):
+    for text, value, met, unit in targets(summary, verdict, comparison_mode(verdict)):
         lines.append(f"| {text} | {fmt(value)}{unit} | {'yes' if met else '**no**'} |")
     lines += mode_comparison(summary)
     load = doc.get("loadavg")
@@ -338,6 +384,7 @@ def markdown(doc, plots):
             f"{100 * r['other_cpu_share_median']:.0f}% | {r.get('loadavg_1m_median', 0):.2f} | "
             f"{'yes' if r.get('checksums_match_off', True) else '**no**'} |"
         )
+    lines += suspension_table(summary)
     cost = doc.get("bpf_cost")
     if cost and "ns_per_run" in cost:
         lines += [

@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -306,6 +307,19 @@ inline void report(const char* bench, const std::string& fields) {
     std::uint64_t covers = 0;
     std::uint64_t kicks = 0;
     std::size_t cores = 1;
+    // idle+suspend (suspend.cpp): what the suspension did.
+    std::uint64_t suspend_requests = 0;
+    std::uint64_t suspends = 0;
+    std::uint64_t suspend_declined = 0;
+    std::uint64_t suspend_timeouts = 0;
+    std::uint64_t suspend_handbacks = 0;
+    double suspended = 0;
+    double suspended_max = 0;
+    double suspend_latency = 0;
+    double suspend_latency_max = 0;
+    std::uint64_t woken_events = 0;  // the monitor's wakeup events, and their latency to its thread
+    double woken_event_latency = 0;
+    const auto seconds = [](std::chrono::nanoseconds t) { return static_cast<double>(t.count()) * 1e-9; };
     if (runtime != nullptr) {
         monitor = std::string(runtime->monitor_backend());
         cores = runtime->cpus().size();
@@ -321,6 +335,17 @@ inline void report(const char* bench, const std::string& fields) {
             workers += core.workers;
             covers += core.covers;
             kicks += core.kicks;
+            suspend_requests += core.suspend_requests;
+            suspends += core.suspends;
+            suspend_declined += core.suspend_declined;
+            suspend_timeouts += core.suspend_timeouts;
+            suspend_handbacks += core.suspend_handbacks;
+            suspended += seconds(core.suspended_time);
+            suspended_max = std::max(suspended_max, seconds(core.suspended_max));
+            suspend_latency += seconds(core.suspend_latency);
+            suspend_latency_max = std::max(suspend_latency_max, seconds(core.suspend_latency_max));
+            woken_events += core.monitor.woken_events;
+            woken_event_latency += seconds(core.monitor.woken_event_latency);
         }
     }
     const double capacity = wall * static_cast<double>(cores);
@@ -330,13 +355,21 @@ inline void report(const char* bench, const std::string& fields) {
         "\"task_cpu_s\":%.6f,\"utilization\":%.6f,\"task_utilization\":%.6f,\"oversubscribed_s\":%.6f,"
         "\"oversubscribed_share\":%.6f,\"no_ready_s\":%.6f,\"blocks\":%llu,\"wakes\":%llu,\"surrenders\":%llu,"
         "\"workers\":%llu,\"covers\":%llu,\"kicks\":%llu,\"oversubscribed_wait_s\":%.6f,"
-        "\"oversubscribed_wait_share\":%.6f,\"oversubscribing_wakeups\":%llu,\"leader_scans\":%llu,%s}\n",
+        "\"oversubscribed_wait_share\":%.6f,\"oversubscribing_wakeups\":%llu,\"leader_scans\":%llu,"
+        "\"suspend_requests\":%llu,\"suspends\":%llu,\"suspend_declined\":%llu,\"suspend_timeouts\":%llu,\"suspend_"
+        "handbacks\":%llu,"
+        "\"suspended_s\":%.6f,\"suspended_max_s\":%.6f,\"suspend_latency_s\":%.6f,\"suspend_latency_max_s\":%.6f,"
+        "\"woken_events\":%llu,\"woken_event_latency_s\":%.6f,%s}\n",
         bench, monitor.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity, oversub,
         oversub / capacity, no_ready, static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
         static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers),
         static_cast<unsigned long long>(covers), static_cast<unsigned long long>(kicks), oversub_wait,
         oversub_wait / capacity, static_cast<unsigned long long>(oversub_wakeups),
-        static_cast<unsigned long long>(scans), fields.c_str());
+        static_cast<unsigned long long>(scans), static_cast<unsigned long long>(suspend_requests),
+        static_cast<unsigned long long>(suspends), static_cast<unsigned long long>(suspend_declined),
+        static_cast<unsigned long long>(suspend_timeouts), static_cast<unsigned long long>(suspend_handbacks),
+        suspended, suspended_max, suspend_latency, suspend_latency_max, static_cast<unsigned long long>(woken_events),
+        woken_event_latency, fields.c_str());
     std::fflush(stdout);
 }
 

@@ -110,6 +110,10 @@ struct CoreStats {
     std::uint64_t oversubscribed_wait_ns = 0;
     std::uint64_t context_switches = 0;  ///< switches away from registered workers (ebpf: all; proc: from /proc)
     std::uint64_t callbacks = 0;         ///< times on_core_without_ready_worker ran for this core
+    /// Wakeup events (notify_when_woken) that reached the monitor's thread,
+    /// and the time from each wakeup to its handling there, summed (ebpf only).
+    std::uint64_t woken_events = 0;
+    std::uint64_t woken_event_latency_ns = 0;
 };
 
 class Monitor {

@@ -81,6 +81,8 @@ struct MonitorCounters {
     std::chrono::nanoseconds oversubscribed_time{0};  ///< time it had more than one ready worker
     std::uint64_t oversubscribing_wakeups = 0;        ///< wakeups that found another ready worker (ebpf)
     std::chrono::nanoseconds oversubscribed_wait{0};  ///< part of it with a woken worker not yet run (ebpf)
+    std::uint64_t woken_events = 0;                   ///< wakeup events (notify_when_woken) handled (ebpf)
+    std::chrono::nanoseconds woken_event_latency{0};  ///< their wakeup -> the monitor's thread, summed (ebpf)
 };
 
 /// What the scheduler needs from a blocking monitor (strata::monitor, or a
@@ -152,9 +154,12 @@ enum class CoverPriority {
     /// Opt-in (issue 15): idle, and on the monitor's wakeup event the
     /// monitor's thread sends the cover a real-time signal whose handler
     /// suspends it in the middle of its task (a futex wait) until the woken
-    /// worker blocks again, runs out of work or exits, or the runtime stops;
-    /// then the cover continues its task. A suspension is bounded (100 ms) in
-    /// case a release is lost. Needs the ebpf monitor, as surrender does.
+    /// worker reaches a scheduling point (it hands the core back and
+    /// surrenders), blocks again, runs out of work or exits, or the runtime
+    /// stops; then the cover continues its task. A suspension is bounded
+    /// (100 ms) in case a release is lost. Needs the ebpf monitor, as
+    /// surrender does. Not picked by auto: a system call that SA_RESTART does
+    /// not restart (poll, nanosleep, ...) can return EINTR in a cover's task.
     idle_suspend,
 };
 
@@ -204,9 +209,19 @@ struct CoreStats {
     std::uint64_t covers = 0;            ///< a worker was set to SCHED_IDLE to cover for a blocked one
     std::uint64_t restores = 0;          ///< a covering worker got the normal policy back
     std::uint64_t kicks = 0;             ///< surrender requests: a cover set to nice 19 on the wakeup event
+    std::uint64_t suspend_requests = 0;  ///< idle+suspend: signals sent to a cover on the wakeup event
     std::uint64_t suspends = 0;          ///< idle+suspend: covers suspended by the signal on the wakeup event
+    std::uint64_t suspend_declined = 0;  ///< idle+suspend: signals that found the cover inside the runtime
     std::uint64_t suspend_timeouts = 0;  ///< idle+suspend: suspensions that ended by their 100 ms bound
-    std::uint64_t scans = 0;             ///< the leader's periodic scans of the core
+    /// idle+suspend: requests or suspensions ended because another worker of
+    /// the core reached a scheduling point (it hands the core back).
+    std::uint64_t suspend_handbacks = 0;
+    /// idle+suspend: time covers spent suspended, summed and the longest one.
+    std::chrono::nanoseconds suspended_time{0}, suspended_max{0};
+    /// idle+suspend: from the signal sent to the cover's handler running (the
+    /// wake-to-suspend latency), summed over suspensions and the longest one.
+    std::chrono::nanoseconds suspend_latency{0}, suspend_latency_max{0};
+    std::uint64_t scans = 0;  ///< the leader's periodic scans of the core
     MonitorCounters monitor;
 };
 

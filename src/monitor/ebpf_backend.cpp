@@ -88,7 +88,9 @@ public:
           slots_(slots),
           mapped_bytes_(mapped_bytes),
           stop_fd_(stop_fd),
-          callbacks_(std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(cores))) {
+          callbacks_(std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(cores))),
+          woken_events_(std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(cores))),
+          woken_latency_ns_(std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(cores))) {
         set_ready_counters(reinterpret_cast<const std::atomic<std::int32_t>*>(&slots_[0].ready),
                            sizeof(strata_monitor_core) / sizeof(std::int32_t));
     }
@@ -166,6 +168,9 @@ private:
         stats.oversubscribing_wakeups = atomic_read(slot.oversub_wakeups);
         stats.oversubscribed_wait_ns = atomic_read(slot.oversub_wait_ns);
         stats.callbacks = callbacks_[static_cast<std::size_t>(core)].load(std::memory_order_relaxed);
+        stats.woken_events = woken_events_[static_cast<std::size_t>(core)].load(std::memory_order_relaxed);
+        stats.woken_event_latency_ns =
+            woken_latency_ns_[static_cast<std::size_t>(core)].load(std::memory_order_relaxed);
         const auto now = monotonic_ns();
         const auto last = atomic_read(slot.last_change_ns);
         const auto ready = atomic_read(slot.ready);
@@ -197,6 +202,13 @@ private:
         strata_monitor_event event{};
         std::memcpy(&event, data, sizeof(event));
         if (event.core >= static_cast<std::uint32_t>(self->cores())) return 0;
+        if (event.kind == STRATA_MONITOR_EVENT_WOKEN) {
+            // From the BPF program's wakeup to this thread (the same clock).
+            const auto now = monotonic_ns();
+            self->woken_events_[event.core].fetch_add(1, std::memory_order_relaxed);
+            self->woken_latency_ns_[event.core].fetch_add(now > event.time_ns ? now - event.time_ns : 0,
+                                                          std::memory_order_relaxed);
+        }
         if (event.kind == STRATA_MONITOR_EVENT_SETTLED || event.kind == STRATA_MONITOR_EVENT_WOKEN) {
             // No threshold: the runtime asked for exactly this moment.
             self->settled_(static_cast<int>(event.core));
@@ -265,6 +277,8 @@ private:
     std::size_t mapped_bytes_;
     int stop_fd_;
     std::unique_ptr<std::atomic<std::uint64_t>[]> callbacks_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> woken_events_;      // wakeup events (notify_when_woken) received
+    std::unique_ptr<std::atomic<std::uint64_t>[]> woken_latency_ns_;  // their wakeup -> this thread, summed
     ring_buffer* ring_ = nullptr;
     std::deque<Pending> pending_;  // only the monitor thread touches it
     std::thread thread_;

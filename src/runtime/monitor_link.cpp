@@ -40,7 +40,9 @@ public:
                                std::chrono::nanoseconds(s.no_ready_ns),
                                std::chrono::nanoseconds(s.oversubscribed_ns),
                                s.oversubscribing_wakeups,
-                               std::chrono::nanoseconds(s.oversubscribed_wait_ns)};
+                               std::chrono::nanoseconds(s.oversubscribed_wait_ns),
+                               s.woken_events,
+                               std::chrono::nanoseconds(s.woken_event_latency_ns)};
     }
 
 private:

@@ -68,6 +68,9 @@ struct Worker {
     // woken worker (runnable, not running) takes the signal at once instead
     // of at its next pick; its handler puts its policy back.
     std::atomic<bool> raised{false};
+    // CLOCK_MONOTONIC ns at which suspend_cover sent the signal (the
+    // handler's latency statistic).
+    std::atomic<std::int64_t> suspend_sent_ns{0};
 };
 
 /// One CPU: its workers and idle pool.
@@ -90,7 +93,10 @@ struct Core {
     std::atomic<std::uint64_t> scans{0};      // the leader's periodic scan looked at this core
     Worker* cover = nullptr;                  // covering at full weight, to surrender on the wakeup event (mutex)
     std::atomic<Worker*> suspended{nullptr};  // idle+suspend: the cover asked to suspend, until released
-    std::atomic<std::uint64_t> suspends{0}, suspend_timeouts{0};
+    std::atomic<std::uint64_t> suspend_requests{0}, suspends{0}, suspend_declined{0}, suspend_timeouts{0};
+    std::atomic<std::uint64_t> suspend_handbacks{0};  // released at another worker's scheduling point
+    // Nanoseconds: suspended (sum, longest), signal sent -> handler runs (sum, longest).
+    std::atomic<std::int64_t> suspended_ns{0}, suspended_max_ns{0}, suspend_latency_ns{0}, suspend_latency_max_ns{0};
 };
 
 }  // namespace detail

@@ -20,8 +20,15 @@ std::vector<CoreStats> Runtime::stats() const {
         s.covers = core->covers.load(std::memory_order_relaxed);
         s.restores = core->restores.load(std::memory_order_relaxed);
         s.kicks = core->kicks.load(std::memory_order_relaxed);
+        s.suspend_requests = core->suspend_requests.load(std::memory_order_relaxed);
         s.suspends = core->suspends.load(std::memory_order_relaxed);
+        s.suspend_declined = core->suspend_declined.load(std::memory_order_relaxed);
         s.suspend_timeouts = core->suspend_timeouts.load(std::memory_order_relaxed);
+        s.suspend_handbacks = core->suspend_handbacks.load(std::memory_order_relaxed);
+        s.suspended_time = std::chrono::nanoseconds(core->suspended_ns.load(std::memory_order_relaxed));
+        s.suspended_max = std::chrono::nanoseconds(core->suspended_max_ns.load(std::memory_order_relaxed));
+        s.suspend_latency = std::chrono::nanoseconds(core->suspend_latency_ns.load(std::memory_order_relaxed));
+        s.suspend_latency_max = std::chrono::nanoseconds(core->suspend_latency_max_ns.load(std::memory_order_relaxed));
         s.scans = core->scans.load(std::memory_order_relaxed);
         {
             std::lock_guard lock(core->mutex);

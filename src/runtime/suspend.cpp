@@ -78,6 +78,18 @@ bool end_own_request(Worker& self, Core& core, std::uint32_t request) noexcept {
     return true;
 }
 
+void raise_max(std::atomic<std::int64_t>& max, std::int64_t value) noexcept {
+    std::int64_t seen = max.load(std::memory_order_relaxed);
+    while (value > seen && !max.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+    }
+}
+
+// Adds `ns` to a sum and its maximum. Async-signal-safe: atomics only.
+void account(std::atomic<std::int64_t>& sum, std::atomic<std::int64_t>& max, std::int64_t ns) noexcept {
+    sum.fetch_add(ns, std::memory_order_relaxed);
+    raise_max(max, ns);
+}
+
 // Async-signal-safe: atomics, clock_gettime and the futex and scheduling
 // system calls only.
 void on_suspend_signal(int /*signal*/) {
@@ -89,10 +101,15 @@ void on_suspend_signal(int /*signal*/) {
             Core& core = *self->core;
             if (self->in_body.load(std::memory_order_relaxed) == 0) {
                 // Inside the runtime: not here; it surrenders at its next scheduling point.
-                (void)end_own_request(*self, core, request);
+                if (end_own_request(*self, core, request)) {
+                    core.suspend_declined.fetch_add(1, std::memory_order_relaxed);
+                }
             } else {
                 core.suspends.fetch_add(1, std::memory_order_relaxed);
-                const std::int64_t deadline = monotonic_ns() + kSuspendBoundNs;
+                const std::int64_t entered = monotonic_ns();
+                account(core.suspend_latency_ns, core.suspend_latency_max_ns,
+                        entered - self->suspend_sent_ns.load(std::memory_order_acquire));
+                const std::int64_t deadline = entered + kSuspendBoundNs;
                 while (self->suspend_word.load(std::memory_order_acquire) == request &&
                        !self->rt->stopping.load(std::memory_order_acquire)) {
                     const std::int64_t left = deadline - monotonic_ns();
@@ -105,6 +122,7 @@ void on_suspend_signal(int /*signal*/) {
                     const timespec timeout{static_cast<time_t>(left / 1'000'000'000), left % 1'000'000'000};
                     (void)futex(self->suspend_word, FUTEX_WAIT_PRIVATE, request, &timeout);
                 }
+                account(core.suspended_ns, core.suspended_max_ns, monotonic_ns() - entered);
             }
         }
         // After the wait, not before: lowered while it runs, it would be
@@ -144,6 +162,7 @@ void Runtime::Impl::suspend_cover(Core& core, Worker& cover) {
         core.suspended.store(nullptr, std::memory_order_release);
         return;
     }
+    cover.suspend_sent_ns.store(monotonic_ns(), std::memory_order_release);
     const pid_t tid = cover.tid.load(std::memory_order_acquire);
     // SCHED_FIFO first, then the signal: a cover that the woken worker
     // preempted runs at once, takes the signal and sleeps. Without the right
@@ -156,6 +175,7 @@ void Runtime::Impl::suspend_cover(Core& core, Worker& cover) {
     if (core::sched_setattr(tid, fifo) != 0) {
         cover.raised.store(false, std::memory_order_release);
     }
+    core.suspend_requests.fetch_add(1, std::memory_order_relaxed);
     if (::syscall(SYS_tgkill, ::getpid(), tid, suspend_signal()) != 0) {
         (void)release_suspended(core);
         if (cover.raised.exchange(false, std::memory_order_acq_rel)) {

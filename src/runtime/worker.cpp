@@ -125,6 +125,20 @@ void Runtime::Impl::scheduling_point(Worker& self) {
         (core.active.load(std::memory_order_acquire) <= 1 || !cover_idle.load(std::memory_order_relaxed))) {
         check_cover(self);
     }
+    // idle+suspend: a cover suspended for this worker's wakeup has done its
+    // part once this worker reaches a scheduling point (the end of the task
+    // it woke in, or the yield() after its I/O): the core is handed back, the
+    // cover continues its task and this worker surrenders below, as with
+    // idle. The cover's task is held only while the woken worker runs task
+    // code, not until it blocks again.
+    if (cover_suspend) {
+        if (Worker* suspended = core.suspended.load(std::memory_order_acquire);
+            suspended != nullptr && suspended != &self) {
+            if (release_suspended(core) != nullptr) {
+                core.suspend_handbacks.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+    }
     // Again after waking: a worker woken to cover for a short block finds the
     // blocked worker back already, and leaves again rather than resume its
     // task beside it.

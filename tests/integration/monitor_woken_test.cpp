@@ -64,6 +64,11 @@ TEST_F(MonitorWoken, an_armed_wakeup_that_gives_the_core_a_second_ready_worker_c
     second.write_byte();
     std::this_thread::sleep_for(50ms);
     EXPECT_EQ(calls.load(), 1) << "one call per arming";
+    const auto stats = sut->stats(0);
+    EXPECT_EQ(stats.woken_events, 1U) << "one wakeup event counted";
+    // From the BPF wakeup to the monitor's thread: more than nothing, less than the test's wait.
+    EXPECT_GT(stats.woken_event_latency_ns, 0U);
+    EXPECT_LT(stats.woken_event_latency_ns, 1'000'000'000U);
     done = true;
 }
 
@@ -83,6 +88,7 @@ TEST_F(MonitorWoken, a_wakeup_that_leaves_the_core_with_one_ready_worker_does_no
     ASSERT_TRUE(wait_until([&] { return sut->stats(0).unblocks >= 1; })) << "the wakeup was not seen";
     std::this_thread::sleep_for(50ms);
     EXPECT_EQ(calls.load(), 0) << "called back for a wakeup that left one ready worker";
+    EXPECT_EQ(sut->stats(0).woken_events, 0U) << "no wakeup event counted";
     release.write_byte();
 }
 

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -151,7 +152,9 @@ TEST(RuntimeCoverSuspend, a_woken_covered_worker_suspends_its_cover_until_it_blo
     STRATA_REQUIRE(cpus.size() >= 2, "two CPUs: the waker runs on another CPU than the workers");
     constexpr int rounds = 10;
     int suspended = 0, resumed = 0, finished = 0, restored = 0;
-    std::uint64_t suspends = 0, timeouts = 0;
+    std::uint64_t suspends = 0, timeouts = 0, requests = 0;
+    int timed = 0;  // rounds whose suspended-time statistics cover the woken worker's 20 ms
+    std::chrono::nanoseconds latency_max{0};
     std::string misses;
     for (int i = 0; i < rounds; ++i) {
         auto sut = start(cpus[0], CoverPriority::idle_suspend);
@@ -161,6 +164,13 @@ TEST(RuntimeCoverSuspend, a_woken_covered_worker_suspends_its_cover_until_it_blo
         const auto stats = sut->stats()[0];
         suspends += stats.suspends;
         timeouts += stats.suspend_timeouts;
+        requests += stats.suspend_requests;
+        latency_max = std::max(latency_max, stats.suspend_latency_max);
+        // The woken worker computes 20 ms, sampled from 2 ms on: the cover slept most of it, less than the bound.
+        timed += stats.suspended_max >= 15ms && stats.suspended_max < 100ms &&
+                         stats.suspended_time >= stats.suspended_max && stats.suspend_latency <= stats.suspended_time
+                     ? 1
+                     : 0;
         // Sleeping in every sample after the first (the signal lands within microseconds).
         const bool ok = r.samples >= 5 && r.sleeping_samples >= r.samples - 1;
         suspended += ok ? 1 : 0;
@@ -173,13 +183,21 @@ TEST(RuntimeCoverSuspend, a_woken_covered_worker_suspends_its_cover_until_it_blo
                       std::to_string(r.progress_while_woken) + ", ran after " + std::to_string(r.cover_ran_after);
         }
     }
-    std::printf("idle+suspend: %d/%d rounds suspended, %d resumed, %llu suspends, %llu bounded\n", suspended, rounds,
-                resumed, static_cast<unsigned long long>(suspends), static_cast<unsigned long long>(timeouts));
+    std::printf(
+        "idle+suspend: %d/%d rounds suspended, %d resumed, %llu requests, %llu suspends, %llu bounded, %d timed, "
+        "longest signal latency %.1f us\n",
+        suspended, rounds, resumed, static_cast<unsigned long long>(requests),
+        static_cast<unsigned long long>(suspends), static_cast<unsigned long long>(timeouts), timed,
+        std::chrono::duration<double, std::micro>(latency_max).count());
     EXPECT_EQ(finished, rounds) << "every cover finished its task";
     EXPECT_EQ(restored, rounds) << "the resumed cover is back at SCHED_IDLE or normal, not SCHED_FIFO";
     EXPECT_GE(suspended, rounds - 1) << "the cover slept while the woken worker computed" << misses;
     EXPECT_GE(resumed, rounds - 1) << "the cover ran again once the woken worker blocked" << misses;
     EXPECT_EQ(timeouts, 0U) << "a suspension ended by its bound, not by the block";
+    EXPECT_GE(requests, suspends) << "every suspension was requested by a signal";
+    EXPECT_GE(timed, rounds - 1) << "the suspended time (longest, sum) covers the woken worker's computation";
+    EXPECT_GT(latency_max.count(), 0) << "the signal's latency is measured";
+    EXPECT_LT(latency_max, 20ms) << "the signal lands before the woken worker's computation ends";
 }
 
 // The control: with idle alone the cover stays runnable beside the woken
@@ -194,6 +212,70 @@ TEST(RuntimeCoverSuspend, with_idle_alone_the_cover_stays_runnable_beside_the_wo
     EXPECT_GE(r.samples, 5);
     EXPECT_EQ(r.sleeping_samples, 0) << "without suspension the cover is runnable ('R')";
     EXPECT_TRUE(r.cover_finished);
+}
+
+// The hand-back: the woken worker reaches a scheduling point (yield() after
+// its I/O) while its cover is suspended. The cover continues at once and the
+// woken worker surrenders, as with idle; held until the woken worker blocked
+// again, the cover would make no progress while the woken worker computes on.
+TEST(RuntimeCoverSuspend, a_woken_worker_at_a_scheduling_point_hands_the_core_back_to_its_cover) {
+    STRATA_REQUIRE(test::is_root(), "root, for the BPF monitor and to take a thread back from SCHED_IDLE");
+    const auto cpus = allowed_cpus();
+    STRATA_REQUIRE(cpus.size() >= 2, "two CPUs: the waker runs on another CPU than the workers");
+    constexpr int rounds = 5;
+    int handed = 0;
+    std::uint64_t handbacks = 0;
+    for (int i = 0; i < rounds; ++i) {
+        auto sut = start(cpus[0], CoverPriority::idle_suspend);
+        ASSERT_NE(sut, nullptr);
+        Runtime& rt = *sut;
+        int fds[2];
+        ASSERT_EQ(::pipe(fds), 0);
+        std::atomic<bool> blocked{false}, covering{false}, yielded{false}, stop{false};
+        std::atomic<std::uint64_t> progress{0};
+        TaskGroup group;
+        rt.spawn(
+            [&] {
+                char byte = 0;
+                blocked = true;
+                EXPECT_EQ(::read(fds[0], &byte, 1), 1);
+                const auto until = Clock::now() + 3ms;  // computes: the cover is suspended
+                while (Clock::now() < until) {
+                }
+                yielded = true;
+                rt.yield();  // the scheduling point after its I/O
+                const auto more = Clock::now() + 20ms;
+                while (Clock::now() < more) {
+                }
+            },
+            &group);
+        while (!blocked.load()) std::this_thread::sleep_for(50us);
+        std::this_thread::sleep_for(2ms);
+        rt.spawn(
+            [&] {
+                covering = true;
+                const auto deadline = Clock::now() + 5s;
+                while (!stop.load() && Clock::now() < deadline) progress.fetch_add(1, std::memory_order_relaxed);
+            },
+            &group);
+        while (!covering.load()) std::this_thread::sleep_for(50us);
+        std::this_thread::sleep_for(2ms);
+        write_from(cpus[1], fds[1]);
+        while (!yielded.load()) std::this_thread::sleep_for(50us);
+        std::this_thread::sleep_for(1ms);
+        const auto p0 = progress.load();
+        std::this_thread::sleep_for(8ms);  // within the woken worker's 20 ms after its yield()
+        handed += progress.load() > p0 ? 1 : 0;
+        stop = true;
+        rt.wait(group);
+        handbacks += rt.stats()[0].suspend_handbacks;
+        ::close(fds[0]);
+        ::close(fds[1]);
+    }
+    std::printf("idle+suspend hand-back: the cover ran on in %d/%d rounds, %llu hand-backs\n", handed, rounds,
+                static_cast<unsigned long long>(handbacks));
+    EXPECT_GE(handed, rounds - 1) << "the cover continued after the woken worker's scheduling point";
+    EXPECT_GE(handbacks, static_cast<std::uint64_t>(rounds - 1)) << "the release came from the scheduling point";
 }
 
 // No task lost or stuck: tasks that block, compute and wait for each other's
