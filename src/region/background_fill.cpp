@@ -28,14 +28,21 @@ std::vector<Fill*>& registry() {
     return *fills;
 }
 
+// After the wait, each fill's mutex is taken too (the usual atfork pattern):
+// another thread of the parent could hold it at the moment of the fork (in
+// status(), from a sync), and the child would then inherit it locked forever.
 void before_fork() {
     pthread_mutex_lock(&registry_lock);
     for (Fill* fill : registry()) {
         (void)fill->wait();
+        fill->lock_for_fork();
     }
 }
 
 void after_fork() {
+    for (Fill* fill : registry()) {
+        fill->unlock_after_fork();
+    }
     pthread_mutex_unlock(&registry_lock);
 }
 

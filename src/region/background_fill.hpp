@@ -64,6 +64,12 @@ public:
     /// while it runs or after it succeeded.
     [[nodiscard]] Result<void> status(const char* op) const;
 
+    /// fork(): held from the prepare handler (after wait()) to the parent's and
+    /// the child's handlers, so a child never inherits this fill's mutex
+    /// locked by a thread that does not exist in it.
+    void lock_for_fork() const { mutex_.lock(); }
+    void unlock_after_fork() const { mutex_.unlock(); }
+
 private:
     enum : std::uint8_t { free_chunk, claimed, placed, failed };
 

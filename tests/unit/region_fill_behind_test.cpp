@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -134,6 +135,42 @@ TEST_F(RegionFillBehind, a_child_forked_during_the_fill_has_every_byte_and_never
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
     EXPECT_EQ(read_backwards(sut), "");
     STRATA_EXPECT_OK(sut.close());
+}
+
+// While another thread keeps asking the fill for its state (as MPI_Win_sync
+// does), a child and a grandchild can still ask too: the fork handlers take
+// the fill's lock, so no child inherits it held by a thread it does not have.
+TEST_F(RegionFillBehind, children_forked_while_another_thread_asks_for_the_fill_state_can_ask_too) {
+    const std::size_t size = 8 * mib;
+    Region sut = filled_region(size);
+    STRATA_REQUIRE(fills_behind(sut), "userfaultfd that handles kernel faults (CAP_SYS_PTRACE), Linux 6.7+");
+    std::atomic<bool> stop{false};
+    std::thread asker([&] {
+        while (!stop.load()) (void)sut.wait_filled();
+    });
+    int failed = 0;
+    for (int i = 0; i < 50; ++i) {
+        const pid_t child = ::fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            ::alarm(10);  // an inherited held lock would hang wait_filled here
+            if (!sut.wait_filled()) ::_exit(2);
+            const pid_t grandchild = ::fork();
+            if (grandchild == 0) ::_exit(sut.wait_filled() ? 0 : 3);
+            int status = 0;
+            ::_exit(grandchild > 0 && ::waitpid(grandchild, &status, 0) == grandchild && WIFEXITED(status) &&
+                            WEXITSTATUS(status) == 0
+                        ? 0
+                        : 4);
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        failed += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    }
+    stop = true;
+    asker.join();
+    EXPECT_EQ(failed, 0) << "children that could not ask for the fill's state (or hung)";
+    STRATA_EXPECT_OK(sut.close({.discard = true}));
 }
 
 TEST_F(RegionFillBehind, a_page_dropped_after_the_fill_reads_zero_as_anonymous_memory_does) {
