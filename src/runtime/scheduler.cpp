@@ -69,16 +69,21 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     // The monitor's thread is not a worker: it attends to the core at once
     // instead of waking the leader, one thread hop less.
     auto monitor = factory(rt.max_cpu, [&rt](int cpu) {
+        // Counted before monitor_ready is read, both seq_cst (as in stop()):
+        // either stop() sees this event in flight and waits for it, or the
+        // event sees monitor_ready cleared and leaves the monitor alone.
+        rt.monitor_events.fetch_add(1, std::memory_order_seq_cst);
         for (auto& core : rt.cores) {
-            if (core->cpu == cpu && rt.monitor_ready.load(std::memory_order_acquire)) {
+            if (core->cpu == cpu && rt.monitor_ready.load(std::memory_order_seq_cst)) {
                 rt.attend(*core);
                 // A dozing leader (leader.cpp) scans at its period again from the first event on.
                 if (rt.leader_dozing.load(std::memory_order_seq_cst)) {
                     rt.notify_leader();
                 }
-                return;
+                break;
             }
         }
+        rt.monitor_events.fetch_sub(1, std::memory_order_seq_cst);
     });
     if (!monitor) {
         return std::unexpected(monitor.error());
@@ -335,6 +340,10 @@ void Runtime::Impl::stop() {
     drop_queued();
     if (options.print_stats) {
         fmt::print(stderr, "{}", owner->stats_report());
+    }
+    monitor_ready.store(false, std::memory_order_seq_cst);
+    while (monitor_events.load(std::memory_order_seq_cst) != 0) {
+        std::this_thread::yield();
     }
     monitor.reset();
 }

@@ -110,6 +110,10 @@ struct Runtime::Impl {
     bool monitored = false;                  // a real monitor: ready() is meaningful
     bool empty_cores_reported = false;       // it calls back when a core is left without a ready worker
     std::atomic<bool> monitor_ready{false};  // monitor and monitored are set: callbacks may act
+    // Monitor callbacks inside attend(): stop() clears monitor_ready, then
+    // waits for this to reach 0 before it destroys the monitor, whose event
+    // thread would otherwise still call into it (seen: a null monitor in attend).
+    std::atomic<int> monitor_events{0};
     int max_cpu = 0;                         // CPU numbers are < max_cpu
     // Covering workers run at SCHED_IDLE (cover.cpp); cleared for good if the
     // kernel ever refuses a change.

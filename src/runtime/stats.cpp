@@ -34,7 +34,7 @@ std::vector<CoreStats> Runtime::stats() const {
             std::lock_guard lock(core->mutex);
             s.workers = static_cast<std::uint64_t>(core->workers);
         }
-        if (impl_->monitored) {
+        if (impl_->monitored && impl_->monitor) {  // none after stop()
             s.monitor = impl_->monitor->counters(core->cpu);
         }
         out.push_back(s);
