@@ -114,7 +114,7 @@ struct Runtime::Impl {
     // waits for this to reach 0 before it destroys the monitor, whose event
     // thread would otherwise still call into it (seen: a null monitor in attend).
     std::atomic<int> monitor_events{0};
-    int max_cpu = 0;                         // CPU numbers are < max_cpu
+    int max_cpu = 0;  // CPU numbers are < max_cpu
     // Covering workers run at SCHED_IDLE (cover.cpp); cleared for good if the
     // kernel ever refuses a change.
     std::atomic<bool> cover_idle{false};
