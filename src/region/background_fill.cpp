@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "core/log.hpp"
+#include "region/parallel_read.hpp"
 
 namespace strata::background_fill {
 
@@ -60,25 +61,15 @@ void leave(Fill* fill) {
     pthread_mutex_unlock(&registry_lock);
 }
 
-/// Page-aligned memory for one reader's O_DIRECT reads, unmapped on destruction.
-struct Buffer {
-    explicit Buffer(std::size_t bytes) : length(bytes) {
-        void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p != MAP_FAILED) {
-            (void)::madvise(p, bytes, MADV_HUGEPAGE);  // best effort
-            data = static_cast<std::byte*>(p);
-        }
+/// Page-aligned memory for one reader's O_DIRECT reads; empty if none.
+posix::UniqueMapping reader_buffer(std::size_t bytes) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        return {};
     }
-    ~Buffer() {
-        if (data != nullptr) {
-            ::munmap(data, length);
-        }
-    }
-    Buffer(const Buffer&) = delete;
-    Buffer& operator=(const Buffer&) = delete;
-    std::byte* data = nullptr;
-    std::size_t length;
-};
+    (void)::madvise(p, bytes, MADV_HUGEPAGE);  // best effort
+    return {p, bytes};
+}
 
 std::uint64_t file_size(int fd) {
     const off_t end = ::lseek(fd, 0, SEEK_END);  // a block device's size too
@@ -218,13 +209,13 @@ bool Fill::claim(std::size_t& index) {
 }
 
 void Fill::read_chunks() {
-    Buffer buffer(chunk_);
-    if (buffer.data == nullptr) {
+    const posix::UniqueMapping buffer = reader_buffer(chunk_);
+    if (buffer.get() == nullptr) {
         fail(ENOMEM, offset_, false);
     }
     std::size_t index = 0;
-    while (buffer.data != nullptr && claim(index)) {
-        if (read_chunk(index, buffer.data) != 0) {
+    while (buffer.get() != nullptr && claim(index)) {
+        if (read_chunk(index, buffer.get()) != 0) {
             state_[index] = failed;
             break;
         }
@@ -243,25 +234,9 @@ int Fill::read_chunk(std::size_t index, std::byte* buffer) {
     const std::size_t owed =
         file_end_ > from ? static_cast<std::size_t>(std::min<std::uint64_t>(length, file_end_ - from)) : 0;
     std::size_t done = 0;
-    int source = direct_.get() >= 0 ? direct_.get() : fd_;
-    while (done < length) {
-        const ssize_t n = ::pread(source, buffer + done, length - done, static_cast<off_t>(from + done));
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0 && errno == EINVAL && source != fd_) {
-            source = fd_;  // alignment O_DIRECT refuses here: through the page cache
-            continue;
-        }
-        if (n < 0) {
-            const int err = errno;
-            fail(err, from + done, false);
-            return err;
-        }
-        if (n == 0) {
-            break;
-        }
-        done += static_cast<std::size_t>(n);
+    if (const int err = parallel_read::read_piece(fd_, direct_.get(), buffer, length, from, done); err != 0) {
+        fail(err, from + done, false);
+        return err;
     }
     if (done < owed) {
         fail(EIO, from + done, true);

@@ -13,13 +13,8 @@
 
 namespace strata::parallel_read {
 
-namespace {
-
-/// Reads one piece: with O_DIRECT while the device accepts it, then through
-/// the page cache (EINVAL: alignment it refuses). Returns 0 or an errno;
-/// a short read (end of file) ends the piece.
-int read_piece(int fd, int direct_fd, std::byte* data, std::size_t length, std::uint64_t offset) {
-    std::size_t done = 0;
+int read_piece(int fd, int direct_fd, std::byte* data, std::size_t length, std::uint64_t offset, std::size_t& done) {
+    done = 0;
     int from = direct_fd >= 0 ? direct_fd : fd;
     while (done < length) {
         const ssize_t n = ::pread(from, data + done, length - done, static_cast<off_t>(offset + done));
@@ -34,14 +29,12 @@ int read_piece(int fd, int direct_fd, std::byte* data, std::size_t length, std::
             return errno;
         }
         if (n == 0) {
-            return 0;  // end of file: the rest stays zero
+            return 0;  // end of file
         }
         done += static_cast<std::size_t>(n);
     }
     return 0;
 }
-
-}  // namespace
 
 Result<void> read(const char* op, int fd, std::byte* data, std::size_t length, std::uint64_t offset,
                   const std::filesystem::path& path, unsigned streams, std::size_t chunk) {
@@ -55,7 +48,8 @@ Result<void> read(const char* op, int fd, std::byte* data, std::size_t length, s
     auto work = [&] {
         for (std::size_t i = next++; i < pieces && failure.load() == 0; i = next++) {
             const std::size_t at = i * chunk;
-            if (const int err = read_piece(fd, direct.get(), data + at, std::min(chunk, span - at), offset + at);
+            std::size_t done = 0;  // short at the end of the file: the rest stays zero
+            if (const int err = read_piece(fd, direct.get(), data + at, std::min(chunk, span - at), offset + at, done);
                 err != 0) {
                 int expected = 0;
                 if (failure.compare_exchange_strong(expected, err)) {

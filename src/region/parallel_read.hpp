@@ -12,6 +12,13 @@
 
 namespace strata::parallel_read {
 
+/// Reads one piece, [offset, offset+length) of the file, into `data`: from
+/// `direct_fd` (O_DIRECT; -1 for none) while the device accepts it, then
+/// through the page cache of `fd` (EINVAL: an alignment O_DIRECT refuses).
+/// Returns 0 or an errno; `done` is the bytes read, fewer than `length` where
+/// the file ends (the rest of `data` is left as it is).
+int read_piece(int fd, int direct_fd, std::byte* data, std::size_t length, std::uint64_t offset, std::size_t& done);
+
 /// Reads [offset, offset+length) of the file open as `fd` into `data`
 /// (page-aligned; `length` rounded up to pages must be writable) with
 /// `streams` threads, each reading `chunk`-byte pieces with O_DIRECT from a
