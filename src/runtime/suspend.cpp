@@ -16,6 +16,7 @@
 // suspends only while the thread runs a task's own code (Worker::in_body),
 // never inside the runtime, where it could hold a runtime lock.
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -59,10 +60,20 @@ std::int64_t monotonic_ns() noexcept {
 }
 
 // The policy the runtime gave the worker (cover.cpp), after a raise to
-// SCHED_FIFO. A raw system call: async-signal-safe.
+// SCHED_FIFO. Read again after the system call: set_priority() stores the
+// flag after its own call, so a change that raced with this one is redone
+// with the value it wrote. Raw system calls: async-signal-safe.
 void restore_policy(Worker& worker) noexcept {
-    (void)detail::set_policy(worker.tid.load(std::memory_order_acquire),
-                             worker.idle_priority.load(std::memory_order_acquire), worker.rt->suspend_nice);
+    const pid_t tid = worker.tid.load(std::memory_order_acquire);
+    bool idle = worker.idle_priority.load(std::memory_order_acquire);
+    for (int tries = 0; tries < 4; ++tries) {
+        (void)detail::set_policy(tid, idle, worker.rt->suspend_nice);
+        const bool now = worker.idle_priority.load(std::memory_order_acquire);
+        if (now == idle) {
+            return;
+        }
+        idle = now;
+    }
 }
 
 // Ends the suspension request `request` of `self` from the cover's side (the
@@ -126,10 +137,14 @@ void on_suspend_signal(int /*signal*/) {
             }
         }
         // After the wait, not before: lowered while it runs, it would be
-        // preempted before it sleeps and stay runnable.
-        if (self->raised.exchange(false, std::memory_order_acq_rel)) {
-            restore_policy(*self);
-        }
+        // preempted before it sleeps and stay runnable. Every time, not only
+        // when `raised` says so: a raise for the next request may land
+        // between this handler's test of the flag and its return (the
+        // request's own signal, queued behind this handler, then finds the
+        // flag clear), and a cover left at SCHED_FIFO runs its whole task
+        // ahead of the worker it covered for.
+        self->raised.store(false, std::memory_order_release);
+        restore_policy(*self);
     }
     errno = saved_errno;
 }
@@ -166,14 +181,21 @@ void Runtime::Impl::suspend_cover(Core& core, Worker& cover) {
     const pid_t tid = cover.tid.load(std::memory_order_acquire);
     // SCHED_FIFO first, then the signal: a cover that the woken worker
     // preempted runs at once, takes the signal and sleeps. Without the right
-    // to (no CAP_SYS_NICE) it takes the signal at its next pick.
-    core::SchedAttr fifo;
-    fifo.sched_policy = SCHED_FIFO;
-    fifo.sched_priority = 1;
-    fifo.sched_flags = core::kSchedFlagResetOnFork;
-    cover.raised.store(true, std::memory_order_release);
-    if (core::sched_setattr(tid, fifo) != 0) {
-        cover.raised.store(false, std::memory_order_release);
+    // to (no CAP_SYS_NICE) it takes the signal at its next pick. Only a
+    // real-time caller (the monitor's thread) raises: a normal one (the
+    // leader's scan) sharing the cover's CPU would be preempted by the raised
+    // cover before it sends the signal, and the cover would run its task at
+    // SCHED_FIFO ahead of the woken worker until it blocked (seen in perf
+    // traces: 1-2 ms each, about 2 % of a run's CPU time).
+    if ((::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO) {
+        core::SchedAttr fifo;
+        fifo.sched_policy = SCHED_FIFO;
+        fifo.sched_priority = 1;
+        fifo.sched_flags = core::kSchedFlagResetOnFork;
+        cover.raised.store(true, std::memory_order_release);
+        if (core::sched_setattr(tid, fifo) != 0) {
+            cover.raised.store(false, std::memory_order_release);
+        }
     }
     core.suspend_requests.fetch_add(1, std::memory_order_relaxed);
     if (::syscall(SYS_tgkill, ::getpid(), tid, suspend_signal()) != 0) {

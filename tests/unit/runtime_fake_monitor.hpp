@@ -25,6 +25,12 @@ public:
     [[nodiscard]] std::string_view backend() const noexcept override { return "fake"; }
     [[nodiscard]] std::string_view reason() const noexcept override { return "set by the test"; }
     [[nodiscard]] runtime::MonitorCounters counters(int /*cpu*/) const override { return {}; }
+    // Accepts the wakeup request (so the surrender and suspend cover
+    // priorities start) but never calls back: the leader's scan, which reads
+    // the counts the test sets, is what acts.
+    bool notify_when_woken(int /*cpu*/) noexcept override { return reports_wakeups; }
+
+    bool reports_wakeups = false;  // set before the runtime reads it (Runtime::start)
 
     std::atomic<int> registered{0};
     std::atomic<int> unregistered{0};
@@ -34,9 +40,10 @@ private:
 };
 
 /// A factory that hands the runtime `*out` (owned by the runtime; valid until it stops).
-inline runtime::MonitorFactory fake_monitor(FakeMonitor** out) {
-    return [out](int, std::function<void(int)>) -> Result<std::unique_ptr<runtime::CoreMonitor>> {
+inline runtime::MonitorFactory fake_monitor(FakeMonitor** out, bool reports_wakeups = false) {
+    return [out, reports_wakeups](int, std::function<void(int)>) -> Result<std::unique_ptr<runtime::CoreMonitor>> {
         auto monitor = std::make_unique<FakeMonitor>();
+        monitor->reports_wakeups = reports_wakeups;
         *out = monitor.get();
         return monitor;
     };

@@ -391,5 +391,78 @@ TEST(RuntimeCover, surrender_with_a_monitor_that_does_not_report_wakeups_is_an_e
     }
 }
 
+// idle+suspend, with a fake monitor that accepts the wakeup request but
+// never calls back, so the leader's scan makes the suspension request: the
+// leader is a normal thread and, pinned here to the cover's CPU, it used to
+// raise the cover to SCHED_FIFO before sending the signal — the raised cover
+// preempted it at once, and ran its task at real-time priority until it
+// ended. The cover must be suspended instead, and never see SCHED_FIFO.
+TEST(RuntimeCover, a_cover_suspended_at_the_leaders_request_never_runs_its_task_at_real_time_priority) {
+    STRATA_REQUIRE(test::is_root(), "root (CAP_SYS_NICE) to take a thread back from SCHED_IDLE");
+    const int cpu = sched_getcpu();
+    cpu_set_t saved;
+    ASSERT_EQ(::sched_getaffinity(0, sizeof(saved), &saved), 0);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(static_cast<unsigned>(cpu), &one);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);  // the leader inherits it
+    test::FakeMonitor* monitor = nullptr;
+    Options options;
+    options.cpus = {cpu};
+    options.monitor = test::fake_monitor(&monitor, true);
+    options.cover_priority = CoverPriority::idle_suspend;
+    auto started = Runtime::start(options);
+    ASSERT_EQ(::sched_setaffinity(0, sizeof(saved), &saved), 0);
+    STRATA_ASSERT_OK(started);
+    auto sut = std::move(*started);
+    ASSERT_EQ(sut->cover_priority(), CoverPriority::idle_suspend) << sut->cover_reason();
+
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    TaskGroup group;
+    std::atomic<bool> blocked{false}, covering{false}, stop{false};
+    std::atomic<int> fifo_seen{0};
+    sut->spawn(
+        [&] {
+            blocked = true;
+            char byte = 0;
+            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
+        },
+        &group);
+    while (!blocked.load()) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(5ms);  // in read() by now
+    sut->spawn(
+        [&] {
+            covering = true;
+            const auto deadline = std::chrono::steady_clock::now() + 300ms;
+            while (!stop.load() && std::chrono::steady_clock::now() < deadline) {
+                if ((::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO) fifo_seen.fetch_add(1);
+            }
+        },
+        &group);
+    monitor->set_ready(cpu, 0);
+    sut->core_without_ready_worker(cpu);
+    while (!covering.load()) std::this_thread::sleep_for(1ms);
+    monitor->set_ready(cpu, 1);
+    std::this_thread::sleep_for(10ms);  // the cover computes
+    monitor->set_ready(cpu, 2);         // "the blocked worker wakes": the leader's scan asks for the suspension
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (total(sut->stats(), &CoreStats::suspends) == 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(1ms);
+    }
+    monitor->set_ready(cpu, 0);  // "it blocks again": the scan releases the cover
+    std::this_thread::sleep_for(5ms);
+    monitor->set_ready(cpu, 1);
+    stop = true;
+    EXPECT_EQ(::write(fds[1], "x", 1), 1);
+    sut->wait(group);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    const auto stats = sut->stats();
+    EXPECT_GE(total(stats, &CoreStats::suspend_requests), 1U) << "the leader's scan asked for a suspension";
+    EXPECT_GE(total(stats, &CoreStats::suspends), 1U) << "the cover took the signal in its task and slept";
+    EXPECT_EQ(fifo_seen.load(), 0) << "the cover ran its task at SCHED_FIFO";
+}
+
 }  // namespace
 }  // namespace strata::runtime
