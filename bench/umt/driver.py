@@ -557,6 +557,8 @@ def main():
             "overhead_repeats": repeats * OVERHEAD_REPEAT_FACTOR if not args.quick else repeats,
             "nice": args.nice,
             "cpu_shares": int(os.environ.get("STRATA_UMT_CPU_SHARES", "1024")),
+            # The group's real-time budget (bench/umt/run): 0 keeps the monitor's thread from SCHED_FIFO.
+            "rt_runtime_us": int(os.environ.get("STRATA_UMT_RT_RUNTIME_US", "0")),
             "quick": args.quick,
             "modes": modes,
             "throttles": THROTTLES,

@@ -316,8 +316,14 @@ def markdown(doc, plots):
         f"(disk {m['disk']}, {m['disk_device']}). The machine is **shared and noisy**: other sessions compile "
         "on the same 2 cores during the runs (column *other load*: share of the machine's CPU used by other "
         f"processes during a run). The benchmark runs in a cpu cgroup with cpu.shares={s.get('cpu_shares', 1024)} "
-        "(the other sessions' work keeps running but yields most of the cores) to keep that noise down; "
-        f"every configuration is repeated {s['repeats']}× with the modes interleaved (the compute-only case, "
+        "(the other sessions' work keeps running but yields most of the cores) to keep that noise down"
+        + (
+            f", with a real-time budget (cpu.rt_runtime_us={s['rt_runtime_us']}) so that the monitor's thread "
+            "can take SCHED_FIFO inside it (docs/monitor.md); "
+            if s.get("rt_runtime_us")
+            else "; "
+        )
+        + f"every configuration is repeated {s['repeats']}× with the modes interleaved (the compute-only case, "
         f"share 0.00, {s.get('overhead_repeats', s['repeats'])}×), and medians are reported.",
         "",
         "Slow storage is emulated with **cgroup v1 blkio throttling**: `bench/umt/run` creates a blkio cgroup, "
