@@ -4,6 +4,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <memory>
 
 #include "strata/runtime.hpp"
@@ -15,8 +16,14 @@ public:
     FakeMonitor() {
         for (auto& r : ready_) r.store(1);
     }
+    ~FakeMonitor() override {
+        if (destroyed) destroyed->store(true);
+    }
     void set_ready(int cpu, int value) { ready_[static_cast<std::size_t>(cpu)].store(value); }
-    [[nodiscard]] int ready(int cpu) const noexcept override { return ready_[static_cast<std::size_t>(cpu)].load(); }
+    [[nodiscard]] int ready(int cpu) const noexcept override {
+        if (on_ready) on_ready(cpu);
+        return ready_[static_cast<std::size_t>(cpu)].load();
+    }
     Result<void> register_worker(pid_t /*tid*/, int /*cpu*/) override {
         registered.fetch_add(1);
         return {};
@@ -31,6 +38,12 @@ public:
     bool notify_when_woken(int /*cpu*/) noexcept override { return reports_wakeups; }
 
     bool reports_wakeups = false;  // set before the runtime reads it (Runtime::start)
+    // The runtime's callback, as a real monitor's event thread would call it.
+    std::function<void(int)> callback;
+    // Called at the start of every ready() (set it in fake_monitor's `configure`).
+    std::function<void(int)> on_ready;
+    // Set to true by the destructor: outlives the monitor, which the runtime owns.
+    std::shared_ptr<std::atomic<bool>> destroyed;
 
     std::atomic<int> registered{0};
     std::atomic<int> unregistered{0};
@@ -40,10 +53,15 @@ private:
 };
 
 /// A factory that hands the runtime `*out` (owned by the runtime; valid until it stops).
-inline runtime::MonitorFactory fake_monitor(FakeMonitor** out, bool reports_wakeups = false) {
-    return [out, reports_wakeups](int, std::function<void(int)>) -> Result<std::unique_ptr<runtime::CoreMonitor>> {
+/// `configure` runs on the new monitor before the runtime sees it (hooks set there need no lock).
+inline runtime::MonitorFactory fake_monitor(FakeMonitor** out, bool reports_wakeups = false,
+                                            std::function<void(FakeMonitor&)> configure = {}) {
+    return [out, reports_wakeups, configure](
+               int, std::function<void(int)> callback) -> Result<std::unique_ptr<runtime::CoreMonitor>> {
         auto monitor = std::make_unique<FakeMonitor>();
         monitor->reports_wakeups = reports_wakeups;
+        monitor->callback = std::move(callback);
+        if (configure) configure(*monitor);
         *out = monitor.get();
         return monitor;
     };

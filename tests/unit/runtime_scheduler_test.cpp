@@ -464,5 +464,53 @@ TEST(RuntimeCover, a_cover_suspended_at_the_leaders_request_never_runs_its_task_
     EXPECT_EQ(fifo_seen.load(), 0) << "the cover ran its task at SCHED_FIFO";
 }
 
+// The monitor's callback may be running — on the monitor's own thread, inside
+// attend() — when stop() is called. stop() must wait for it before it
+// destroys the monitor: it used to reset the monitor at once, and the
+// callback's next monitor->ready() dereferenced a null pointer (SIGSEGV seen
+// under load). Here the fake's ready() holds the callback for 100 ms after
+// stop() has been called, then checks the monitor still exists.
+TEST(RuntimeScheduler, stop_waits_for_a_monitor_callback_in_flight_before_destroying_the_monitor) {
+    auto destroyed = std::make_shared<std::atomic<bool>>(false);
+    std::atomic<bool> inside{false}, stop_called{false}, destroyed_while_inside{false};
+    std::atomic<std::thread::id> event_thread{};
+    test::FakeMonitor* monitor = nullptr;
+    Options options;
+    options.cpus = {sched_getcpu()};
+    options.monitor = test::fake_monitor(&monitor, false, [&](test::FakeMonitor& fake) {
+        fake.destroyed = destroyed;
+        fake.on_ready = [&](int) {
+            if (std::this_thread::get_id() != event_thread.load() || inside.exchange(true)) return;
+            while (!stop_called.load()) std::this_thread::sleep_for(100us);
+            std::this_thread::sleep_for(100ms);  // stop() runs meanwhile
+            destroyed_while_inside = destroyed->load();
+        };
+    });
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(options));
+    const int cpu = sut->cpus().front();
+
+    // Work for attend() to consider, so that it reads ready(): the only worker busy, one task queued.
+    std::atomic<bool> busy{false}, release{false};
+    sut->spawn([&] {
+        busy = true;
+        while (!release.load()) std::this_thread::sleep_for(100us);
+    });
+    while (!busy.load()) std::this_thread::sleep_for(100us);
+    sut->spawn([] {});
+
+    auto callback = monitor->callback;  // a copy: the monitor is gone once stop() returns
+    std::thread events([&] {
+        event_thread = std::this_thread::get_id();
+        callback(cpu);
+    });
+    while (!inside.load()) std::this_thread::sleep_for(100us);
+    release = true;
+    stop_called = true;
+    sut->stop();
+    events.join();
+    EXPECT_TRUE(destroyed->load()) << "stop() destroys the monitor";
+    EXPECT_FALSE(destroyed_while_inside.load()) << "the monitor was destroyed under a callback in flight";
+}
+
 }  // namespace
 }  // namespace strata::runtime
