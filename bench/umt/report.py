@@ -298,6 +298,45 @@ def suspension_table(summary):
     return lines
 
 
+def time_breakdown(runs, mode):
+    """Where wall time x cores went in `mode`'s runs, per configuration (medians over the repeats)."""
+    groups = {}
+    for r in runs:
+        if r.get("mode") != mode or "wall_s" not in r:
+            continue
+        if r["experiment"] == "synthetic-pipe" and r.get("blocking_share") != 0.75:
+            continue
+        groups.setdefault((r["experiment"], r["label"], r["throttle"]), []).append(r)
+    if not groups:
+        return []
+    lines = [
+        "",
+        f"## Where the time goes ({mode})",
+        "",
+        "Shares of wall time × cores, medians over the repeats: the tasks' own CPU time (*task util.*); the "
+        "process's CPU time outside task code (*CPU util.* − *task util.*: the runtime's park, wake and scheduling "
+        "points, the monitor's and the leader's threads, the benchmark's own device thread, and the kernel's "
+        "context switches charged to them); and the time in which the core had no ready worker (the monitor's "
+        "*no_ready*), also per block the monitor counted where a run has 100 blocks or more. The last two "
+        "overlap where the monitor's or the device's thread runs on a core without a ready worker. Every I/O "
+        "case, and the pipe sweep at share 0.75 (the lowest speedup-to-bound).",
+        "",
+        "| experiment | configuration | throttle | task util. | outside tasks | no ready worker | no ready worker per block |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (experiment, label, throttle), members in groups.items():
+        task = statistics.median(r["task_utilization"] for r in members)
+        outside = statistics.median(r["utilization"] - r["task_utilization"] for r in members)
+        empty = statistics.median(r["no_ready_s"] / (r["wall_s"] * r["cores"]) for r in members)
+        counted = [1e6 * r["no_ready_s"] / r["blocks"] for r in members if r["blocks"] >= 100]
+        per_block = f"{statistics.median(counted):.0f} µs" if counted else "–"
+        lines.append(
+            f"| {experiment} | {label} | {throttle} | {100 * task:.1f}% | {100 * outside:.1f}% | "
+            f"{100 * empty:.1f}% | {per_block} |"
+        )
+    return lines
+
+
 def comparison_mode(verdict):
     """The mode whose highest oversubscription the targets table gives beside the verdict mode's."""
     return "ebpf+normal" if verdict == "ebpf+idle" else "ebpf+idle"
@@ -391,6 +430,7 @@ def markdown(doc, plots):
             f"{'yes' if r.get('checksums_match_off', True) else '**no**'} |"
         )
     lines += suspension_table(summary)
+    lines += time_breakdown(doc.get("runs", []), doc.get("verdict_mode", "ebpf+idle"))
     cost = doc.get("bpf_cost")
     if cost and "ns_per_run" in cost:
         lines += [
