@@ -155,11 +155,11 @@ void Fill::stop() noexcept {
     }
 }
 
-Result<void> Fill::wait() {
+Result<void> Fill::wait(const char* op) {
     std::unique_lock lock(mutex_);
     finished_.wait(lock, [this] { return finished_state_; });
     lock.unlock();
-    return status(op_);
+    return status(op != nullptr ? op : op_);
 }
 
 Result<void> Fill::status(const char* op) const {

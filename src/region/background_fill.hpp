@@ -56,8 +56,10 @@ public:
     /// which releases any thread still waiting (its page reads zero).
     ~Fill();
 
-    /// Blocks until every chunk is in place or the fill failed; the error if it failed.
-    Result<void> wait();
+    /// Blocks until every chunk is in place or the fill failed; the error if
+    /// it failed, named after `op` (the caller's operation) when given, else
+    /// after the operation that created the region.
+    Result<void> wait(const char* op = nullptr);
     /// True once the fill ended (every chunk in place, or failed); does not block.
     [[nodiscard]] bool complete() const noexcept { return finished_flag_.load(std::memory_order_acquire); }
     /// The error of a failed fill, its message starting with `op`; success

@@ -145,7 +145,7 @@ bool Region::fill_complete() const noexcept {
 }
 
 Result<void> Region::wait_filled() {
-    return fill_ == nullptr ? Result<void>{} : fill_->wait();
+    return fill_ == nullptr ? Result<void>{} : fill_->wait("Region::wait_filled");
 }
 
 Result<Region> Region::memory(std::size_t size) {
