@@ -191,6 +191,12 @@ Failure region_failure(const char* routine, int rank, const Error& error) {
             }
         }
     }
+    // A window's file failing after creation (a read behind the program, a
+    // write-back): no hint is at fault, and the cause names the file.
+    if (value.empty() && (std::string_view(routine) == "MPI_Win_sync" || std::string_view(routine) == "MPI_Win_free")) {
+        return {error_class_of(error),
+                truncated(fmt::format("{}: rank {} ({}): {}", routine, rank, host_name(), message))};
+    }
     return make_failure(error_class_of(error), routine, rank, key, value, message);
 }
 
