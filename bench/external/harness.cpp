@@ -95,6 +95,11 @@ public:
         if (block_fd_ < 0 || ::ftruncate(block_fd_, static_cast<off_t>(p_.size)) != 0) {
             throw std::runtime_error("memfd_create failed");
         }
+        // As ocrDbCreate makes a block placed in a memfd (src/runtime/ocr/db.cpp):
+        // its pages allocated in one call before the block is written.
+        if (::posix_fallocate(block_fd_, 0, static_cast<off_t>(p_.size)) != 0) {
+            throw std::runtime_error("allocating the memfd's pages failed");
+        }
         block_ =
             static_cast<unsigned char*>(::mmap(nullptr, p_.size, PROT_READ | PROT_WRITE, MAP_SHARED, block_fd_, 0));
         for (std::size_t i = 0; i < p_.size; ++i) {
