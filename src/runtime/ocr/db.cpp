@@ -81,13 +81,12 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
                 ::close(fd);
                 return make_sys_error(err, "ocrDbCreate: len={}: ftruncate of its memfd", length);
             }
-            // The block's pages are allocated now, in one call, rather than
-            // one page fault at a time as the task first writes them: pages
-            // faulted in one by one lie scattered in physical memory, and an
-            // external program then reads the block 1.2-1.6x slower than a
-            // tmpfs file written with write() (docs/benchmarks/external). The
-            // memory is the block's anyway; a block too big for memory fails
-            // here, naming its size, instead of at a later page fault.
+            // The block's pages are allocated at creation, so a shortage of
+            // memory shows at ocrDbCreate (an error naming the size, or the
+            // memory cgroup's OOM killer there) rather than at a page fault in
+            // the middle of a task; the memory is the block's anyway. (That
+            // this also made external programs read it faster was measured
+            // and not confirmed: docs/benchmarks/external/page-placement.)
             if (length > 0) {
                 if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(length)); err != 0) {
                     ::close(fd);
