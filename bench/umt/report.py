@@ -309,6 +309,8 @@ def time_breakdown(runs, mode):
         groups.setdefault((r["experiment"], r["label"], r["throttle"]), []).append(r)
     if not groups:
         return []
+    # Runs that record their threads' CPU time (bench/umt/umt_common.hpp, thread_cpu_s) split "outside tasks".
+    threads = any("thread_cpu_s" in r for members in groups.values() for r in members)
     lines = [
         "",
         f"## Where the time goes ({mode})",
@@ -320,20 +322,44 @@ def time_breakdown(runs, mode):
         "*no_ready*), also per block the monitor counted where a run has 100 blocks or more. The last two "
         "overlap where the monitor's or the device's thread runs on a core without a ready worker. Every I/O "
         "case, and the pipe sweep at share 0.75 (the lowest speedup-to-bound).",
-        "",
-        "| experiment | configuration | throttle | task util. | outside tasks | no ready worker | no ready worker per block |",
-        "|---|---|---|---|---|---|---|",
     ]
+    header = "| experiment | configuration | throttle | task util. | outside tasks | no ready worker | no ready worker per block |"
+    rule = "|---|---|---|---|---|---|---|"
+    if threads:
+        lines[-1] += (
+            " Where the runs record each thread's CPU time (/proc/self/task/*/schedstat over the measured "
+            "window), *outside tasks* is split: the workers' time outside task code (the runtime, and the "
+            "kernel's switches and system calls on their behalf), the monitor's thread, the leader, and the "
+            "benchmark's own device thread (the emulated device's work, not strata's)."
+        )
+        header += " workers outside tasks | monitor's thread | leader | device thread |"
+        rule += "---|---|---|---|"
+    lines += ["", header, rule]
     for (experiment, label, throttle), members in groups.items():
         task = statistics.median(r["task_utilization"] for r in members)
         outside = statistics.median(r["utilization"] - r["task_utilization"] for r in members)
         empty = statistics.median(r["no_ready_s"] / (r["wall_s"] * r["cores"]) for r in members)
         counted = [1e6 * r["no_ready_s"] / r["blocks"] for r in members if r["blocks"] >= 100]
         per_block = f"{statistics.median(counted):.0f} µs" if counted else "–"
-        lines.append(
+        row = (
             f"| {experiment} | {label} | {throttle} | {100 * task:.1f}% | {100 * outside:.1f}% | "
             f"{100 * empty:.1f}% | {per_block} |"
         )
+        if threads:
+            recorded = [r for r in members if "thread_cpu_s" in r]
+
+            def share(of, recorded=recorded):
+                if not recorded:
+                    return "–"
+                return f"{100 * statistics.median(of(r) / (r['wall_s'] * r['cores']) for r in recorded):.1f}%"
+
+            row += (
+                f" {share(lambda r: r['thread_cpu_s']['worker'] - r['task_cpu_s'])} |"
+                f" {share(lambda r: r['thread_cpu_s']['monitor'])} |"
+                f" {share(lambda r: r['thread_cpu_s']['leader'])} |"
+                f" {share(lambda r: r['thread_cpu_s']['device'])} |"
+            )
+        lines.append(row)
     return lines
 
 

@@ -24,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <string>
@@ -273,16 +275,61 @@ inline void scheduling_point_after_io() {
     if (auto* runtime = strata::runtime::Runtime::current(); runtime != nullptr) runtime->yield();
 }
 
+// CPU time of each of this process's threads by kind (workers "strata-w*",
+// the monitor's and the leader's threads, the benchmark's device thread, the
+// rest), from /proc/self/task/*/schedstat (nanoseconds on a CPU), keyed by
+// thread id so that the measured window can subtract its start.
+struct ThreadCpu {
+    std::map<long, std::pair<std::string, double>> by_tid;  // tid -> (kind, seconds)
+};
+inline std::string thread_kind(std::string comm) {
+    while (!comm.empty() && (comm.back() == '\n' || comm.back() == ' ')) comm.pop_back();
+    if (comm.rfind("strata-w", 0) == 0) return "worker";
+    if (comm == "strata-monitor") return "monitor";
+    if (comm == "strata-leader") return "leader";
+    if (comm == "umt-device") return "device";
+    return "other";
+}
+inline ThreadCpu thread_cpu() {
+    ThreadCpu out;
+    std::error_code error;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task", error)) {
+        std::ifstream comm(entry.path() / "comm");
+        std::ifstream schedstat(entry.path() / "schedstat");
+        std::string name;
+        double ns = 0;
+        if (!std::getline(comm, name) || !(schedstat >> ns)) continue;
+        out.by_tid[std::strtol(entry.path().filename().c_str(), nullptr, 10)] = {thread_kind(name), ns * 1e-9};
+    }
+    return out;
+}
+// "worker":s,"monitor":s,... over the window from `from` to now (threads
+// that exited meanwhile are not counted).
+inline std::string thread_cpu_json(const ThreadCpu& from) {
+    std::map<std::string, double> kinds{{"worker", 0}, {"monitor", 0}, {"leader", 0}, {"device", 0}, {"other", 0}};
+    for (const auto& [tid, now] : thread_cpu().by_tid) {
+        const auto before = from.by_tid.find(tid);
+        kinds[now.first] += now.second - (before == from.by_tid.end() ? 0.0 : before->second.second);
+    }
+    std::string json = "{";
+    for (const auto& [kind, seconds] : kinds) {
+        json += (json.size() > 1 ? "," : "") + std::string("\"") + kind + "\":" + std::to_string(seconds);
+    }
+    return json + "}";
+}
+
 // Where the measured part of a run begins (after setup: files, BPF loading).
 struct Start {
     double wall_s = 0;
     double cpu_s = 0;
+    ThreadCpu threads;
 };
 inline Start& start() {
     static Start at;
     return at;
 }
 inline void start_measuring() {
+    start().threads = thread_cpu();
     start().cpu_s = process_cpu_s();
     start().wall_s = now_s();
 }
@@ -293,6 +340,7 @@ inline void start_measuring() {
 inline void report(const char* bench, const std::string& fields) {
     const double wall = now_s() - start().wall_s;
     const double cpu = process_cpu_s() - start().cpu_s;
+    const std::string threads = thread_cpu_json(start().threads);
     auto* runtime = strata::runtime::Runtime::current();
     std::string monitor = "none";
     double oversub = 0;
@@ -359,7 +407,7 @@ inline void report(const char* bench, const std::string& fields) {
         "\"suspend_requests\":%llu,\"suspends\":%llu,\"suspend_declined\":%llu,\"suspend_timeouts\":%llu,\"suspend_"
         "handbacks\":%llu,"
         "\"suspended_s\":%.6f,\"suspended_max_s\":%.6f,\"suspend_latency_s\":%.6f,\"suspend_latency_max_s\":%.6f,"
-        "\"woken_events\":%llu,\"woken_event_latency_s\":%.6f,%s}\n",
+        "\"woken_events\":%llu,\"woken_event_latency_s\":%.6f,\"thread_cpu_s\":%s,%s}\n",
         bench, monitor.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity, oversub,
         oversub / capacity, no_ready, static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
         static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers),
@@ -369,7 +417,7 @@ inline void report(const char* bench, const std::string& fields) {
         static_cast<unsigned long long>(suspends), static_cast<unsigned long long>(suspend_declined),
         static_cast<unsigned long long>(suspend_timeouts), static_cast<unsigned long long>(suspend_handbacks),
         suspended, suspended_max, suspend_latency, suspend_latency_max, static_cast<unsigned long long>(woken_events),
-        woken_event_latency, fields.c_str());
+        woken_event_latency, threads.c_str(), fields.c_str());
     std::fflush(stdout);
 }
 
