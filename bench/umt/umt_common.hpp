@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -191,82 +192,39 @@ inline void full_pread(int fd, void* data, std::size_t bytes, std::uint64_t offs
 
 // A device whose requests take a fixed latency however many are in flight
 // (latency-bound storage, e.g. a remote store's acknowledgement): wait(us)
-// blocks the calling thread in read() on a pipe that the device's thread (not
-// a worker) writes to `us` microseconds after the request. No CPU is used
-// meanwhile, so the blocking time is exact.
+// blocks the calling thread in read() on a timerfd armed for `us`
+// microseconds, so the kernel's timer wakes it as a device's completion
+// interrupt would. No CPU is used meanwhile, by the caller or by anyone else:
+// an earlier version had a thread of its own write to a pipe at each
+// deadline, and that thread, running on the workers' two cores, took up to
+// 4.3 % of their time from the tasks in the monitored modes (while in `off`
+// it ran when the cores would have idled) — a cost no real device puts on the
+// host (docs/benchmarks/umt/thread-cpu).
 class LatencyDevice {
 public:
-    LatencyDevice() : thread_([this] { run(); }) {}
-    ~LatencyDevice() {
-        {
-            const std::scoped_lock lock(mutex_);
-            stop_ = true;
-        }
-        cv_.notify_all();
-        thread_.join();
-    }
-    // Writes one byte to `write_fd` at `deadline`. The device's thread is
-    // woken only when the request is due before everything it already
-    // waits for (an idle device, or an earlier deadline): with a fixed
-    // latency that is the first request of a burst, not every one. Woken
-    // for every request, the thread was placed on the requesting worker's
-    // CPU and preempted it there at every transfer — a cost a real device
-    // (a NIC, a disk) does not put on the worker's core.
-    void request(int write_fd, std::chrono::steady_clock::time_point deadline) {
-        bool earliest = false;
-        {
-            const std::scoped_lock lock(mutex_);
-            earliest = queue_.empty() || deadline < queue_.begin()->first;
-            queue_.emplace(deadline, write_fd);
-        }
-        if (earliest) cv_.notify_all();
-    }
-
+    LatencyDevice() = default;
     LatencyDevice(const LatencyDevice&) = delete;
     LatencyDevice& operator=(const LatencyDevice&) = delete;
 
-    void wait(std::uint64_t us) {
-        int fds[2];
-        if (::pipe2(fds, O_CLOEXEC) != 0) {
-            std::perror("umt: pipe2");
+    void wait(std::uint64_t us) const {
+        const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+        if (fd < 0) {
+            std::perror("umt: timerfd_create");
             std::exit(1);
         }
-        request(fds[1], std::chrono::steady_clock::now() + std::chrono::microseconds(us));
-        char byte = 0;
-        (void)::read(fds[0], &byte, 1);
-        ::close(fds[0]);
-        ::close(fds[1]);
-    }
-
-private:
-    // Created from a task, this thread would inherit the worker's name and its
-    // binding to one CPU: it takes the process's allowed CPUs (the main
-    // thread's) and a name of its own, as a device would not run on the
-    // workers' core.
-    void run() {
-        cpu_set_t set;
-        if (::sched_getaffinity(::getpid(), sizeof(set), &set) == 0) (void)::sched_setaffinity(0, sizeof(set), &set);
-        (void)::pthread_setname_np(::pthread_self(), "umt-device");
-        std::unique_lock lock(mutex_);
-        while (!stop_) {
-            if (queue_.empty()) {
-                cv_.wait(lock);
-                continue;
-            }
-            const auto [deadline, fd] = *queue_.begin();
-            if (std::chrono::steady_clock::now() < deadline) {
-                cv_.wait_until(lock, deadline);
-                continue;
-            }
-            queue_.erase(queue_.begin());
-            (void)::write(fd, "x", 1);
+        itimerspec at{};
+        at.it_value.tv_sec = static_cast<time_t>(us / 1'000'000);
+        at.it_value.tv_nsec = static_cast<long>((us % 1'000'000) * 1000);
+        if (at.it_value.tv_sec == 0 && at.it_value.tv_nsec == 0) at.it_value.tv_nsec = 1;  // 0 would disarm it
+        if (::timerfd_settime(fd, 0, &at, nullptr) != 0) {
+            std::perror("umt: timerfd_settime");
+            std::exit(1);
         }
+        std::uint64_t expirations = 0;
+        while (::read(fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {
+        }
+        ::close(fd);
     }
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::multimap<std::chrono::steady_clock::time_point, int> queue_;
-    bool stop_ = false;
-    std::thread thread_;
 };
 // The paper's advice for a task that computes after I/O: a scheduling point
 // right after the I/O, so a worker woken meanwhile and this one do not both
