@@ -72,10 +72,13 @@ def test_three_emulated_nodes_run_mpi_zmq_and_dsm_with_the_reference_frames(tmp_
         assert np.array_equal(got, expected), f"{impl}: frames differ from the reference"
         nodes = {json.loads(p.read_text())["node"] for p in (tmp_path / f"stats-{impl}").glob("*.json")}
         assert nodes == {"n0", "n1", "n2"}, f"{impl}: ranks ran on {nodes}"
-    # Frames crossed the links (what each node received, from emulate's report at exit).
+    # Frames crossed the links (what each node received, from emulate's report at exit): at least
+    # one 160x120 frame per implementation. Not a share of the 30 frames: the worker on n2 (20 % of
+    # a core against 160 % in all) gets about an eighth of them, and a third of one implementation's
+    # frames (the bound here before) sat inside that share's spread (n2 once received 188148 B).
     for node in ("n1", "n2"):
         line = next(x for x in run.stderr.splitlines() if x.startswith(f"emulate: link {node}: received"))
-        assert int(line.split()[4]) > 30 * 160 * 120 / 3, line
+        assert int(line.split()[4]) > 3 * 160 * 120, line
     assert leftovers() == before
 
 
