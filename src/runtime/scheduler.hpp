@@ -64,10 +64,6 @@ struct Worker {
     // no runtime lock); written by this thread, read by its signal handler.
     std::atomic<std::uint32_t> suspend_word{0};
     std::atomic<int> in_body{0};
-    // Raised to SCHED_FIFO by suspend_cover so that a cover preempted by the
-    // woken worker (runnable, not running) takes the signal at once instead
-    // of at its next pick; its handler puts its policy back.
-    std::atomic<bool> raised{false};
     // CLOCK_MONOTONIC ns at which suspend_cover sent the signal (the
     // handler's latency statistic).
     std::atomic<std::int64_t> suspend_sent_ns{0};

@@ -137,13 +137,10 @@ void on_suspend_signal(int /*signal*/) {
             }
         }
         // After the wait, not before: lowered while it runs, it would be
-        // preempted before it sleeps and stay runnable. Every time, not only
-        // when `raised` says so: a raise for the next request may land
-        // between this handler's test of the flag and its return (the
-        // request's own signal, queued behind this handler, then finds the
-        // flag clear), and a cover left at SCHED_FIFO runs its whole task
-        // ahead of the worker it covered for.
-        self->raised.store(false, std::memory_order_release);
+        // preempted before it sleeps and stay runnable. After every signal,
+        // whether or not this request raised the cover: a raise for the next
+        // request may land while this handler returns, and a cover left at
+        // SCHED_FIFO runs its whole task ahead of the worker it covered for.
         restore_policy(*self);
     }
     errno = saved_errno;
@@ -187,21 +184,19 @@ void Runtime::Impl::suspend_cover(Core& core, Worker& cover) {
     // cover before it sends the signal, and the cover would run its task at
     // SCHED_FIFO ahead of the woken worker until it blocked (seen in perf
     // traces: 1-2 ms each, about 2 % of a run's CPU time).
+    bool raised = false;
     if ((::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO) {
         core::SchedAttr fifo;
         fifo.sched_policy = SCHED_FIFO;
         fifo.sched_priority = 1;
         fifo.sched_flags = core::kSchedFlagResetOnFork;
-        cover.raised.store(true, std::memory_order_release);
-        if (core::sched_setattr(tid, fifo) != 0) {
-            cover.raised.store(false, std::memory_order_release);
-        }
+        raised = core::sched_setattr(tid, fifo) == 0;
     }
     core.suspend_requests.fetch_add(1, std::memory_order_relaxed);
     if (::syscall(SYS_tgkill, ::getpid(), tid, suspend_signal()) != 0) {
         (void)release_suspended(core);
-        if (cover.raised.exchange(false, std::memory_order_acq_rel)) {
-            restore_policy(cover);
+        if (raised) {
+            restore_policy(cover);  // no handler will run to do it
         }
     }
 }
