@@ -171,33 +171,54 @@ int error_class_of(const Error& error) noexcept {
     }
 }
 
-Failure region_failure(const char* routine, int rank, const Error& error) {
+namespace {
+
+// The region layer's message without its "Region::op: " prefix, split into
+// the hint it names ("path=/x: cause" names storage_alloc_filename=/x) and
+// the cause; with no parameter named, the hint is storage_alloc_filename
+// with no value.
+struct RegionCause {
+    std::string_view key = "storage_alloc_filename";
+    std::string_view value;
+    std::string_view cause;
+};
+
+RegionCause region_cause(const Error& error) {
+    RegionCause out;
     std::string_view message = error.message;
     if (message.starts_with("Region::")) {
         message.remove_prefix(std::min(message.size(), message.find(": ") + 2));
     }
-    std::string_view key = "storage_alloc_filename";
-    std::string_view value;
     const auto colon = message.find(": ");
     const auto equals = message.find('=');
     if (colon != std::string_view::npos && equals < colon) {
         const std::string_view name = message.substr(0, equals);
         for (const auto& p : parameters) {
             if (p.region_name == name) {
-                key = p.hint;
-                value = message.substr(equals + 1, colon - equals - 1);
+                out.key = p.hint;
+                out.value = message.substr(equals + 1, colon - equals - 1);
                 message.remove_prefix(colon + 2);
                 break;
             }
         }
     }
-    // A window's file failing after creation (a read behind the program, a
-    // write-back): no hint is at fault, and the cause names the file.
-    if (value.empty() && (std::string_view(routine) == "MPI_Win_sync" || std::string_view(routine) == "MPI_Win_free")) {
-        return {error_class_of(error),
-                truncated(fmt::format("{}: rank {} ({}): {}", routine, rank, host_name(), message))};
+    out.cause = message;
+    return out;
+}
+
+}  // namespace
+
+Failure region_failure(const char* routine, int rank, const Error& error) {
+    const RegionCause c = region_cause(error);
+    return make_failure(error_class_of(error), routine, rank, c.key, c.value, c.cause);
+}
+
+Failure file_failure(const char* routine, int rank, const Error& error) {
+    const RegionCause c = region_cause(error);
+    if (!c.value.empty()) {
+        return make_failure(error_class_of(error), routine, rank, c.key, c.value, c.cause);
     }
-    return make_failure(error_class_of(error), routine, rank, key, value, message);
+    return {error_class_of(error), truncated(fmt::format("{}: rank {} ({}): {}", routine, rank, host_name(), c.cause))};
 }
 
 std::optional<Failure> agree(MPI_Comm comm, const std::optional<Failure>& mine, std::span<int> min_values) {

@@ -24,7 +24,7 @@ int sync_window(MPI_Win win) {
     }
     for (const Segment& segment : record->segments()) {
         if (auto synced = segment.part->sync(segment.offset, segment.length); !synced) {
-            return raise_on_win(win, region_failure("MPI_Win_sync", record->rank, synced.error()));
+            return raise_on_win(win, file_failure("MPI_Win_sync", record->rank, synced.error()));
         }
     }
     return MPI_SUCCESS;
@@ -46,7 +46,7 @@ int free_window(MPI_Win* win) {
     int rc = MPI_SUCCESS;
     if (record->owned) {
         if (auto released = record->owned->release(record->unlink_at_free); !released) {
-            rc = raise_after_free(handler, region_failure("MPI_Win_free", record->rank, released.error()));
+            rc = raise_after_free(handler, file_failure("MPI_Win_free", record->rank, released.error()));
         }
     }
     PMPI_Errhandler_free(&handler);
