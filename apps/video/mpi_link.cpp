@@ -210,24 +210,30 @@ void MpiLink::abort_all(const std::string& why) {
 
 namespace {
 
-/// Runs `call`; if it has not returned after --timeout-ms, reports `what` and exits 1.
-template <class Call>
-void under_watchdog(Context& ctx, const char* what, Call call) {
+/// Runs `call`; if it has not returned after --timeout-ms, runs `on_timeout`
+/// (on the watchdog's thread; it must end the process).
+template <class Call, class OnTimeout>
+void under_watchdog(Context& ctx, Call call, OnTimeout on_timeout) {
     std::atomic<bool> done{false};
-    const int timeout_ms = ctx.options.timeout_ms;
     std::thread watchdog([&] {
-        const double until = now_s() + timeout_ms / 1000.0;
+        const double until = now_s() + ctx.options.timeout_ms / 1000.0;
         while (!done.load() && now_s() < until) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
-        if (!done.load()) {
-            ctx.error(fmt::format("{} did not return within {} ms", what, timeout_ms));
-            ctx.exit_now(1);
-        }
+        if (!done.load()) on_timeout();
     });
     call();
     done = true;
     watchdog.join();
+}
+
+/// Runs `call`; if it has not returned after --timeout-ms, reports `what` and exits 1.
+template <class Call>
+void under_watchdog(Context& ctx, const char* what, Call call) {
+    under_watchdog(ctx, call, [&] {
+        ctx.error(fmt::format("{} did not return within {} ms", what, ctx.options.timeout_ms));
+        ctx.exit_now(1);
+    });
 }
 
 }  // namespace
@@ -267,13 +273,9 @@ void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes) {
         // rank has passed the bounded barrier, so the job's work is complete:
         // a finalize that does not return is reported, and the rank ends
         // with success rather than hanging or failing a finished job.
-        std::atomic<bool> done{false};
-        std::thread watchdog([&] {
-            const double finalize_by = now_s() + ctx.options.timeout_ms / 1000.0;
-            while (!done.load() && now_s() < finalize_by) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            }
-            if (!done.load()) {
+        under_watchdog(
+            ctx, [] { MPI_Finalize(); },
+            [&] {
                 const std::string message = fmt::format(
                     "MPI_Finalize did not return within {} ms after every rank finished (the MPICH 4.0.2 ch4:ucx "
                     "finalize deadlock across nodes); the job's work is complete",
@@ -283,11 +285,7 @@ void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes) {
                 ctx.note("exiting with status 0");
                 std::fflush(nullptr);
                 std::_Exit(0);  // not std::exit: the main thread is inside MPI_Finalize
-            }
-        });
-        MPI_Finalize();
-        done = true;
-        watchdog.join();
+            });
         ctx.exit_now(0);
     }
     under_watchdog(ctx, "MPI_Finalize", [] { MPI_Finalize(); });
