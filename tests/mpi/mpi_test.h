@@ -234,15 +234,28 @@ static inline void check_same_text(MPI_Comm comm, const char* text) {
     free(all);
 }
 
-/* The number a window's info holds under key (strata reports its layout there). */
-static inline long info_number(MPI_Win win, const char* key) {
+/* The text a window's info holds under key, into out (size bytes); the key must be there. */
+static inline void info_text(MPI_Win win, const char* key, char* out, int size) {
     MPI_Info info;
     CHECK_MPI(MPI_Win_get_info(win, &info));
-    char value[64] = "";
-    int length = sizeof value - 1, flag = 0;
-    MPI_Info_get_string(info, key, &length, value, &flag);
+    out[0] = '\0';
+    int length = size - 1, flag = 0;
+    MPI_Info_get_string(info, key, &length, out, &flag);
     MPI_Info_free(&info);
     CHECK(flag, "MPI_Win_get_info has no %s", key);
+}
+
+/* Checks that a window's info holds exactly value under key. */
+static inline void expect_info(MPI_Win win, const char* key, const char* value) {
+    char got[64];
+    info_text(win, key, got, sizeof got);
+    CHECK(strcmp(got, value) == 0, "%s is \"%s\", expected \"%s\"", key, got, value);
+}
+
+/* The number a window's info holds under key (strata reports its layout there). */
+static inline long info_number(MPI_Win win, const char* key) {
+    char value[64];
+    info_text(win, key, value, sizeof value);
     return atol(value);
 }
 

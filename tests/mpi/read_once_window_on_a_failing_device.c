@@ -14,17 +14,6 @@
 
 enum { MIB = 1 << 20, WINDOW = 16 * MIB, FAILS_AT = 4 * MIB };
 
-/* The value of key in MPI_Win_get_info. */
-static void info_value(MPI_Win win, const char* key, char* out, int size) {
-    MPI_Info used;
-    int found = 0;
-    out[0] = '\0';
-    CHECK_MPI(MPI_Win_get_info(win, &used));
-    MPI_Info_get(used, key, size - 1, out, &found);
-    MPI_Info_free(&used);
-    CHECK(found, "MPI_Win_get_info has no %s", key);
-}
-
 static unsigned char pattern(size_t i) {
     return (unsigned char)((i / 4096) * 3 + i % 251 + 1);
 }
@@ -69,11 +58,10 @@ int main(int argc, char** argv) {
         expect_io_error(allocated, "MPI_Win_allocate", path);
     } else {
         char value[16] = "";
-        info_value(win, "strata_read_behind", value, sizeof value);
-        CHECK(strcmp(value, "true") == 0, "strata_read_behind is \"%s\", expected \"true\"", value);
+        expect_info(win, STRATA_MPI_INFO_READ_BEHIND, "true");
         /* The read ends (here: fails) in milliseconds; 10 s is a hang. */
         for (int i = 0; i < 10000; ++i) {
-            info_value(win, "strata_read_complete", value, sizeof value);
+            info_text(win, STRATA_MPI_INFO_READ_COMPLETE, value, sizeof value);
             if (strcmp(value, "true") == 0) break;
             usleep(1000);
         }

@@ -40,22 +40,6 @@ static int may_fill_behind(void) {
     return allowed;
 }
 
-static void info_value(MPI_Win win, const char* key, char* out, int size) {
-    MPI_Info used;
-    CHECK_MPI(MPI_Win_get_info(win, &used));
-    int found = 0;
-    out[0] = '\0';
-    MPI_Info_get(used, key, size - 1, out, &found);
-    MPI_Info_free(&used);
-    CHECK(found, "MPI_Win_get_info has no %s", key);
-}
-
-static void expect_info(MPI_Win win, const char* key, const char* value) {
-    char got[64];
-    info_value(win, key, got, sizeof got);
-    CHECK(strcmp(got, value) == 0, "%s is \"%s\", expected \"%s\"", key, got, value);
-}
-
 static int rank_, held_;
 static const unsigned char* expected_byte(size_t i) {
     static unsigned char zero = 0;
@@ -135,7 +119,7 @@ int main(int argc, char** argv) {
         expect_info(win, STRATA_MPI_INFO_READ_DIRECT, behind ? "true" : "false");
         expect_info(win, STRATA_MPI_INFO_READ_BEHIND, behind ? "true" : "false");
         char got[64];
-        info_value(win, STRATA_MPI_INFO_READ_COMPLETE, got, sizeof got);
+        info_text(win, STRATA_MPI_INFO_READ_COMPLETE, got, sizeof got);
         int mine = strcmp(got, behind ? "false" : "true") == 0;
         MPI_Allreduce(&mine, &early, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
         if (!early) CHECK_MPI(MPI_Win_free(&win));
@@ -153,7 +137,7 @@ int main(int argc, char** argv) {
     }
     char complete[64] = "";
     for (int tries = 0; tries < 1000; ++tries) {
-        info_value(win, STRATA_MPI_INFO_READ_COMPLETE, complete, sizeof complete);
+        info_text(win, STRATA_MPI_INFO_READ_COMPLETE, complete, sizeof complete);
         if (strcmp(complete, "true") == 0) break;
         nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
     }

@@ -47,16 +47,6 @@ static int file_holds(const char* path, long long at, const unsigned char* expec
     return 1;
 }
 
-static void expect_info(MPI_Win win, const char* key, const char* value) {
-    MPI_Info used;
-    CHECK_MPI(MPI_Win_get_info(win, &used));
-    char got[64] = "";
-    int found = 0;
-    MPI_Info_get(used, key, sizeof got - 1, got, &found);
-    MPI_Info_free(&used);
-    CHECK(found && strcmp(got, value) == 0, "%s is \"%s\" (found %d), expected \"%s\"", key, got, found, value);
-}
-
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank, n;

@@ -11,16 +11,6 @@
 
 enum { PAGES = 1024 + 3, WINDOW = PAGES * 4096 };
 
-static void expect_info(MPI_Win win, const char* key, const char* expected) {
-    MPI_Info used;
-    CHECK_MPI(MPI_Win_get_info(win, &used));
-    char value[64] = "";
-    int found = 0;
-    MPI_Info_get(used, key, sizeof value - 1, value, &found);
-    MPI_Info_free(&used);
-    CHECK(found && strcmp(value, expected) == 0, "%s is \"%s\" (found %d), expected %s", key, value, found, expected);
-}
-
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     int rank, n;

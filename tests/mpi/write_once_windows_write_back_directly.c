@@ -19,14 +19,7 @@ static int value(int tag, int rank, int i) {
 }
 
 static void expect_writeback(MPI_Win win, const char* expected) {
-    MPI_Info used;
-    CHECK_MPI(MPI_Win_get_info(win, &used));
-    char writeback[64] = "";
-    int found = 0;
-    MPI_Info_get(used, STRATA_MPI_INFO_WRITEBACK, sizeof writeback - 1, writeback, &found);
-    CHECK(found && strcmp(writeback, expected) == 0, "strata_writeback is \"%s\" (found %d), expected %s", writeback,
-          found, expected);
-    MPI_Info_free(&used);
+    expect_info(win, STRATA_MPI_INFO_WRITEBACK, expected);
 }
 
 /* A shared window keeps the shared mapping (kernel write-back) even with
