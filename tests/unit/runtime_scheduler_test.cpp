@@ -39,6 +39,22 @@ void wait_for_a_wake(Runtime& rt) {
     }
 }
 
+// Spawns a task whose worker blocks in read() on `fd` until a byte is written
+// to the pipe (blocked in the kernel, as the monitor sees a task in I/O);
+// returns once the task has started. `woke`, if given, is set after the read.
+void spawn_blocked_reader(Runtime& sut, TaskGroup& group, int fd, std::atomic<bool>* woke = nullptr) {
+    std::atomic<bool> started{false};
+    sut.spawn(
+        [&started, fd, woke] {
+            started = true;
+            char byte = 0;
+            EXPECT_EQ(::read(fd, &byte, 1), 1);
+            if (woke != nullptr) *woke = true;
+        },
+        &group);
+    while (!started.load()) std::this_thread::sleep_for(1ms);
+}
+
 TEST(RuntimeScheduler, every_spawned_task_runs_exactly_once) {
     for (int tasks : {1, 10, 1000, 20000}) {
         STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
@@ -142,16 +158,8 @@ TEST(RuntimeScheduler, a_core_without_a_ready_worker_gets_an_idle_worker_while_t
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
     TaskGroup group;
-    std::atomic<bool> blocked{false};
-    sut->spawn(
-        [&] {
-            blocked = true;
-            char byte = 0;
-            // Blocks the only worker of the core until the second task writes.
-            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
-        },
-        &group);
-    while (!blocked.load()) std::this_thread::sleep_for(1ms);
+    // Blocks the only worker of the core until the second task writes.
+    spawn_blocked_reader(*sut, group, fds[0]);
     sut->spawn([&] { EXPECT_EQ(::write(fds[1], "x", 1), 1); }, &group);
     monitor->set_ready(cpu, 0);  // what the BPF monitor would report now
     sut->core_without_ready_worker(cpu);
@@ -202,15 +210,7 @@ TEST(RuntimeScheduler, a_worker_of_an_oversubscribed_core_returns_to_the_idle_po
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
     TaskGroup group;
-    std::atomic<bool> blocked{false};
-    sut->spawn(
-        [&] {
-            blocked = true;
-            char byte = 0;
-            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
-        },
-        &group);
-    while (!blocked.load()) std::this_thread::sleep_for(1ms);
+    spawn_blocked_reader(*sut, group, fds[0]);
     std::atomic<int> done{0};
     for (int i = 0; i < 50; ++i) {
         sut->spawn(
@@ -321,16 +321,8 @@ int cover_policies(CoverPriority priority, int& while_covering, int& after) {
     int fds[2];
     EXPECT_EQ(::pipe(fds), 0);
     TaskGroup group;
-    std::atomic<bool> blocked{false}, covering{false}, woke{false};
-    sut->spawn(
-        [&] {
-            blocked = true;
-            char byte = 0;
-            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
-            woke = true;
-        },
-        &group);
-    while (!blocked.load()) std::this_thread::sleep_for(1ms);
+    std::atomic<bool> covering{false}, woke{false};
+    spawn_blocked_reader(*sut, group, fds[0], &woke);
     std::this_thread::sleep_for(5ms);  // in read() by now
     sut->spawn(
         [&] {
@@ -420,16 +412,9 @@ TEST(RuntimeCover, a_cover_suspended_at_the_leaders_request_never_runs_its_task_
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
     TaskGroup group;
-    std::atomic<bool> blocked{false}, covering{false}, stop{false};
+    std::atomic<bool> covering{false}, stop{false};
     std::atomic<int> fifo_seen{0};
-    sut->spawn(
-        [&] {
-            blocked = true;
-            char byte = 0;
-            EXPECT_EQ(::read(fds[0], &byte, 1), 1);
-        },
-        &group);
-    while (!blocked.load()) std::this_thread::sleep_for(1ms);
+    spawn_blocked_reader(*sut, group, fds[0]);
     std::this_thread::sleep_for(5ms);  // in read() by now
     sut->spawn(
         [&] {
