@@ -102,6 +102,8 @@ int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_s
     __u32 index = worker->core;
     struct strata_monitor_core* core = bpf_map_lookup_elem(&cores, &index);
     if (!core) return 0;
+    // The standby worker (idle+standby) is not counted while it spins.
+    if (core->standby_tid == tid) return 0;
     __sync_fetch_and_add(&core->switches, 1);
     // A preempted thread stays runnable whatever its state word says; a yield
     // leaves it TASK_RUNNING. Neither is a block.
@@ -120,7 +122,9 @@ int BPF_PROG(stmon_switch, bool preempt, struct task_struct* prev, struct task_s
         // can be given the normal policy back now that it is alone.
         if (core->settle_armed == 0 || __sync_val_compare_and_swap(&core->settle_armed, 1, 0) != 1) return 0;
         kind = STRATA_MONITOR_EVENT_SETTLED;
-    } else if (before != 1) {
+    } else if (before != 1 || core->standby_tid != 0) {
+        // A standby worker spins on this core: it sees the count reach zero
+        // and takes over without the monitor's thread.
         return 0;
     }
 

@@ -30,7 +30,10 @@ struct strata_monitor_core {
     __u64 oversub_wakeups; /* wakeups of a blocked worker that found another ready worker on its core */
     __u64 oversub_wait_ns; /* time with ready > 1 and waiting > 0 */
     __s32 waiting;         /* workers woken from a block that have not run since */
-    __u32 pad;
+    /* User space: a worker of this core spins in standby (idle+standby). Not
+     * counted in `ready`, its switches ignored, and a block that empties the
+     * core sends no event: the standby worker sees it and takes over. */
+    __u32 standby_tid;
     __u64 reserved[5];
 };
 

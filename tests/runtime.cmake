@@ -58,10 +58,11 @@ set_tests_properties(runtime.ocr.strata_ocr_names_a_missing_program PROPERTIES
 # The runtime with the real blocking monitor (BPF needs privilege: a failure under CI=true).
 # The block-to-next-task latency test and the cover priority test run alone: they measure time on the cores.
 strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOUT 120 PREFIX "runtime."
-  SERIAL "*starts_soon_after*:*RuntimeCoverPriority*:*RuntimeCoverSurrender*:*RuntimeCoverSuspend*:*RuntimeLeader*" SOURCES
+  SERIAL "*starts_soon_after*:*RuntimeCoverPriority*:*RuntimeCoverSurrender*:*RuntimeCoverSuspend*:*RuntimeStandby*:*RuntimeLeader*" SOURCES
   integration/runtime_monitor_test.cpp
   integration/runtime_surrender_test.cpp
-  integration/runtime_suspend_test.cpp)
+  integration/runtime_suspend_test.cpp
+  integration/runtime_standby_test.cpp)
 target_link_libraries(strata_runtime_integration_tests PRIVATE strata::runtime)
 
 strata_add_ocr_program(latch_reduce)

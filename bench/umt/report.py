@@ -17,6 +17,7 @@ COLORS = {
     "ebpf+surrender": "#d62728",
     "ebpf+idle+surrender": "#8c564b",
     "ebpf+idle+suspend": "#e377c2",
+    "ebpf+idle+standby": "#bcbd22",
     "ebpf": "#17becf",
     "ebpf+slice": "#9467bd",
     "proc": "#ff7f0e",
@@ -405,7 +406,10 @@ def markdown(doc, plots):
         "which makes the kernel reschedule its CPU at once; STRATA_COVER_PRIORITY=surrender), "
         "`ebpf+idle+surrender` (both), `ebpf+idle+suspend` (SCHED_IDLE covers, and on the wakeup event the "
         "cover is suspended mid-task by a signal until the woken worker blocks again or runs out of work; "
-        "STRATA_COVER_PRIORITY=idle+suspend), and when asked `ebpf+slice`, `proc`. Speedup = median wall time of `off` / median wall time of the mode. CPU utilization = process CPU time / (wall time × cores); "
+        "STRATA_COVER_PRIORITY=idle+suspend), `ebpf+idle+standby` (SCHED_IDLE covers, and a worker that would park "
+        "while another of its core is active stands by instead, runnable at SCHED_IDLE and out of the monitor's "
+        "count, and takes over when the core's last ready worker blocks; STRATA_COVER_PRIORITY=idle+standby), and "
+        "when asked `ebpf+slice`, `proc`. Speedup = median wall time of `off` / median wall time of the mode. CPU utilization = process CPU time / (wall time × cores); "
         "task utilization = the tasks' own CPU time, measured inside each task, / (wall time × cores): the "
         "utilization target is judged on the latter, because process CPU time includes the runtime's and the "
         "monitor's own work.",

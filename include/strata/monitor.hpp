@@ -177,6 +177,18 @@ public:
         return do_notify_when_woken(core);
     }
 
+    /// Makes registered worker `tid` (running, on `core`) the core's standby
+    /// worker, or ends the standby with tid 0: while it stands by it is not
+    /// counted in ready(core), its blocks and wakeups are ignored, and a
+    /// block that leaves the core with no ready worker calls no callback —
+    /// the standby worker, spinning on ready(), takes over itself. Call it
+    /// from `tid` itself. No system call. False when the backend cannot
+    /// (proc, off).
+    bool set_standby(int core, pid_t tid) noexcept {
+        if (core < 0 || core >= cores_) return false;
+        return do_set_standby(core, tid);
+    }
+
 protected:
     Monitor(Backend backend, std::string reason, int cores)
         : backend_(backend), reason_(std::move(reason)), cores_(cores) {}
@@ -186,6 +198,7 @@ protected:
     virtual CoreStats do_stats(int core) const = 0;
     virtual bool do_notify_when_one_ready(int /*core*/) noexcept { return false; }
     virtual bool do_notify_when_woken(int /*core*/) noexcept { return false; }
+    virtual bool do_set_standby(int /*core*/, pid_t /*tid*/) noexcept { return false; }
 
     /// Where the backend keeps the ready counts: core c at ready[c * stride].
     void set_ready_counters(const std::atomic<std::int32_t>* ready, std::size_t stride) noexcept {

@@ -109,6 +109,12 @@ public:
     /// monitor cannot (CoverPriority::surrender then falls back to the
     /// workers' scheduling points). No system call.
     virtual bool notify_when_woken(int /*core*/) noexcept { return false; }
+    /// Makes running worker `tid` the standby worker of `core` (tid 0 ends
+    /// it): not counted in ready(core), and a block that empties the core
+    /// calls no callback (the standby worker takes over). Called by `tid`
+    /// itself. False when the monitor cannot (CoverPriority::idle_standby
+    /// then is refused). No system call.
+    virtual bool set_standby(int /*core*/, pid_t /*tid*/) noexcept { return false; }
     /// True when the factory's callback surely runs each time a core is left
     /// with no ready worker (the runtime then leaves waking to it).
     [[nodiscard]] virtual bool reports_empty_cores() const noexcept { return false; }
@@ -161,11 +167,23 @@ enum class CoverPriority {
     /// surrender does. Not picked by auto: a system call that SA_RESTART does
     /// not restart (poll, nanosleep, ...) can return EINTR in a cover's task.
     idle_suspend,
+    /// Opt-in (issue 15): idle, and a worker that would park while another
+    /// worker of its core is active stays runnable instead, at SCHED_IDLE,
+    /// spinning on the monitor's ready count (one such standby worker per
+    /// core). When the core's last ready worker blocks the kernel switches
+    /// to it at once — no event, no monitor thread, no futex wake — and it
+    /// takes a task as that worker's cover. While the core's workers run it
+    /// gets SCHED_IDLE's share (weight 3 of 1027, about 0.3 %); while they
+    /// are blocked with no task to take it spins, so the core shows busy.
+    /// It parks when its core has no active worker left. Needs the ebpf
+    /// monitor, as surrender does; start() fails with permission_denied as
+    /// for idle.
+    idle_standby,
 };
 
 /// "auto", "idle", "normal".
 std::string_view to_string(CoverPriority priority) noexcept;
-/// Parses "auto", "idle", "normal", "surrender", "idle+surrender" or "idle+suspend"; errors
+/// Parses "auto", "idle", "normal", "surrender", "idle+surrender", "idle+suspend" or "idle+standby"; errors
 /// name `param`, the value and the accepted ones.
 Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_view param);
 
@@ -222,6 +240,7 @@ struct CoreStats {
     /// wake-to-suspend latency), summed over suspensions and the longest one.
     std::chrono::nanoseconds suspend_latency{0}, suspend_latency_max{0};
     std::uint64_t scans = 0;  ///< the leader's periodic scans of the core
+    std::uint64_t standby_takeovers = 0;  ///< idle+standby: the standby worker took over its emptied core
     MonitorCounters monitor;
 };
 

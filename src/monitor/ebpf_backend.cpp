@@ -196,6 +196,22 @@ private:
         return true;
     }
 
+    // The standby mark is set before the worker leaves the count and cleared
+    // before it enters it again: a block in between (a page fault) is then
+    // either ignored while it is uncounted or counted by the BPF program like
+    // any other, never ignored while it counts.
+    bool do_set_standby(int core, pid_t tid) noexcept override {
+        auto& slot = slots_[static_cast<std::size_t>(core)];
+        if (tid != 0) {
+            __atomic_store_n(&slot.standby_tid, static_cast<__u32>(tid), __ATOMIC_RELEASE);
+            change_ready(static_cast<std::size_t>(core), -1);
+        } else {
+            __atomic_store_n(&slot.standby_tid, 0U, __ATOMIC_RELEASE);
+            change_ready(static_cast<std::size_t>(core), +1);
+        }
+        return true;
+    }
+
     static int on_event(void* context, void* data, std::size_t size) {
         auto* self = static_cast<EbpfMonitor*>(context);
         if (size < sizeof(strata_monitor_event)) return 0;

@@ -48,19 +48,22 @@ std::string_view to_string(CoverPriority priority) noexcept {
         case CoverPriority::surrender: return "surrender";
         case CoverPriority::idle_surrender: return "idle+surrender";
         case CoverPriority::idle_suspend: return "idle+suspend";
+        case CoverPriority::idle_standby: return "idle+standby";
     }
     return "?";
 }
 
 Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_view param) {
     for (auto priority : {CoverPriority::automatic, CoverPriority::idle, CoverPriority::normal,
-                          CoverPriority::surrender, CoverPriority::idle_surrender, CoverPriority::idle_suspend}) {
+                          CoverPriority::surrender, CoverPriority::idle_surrender, CoverPriority::idle_suspend,
+                          CoverPriority::idle_standby}) {
         if (text == to_string(priority)) return priority;
     }
     return make_error(
         Errc::invalid_argument,
-        "{}={}: not a cover priority; expected auto, idle, normal, surrender, idle+surrender or idle+suspend", param,
-        text);
+        "{}={}: not a cover priority; expected auto, idle, normal, surrender, idle+surrender, idle+suspend or "
+        "idle+standby",
+        param, text);
 }
 
 namespace detail {
@@ -132,6 +135,7 @@ Result<void> probe_restore() {
 
 CoverPriority CoverChoice::priority() const noexcept {
     if (suspend) return CoverPriority::idle_suspend;
+    if (standby) return CoverPriority::idle_standby;
     if (surrender) return idle ? CoverPriority::idle_surrender : CoverPriority::surrender;
     return idle ? CoverPriority::idle : CoverPriority::normal;
 }
@@ -147,7 +151,7 @@ Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitore
     }
     const bool surrender = requested == CoverPriority::surrender || requested == CoverPriority::idle_surrender ||
                            requested == CoverPriority::idle_suspend;
-    if (surrender && !wakeups_reported) {
+    if ((surrender || requested == CoverPriority::idle_standby) && !wakeups_reported) {
         return make_error(Errc::unsupported,
                           "STRATA_COVER_PRIORITY={}: the monitor does not report wakeups (only STRATA_MONITOR=ebpf "
                           "does); use idle",
@@ -173,6 +177,13 @@ Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitore
                                "idle+suspend: SCHED_IDLE while covering; suspended mid-task by a signal when the "
                                "monitor sees the covered worker wake, until that worker blocks again",
                                true};
+        case CoverPriority::idle_standby: {
+            CoverChoice choice{true, false,
+                               "idle+standby: SCHED_IDLE while covering; one worker per core stands by at SCHED_IDLE, "
+                               "spinning, and takes over when the core's last ready worker blocks"};
+            choice.standby = true;
+            return choice;
+        }
         default:
             return CoverChoice{true, false,
                                fmt::format("{}: idle (SCHED_IDLE while covering for a blocked worker)", name)};

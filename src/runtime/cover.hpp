@@ -14,13 +14,15 @@ struct CoverChoice {
     bool surrender = false;  ///< the monitor's wakeup event makes a cover give up its core
     std::string reason;      ///< one line: the request, the choice and why
     bool suspend = false;    ///< the cover is suspended mid-task by a signal instead (idle+suspend)
+    bool standby = false;    ///< a worker that would park stands by at SCHED_IDLE (idle+standby)
     [[nodiscard]] CoverPriority priority() const noexcept;
 };
 
 /// Resolves `requested` for this process: idle and surrender need a monitor
 /// (without one no worker covers) and the right to take a thread back from
 /// SCHED_IDLE at nice 19, which is tried on a short-lived thread; surrender
-/// also needs a monitor that reports wakeups (`wakeups_reported`). Errors:
+/// (and idle+suspend, idle+standby) also need a monitor that reports wakeups
+/// (`wakeups_reported`: the ebpf monitor, which also keeps standby workers). Errors:
 /// permission_denied when idle, surrender or idle+surrender was requested
 /// explicitly and that right is missing; unsupported when surrender was
 /// requested and the monitor does not report wakeups.

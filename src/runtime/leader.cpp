@@ -25,7 +25,8 @@ void Runtime::Impl::notify_leader() {
 bool Runtime::Impl::cores_settled() {
     for (auto& core : cores) {
         if (monitor->ready(core->cpu) != core->active.load(std::memory_order_acquire) ||
-            core->idle_covers.load(std::memory_order_acquire) != 0 ||
+            core->idle_covers.load(std::memory_order_acquire) !=
+                (core->standby.load(std::memory_order_acquire) != nullptr ? 1 : 0) ||
             core->parked_in_task.load(std::memory_order_acquire) != 0 ||
             core->wake_in_flight.load(std::memory_order_acquire) ||
             core->needs_attention.load(std::memory_order_acquire)) {
@@ -68,7 +69,7 @@ void Runtime::Impl::leader_main() {
             const bool reported = core->needs_attention.exchange(false, std::memory_order_acq_rel);
             if (reported || monitored) {
                 core->scans.fetch_add(1, std::memory_order_relaxed);
-                attend(*core);
+                attend(*core, true);
             }
         }
         settled_scans = monitored && cores_settled() ? settled_scans + 1 : 0;
@@ -79,7 +80,7 @@ void Runtime::Impl::leader_main() {
 // ready worker again (notify_when_one_ready, the leader's scan): a cover left
 // alone at SCHED_IDLE gets the normal policy back. Or a covered worker woke
 // (notify_when_woken): its cover surrenders the core.
-void Runtime::Impl::attend(detail::Core& core) {
+void Runtime::Impl::attend(detail::Core& core, bool scan) {
     // idle+suspend: no ready worker while a cover is suspended (the woken
     // worker blocked again, parked or exited): the cover continues, and is
     // armed again for the next wakeup of the worker it covers for. The
@@ -107,6 +108,12 @@ void Runtime::Impl::attend(detail::Core& core) {
     const bool work =
         queued.load(std::memory_order_acquire) > 0 || core.parked_in_task.load(std::memory_order_acquire) > 0;
     if (!work || (monitored && monitor->ready(core.cpu) > 0)) {
+        return;
+    }
+    // idle+standby: the core's standby worker takes a queued task itself. The
+    // leader's scan still acts: a standby worker that did not (its CPU taken
+    // by another process's thread, which SCHED_IDLE yields to) has had a period.
+    if (!scan && core.standby.load(std::memory_order_acquire) != nullptr && queued.load(std::memory_order_acquire) > 0) {
         return;
     }
     // The leader and the monitor's thread may both attend: one wake per core until the woken worker runs.

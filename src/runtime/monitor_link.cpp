@@ -32,6 +32,7 @@ public:
     [[nodiscard]] std::string_view reason() const noexcept override { return monitor_->reason(); }
     bool notify_when_one_ready(int core) noexcept override { return monitor_->notify_when_one_ready(core); }
     bool notify_when_woken(int core) noexcept override { return monitor_->notify_when_woken(core); }
+    bool set_standby(int core, pid_t tid) noexcept override { return monitor_->set_standby(core, tid); }
     [[nodiscard]] bool reports_empty_cores() const noexcept override { return true; }
     [[nodiscard]] MonitorCounters counters(int core) const override {
         const monitor::CoreStats s = monitor_->stats(core);

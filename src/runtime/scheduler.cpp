@@ -103,6 +103,7 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     rt.cover_at_start = cover->idle;
     rt.cover_surrender = cover->surrender;
     rt.cover_suspend = cover->suspend;
+    rt.cover_standby = cover->standby;
     if (rt.cover_suspend) {
         rt.suspend_nice = detail::base_nice();  // read here: the signal handler only uses the copy
         Impl::install_suspend_handler();

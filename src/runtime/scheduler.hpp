@@ -89,6 +89,8 @@ struct Core {
     std::atomic<std::uint64_t> scans{0};      // the leader's periodic scan looked at this core
     Worker* cover = nullptr;                  // covering at full weight, to surrender on the wakeup event (mutex)
     std::atomic<Worker*> suspended{nullptr};  // idle+suspend: the cover asked to suspend, until released
+    std::atomic<Worker*> standby{nullptr};    // idle+standby: the worker spinning in standby (set under mutex)
+    std::atomic<std::uint64_t> standby_takeovers{0};
     std::atomic<std::uint64_t> suspend_requests{0}, suspends{0}, suspend_declined{0}, suspend_timeouts{0};
     std::atomic<std::uint64_t> suspend_handbacks{0};  // released at another worker's scheduling point
     // Nanoseconds: suspended (sum, longest), signal sent -> handler runs (sum, longest).
@@ -117,6 +119,7 @@ struct Runtime::Impl {
     bool cover_at_start = false;   // a cover lowers itself to SCHED_IDLE when it starts
     bool cover_surrender = false;  // the monitor's wakeup event makes a cover give up its core
     bool cover_suspend = false;    // ... by suspending it mid-task (suspend.cpp), not by nice 19
+    bool cover_standby = false;    // a worker that would park stands by instead (worker.cpp, stand_by)
     int suspend_nice = 0;          // the nice a suspended cover returns to (the process's)
     CoverPriority cover_mode = CoverPriority::normal;
     std::string cover_reason;
@@ -160,6 +163,7 @@ struct Runtime::Impl {
     void worker_main(detail::Worker& self);
     void scheduling_point(detail::Worker& self);
     bool park(detail::Worker& self, bool surrender);
+    bool stand_by(detail::Worker& self, bool surrender);
     bool unpark_one(detail::Core& core, bool cover = false);
     void wake(detail::Worker& worker);
 
@@ -181,7 +185,7 @@ struct Runtime::Impl {
 
     // leader.cpp
     void leader_main();
-    void attend(detail::Core& core);
+    void attend(detail::Core& core, bool scan = false);
     void notify_leader();
     bool cores_settled();
 };

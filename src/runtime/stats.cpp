@@ -30,6 +30,7 @@ std::vector<CoreStats> Runtime::stats() const {
         s.suspend_latency = std::chrono::nanoseconds(core->suspend_latency_ns.load(std::memory_order_relaxed));
         s.suspend_latency_max = std::chrono::nanoseconds(core->suspend_latency_max_ns.load(std::memory_order_relaxed));
         s.scans = core->scans.load(std::memory_order_relaxed);
+        s.standby_takeovers = core->standby_takeovers.load(std::memory_order_relaxed);
         {
             std::lock_guard lock(core->mutex);
             s.workers = static_cast<std::uint64_t>(core->workers);

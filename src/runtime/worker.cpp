@@ -155,6 +155,11 @@ void Runtime::Impl::scheduling_point(Worker& self) {
 bool Runtime::Impl::park(Worker& self, bool surrender) {
     Core& core = *self.core;
     const bool in_task = self.task_depth > 0;
+    // idle+standby: a worker between tasks stands by instead, if its core has
+    // none yet and another active worker that may block.
+    if (cover_standby && !in_task && stand_by(self, surrender)) {
+        return true;
+    }
     {
         std::lock_guard lock(core.mutex);
         // Two workers surrendering at once must not leave the core without an active one.
@@ -210,6 +215,96 @@ bool Runtime::Impl::park(Worker& self, bool surrender) {
     start_cover(self);  // woken to cover for a blocked worker
     core.wake_in_flight.store(false, std::memory_order_release);
     return true;
+}
+
+namespace {
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+}  // namespace
+
+// idle+standby (include/strata/runtime.hpp): instead of parking, `self` stays
+// runnable at SCHED_IDLE, out of the monitor's count, spinning on it. When
+// the core's last ready worker blocks, the kernel has nothing else to run
+// there and switches to `self` at once (the BPF program sends no event while
+// a standby worker is set); `self` sees the count at zero and, if a task is
+// queued, takes over as the blocked worker's cover: SCHED_IDLE already, so
+// the blocked worker preempts it the moment it wakes. With no queued task
+// but a surrendered one, it wakes the worker that holds it (attend). It
+// stops standing by, and parks normally, when its core has no active worker
+// left (nothing there can block), or when the runtime stops. True when it
+// took over (or the runtime stops); false: park as usual.
+bool Runtime::Impl::stand_by(Worker& self, bool surrender) {
+    Core& core = *self.core;
+    const pid_t tid = self.tid.load(std::memory_order_acquire);
+    {
+        std::lock_guard lock(core.mutex);
+        if ((surrender && core.active.load(std::memory_order_acquire) <= 1) ||
+            core.standby.load(std::memory_order_acquire) != nullptr ||
+            core.active.load(std::memory_order_acquire) <= 1 || stopping.load(std::memory_order_acquire) ||
+            !cover_idle.load(std::memory_order_acquire)) {
+            return false;
+        }
+        set_priority(self, true);
+        if (!self.idle_priority.load(std::memory_order_acquire) || !monitor->set_standby(core.cpu, tid)) {
+            set_priority(self, false);
+            return false;
+        }
+        core.standby.store(&self, std::memory_order_release);
+        self.parked = true;  // not active: cover_core and settle_core leave it alone
+        core.active.fetch_sub(1, std::memory_order_acq_rel);
+        if (surrender) {
+            core.surrenders.fetch_add(1, std::memory_order_relaxed);
+        }
+        // The worker left alone gets the normal policy back now: this one is
+        // at SCHED_IDLE already, so it cannot keep that one from running.
+        settle_core(core);
+    }
+    bool take_over = false;
+    while (!stopping.load(std::memory_order_acquire)) {
+        if (monitor->ready(core.cpu) <= 0) {
+            if (queued.load(std::memory_order_acquire) > 0) {
+                take_over = true;
+                break;
+            }
+            if (core.parked_in_task.load(std::memory_order_acquire) > 0) {
+                attend(core);
+            }
+            cpu_relax();
+        } else {
+            // Run while a ready worker waits: beside a cover, SCHED_IDLE as
+            // well, it would get half the core. A yield pushes its deadline
+            // far back, so the kernel picks it next only when nothing else
+            // of the core's is runnable.
+            sched_yield();
+        }
+        if (core.active.load(std::memory_order_acquire) <= 0) {
+            break;
+        }
+    }
+    {
+        std::lock_guard lock(core.mutex);
+        (void)monitor->set_standby(core.cpu, 0);
+        core.standby.store(nullptr, std::memory_order_release);
+        self.parked = false;
+        core.active.fetch_add(1, std::memory_order_acq_rel);
+        if (take_over) {
+            core.standby_takeovers.fetch_add(1, std::memory_order_relaxed);
+            cover_core(core, self);  // its blocked workers back to normal; it stays at SCHED_IDLE
+        } else {
+            set_priority(self, false);
+        }
+    }
+    if (take_over) {
+        start_cover(self);
+    }
+    return take_over || stopping.load(std::memory_order_acquire);
 }
 
 // Wakes one parked worker of `core`, preferring one that holds an unfinished

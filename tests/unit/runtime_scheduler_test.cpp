@@ -277,12 +277,12 @@ TEST(RuntimeOptions, strata_cpus_accepts_lists_and_ranges_and_names_bad_values) 
     ::unsetenv("STRATA_CPUS");
 }
 
-TEST(RuntimeOptions, strata_cover_priority_accepts_its_five_values_and_names_a_bad_one) {
+TEST(RuntimeOptions, strata_cover_priority_accepts_its_seven_values_and_names_a_bad_one) {
     for (const auto& [text, expected] :
          {std::pair{"auto", CoverPriority::automatic}, std::pair{"idle", CoverPriority::idle},
           std::pair{"normal", CoverPriority::normal}, std::pair{"surrender", CoverPriority::surrender},
           std::pair{"idle+surrender", CoverPriority::idle_surrender},
-          std::pair{"idle+suspend", CoverPriority::idle_suspend}}) {
+          std::pair{"idle+suspend", CoverPriority::idle_suspend}, std::pair{"idle+standby", CoverPriority::idle_standby}}) {
         ::setenv("STRATA_COVER_PRIORITY", text, 1);
         auto options = Options::from_env();
         STRATA_EXPECT_OK(options);
@@ -293,7 +293,7 @@ TEST(RuntimeOptions, strata_cover_priority_accepts_its_five_values_and_names_a_b
     ::setenv("STRATA_COVER_PRIORITY", "idel", 1);
     EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument,
                                  {"STRATA_COVER_PRIORITY", "idel", "not a cover priority",
-                                  "auto, idle, normal, surrender, idle+surrender or idle+suspend"}));
+                                  "auto, idle, normal, surrender, idle+surrender, idle+suspend or idle+standby"}));
     ::setenv("STRATA_COVER_PRIORITY", "surrender+idle", 1);
     EXPECT_TRUE(test::fails_with(Options::from_env(), Errc::invalid_argument,
                                  {"STRATA_COVER_PRIORITY", "surrender+idle", "not a cover priority"}));
@@ -372,7 +372,8 @@ TEST(RuntimeCover, with_cover_priority_normal_the_cover_keeps_the_normal_policy)
 // The fake monitor does not report wakeups, so the surrender request could
 // never be made: asking for it explicitly is an error, not a silent fallback.
 TEST(RuntimeCover, surrender_with_a_monitor_that_does_not_report_wakeups_is_an_error_naming_the_variable) {
-    for (auto priority : {CoverPriority::surrender, CoverPriority::idle_surrender, CoverPriority::idle_suspend}) {
+    for (auto priority : {CoverPriority::surrender, CoverPriority::idle_surrender, CoverPriority::idle_suspend,
+                          CoverPriority::idle_standby}) {
         test::FakeMonitor* monitor = nullptr;
         Options options;
         options.cpus = {sched_getcpu()};
