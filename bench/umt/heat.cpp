@@ -96,7 +96,7 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
     const std::uint64_t checkpoints = g.ckpt_every == 0 ? 0 : g.iters / g.ckpt_every;
     char sum_text[64];
     std::snprintf(sum_text, sizeof sum_text, "%.17g", sum);
-    umt::report("heat", "\"blocks\":" + std::to_string(g.blocks) + ",\"block_size\":" + std::to_string(g.bs) +
+    umt::report("heat", "\"grid_blocks\":" + std::to_string(g.blocks) + ",\"block_size\":" + std::to_string(g.bs) +
                             ",\"iters\":" + std::to_string(g.iters) + ",\"sweeps\":" + std::to_string(g.sweeps) +
                             ",\"ckpt_every\":" + std::to_string(g.ckpt_every) + ",\"direct\":" +
                             (g.direct ? "true" : "false") + ",\"latency_us\":" + std::to_string(g.latency_us) +

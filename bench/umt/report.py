@@ -261,6 +261,35 @@ def mode_comparison(summary):
     return lines
 
 
+def standby_table(summary):
+    """What idle+standby did in each configuration (none: no lines)."""
+    rows = [r for r in summary if r["mode"].endswith("+standby")]
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## What the standby worker did (idle+standby)",
+        "",
+        "Per run, medians over the repeats: *takeovers* are the times a core's standby worker saw the core's "
+        "last ready worker block and took a task as its cover, without the monitor's thread; *wakes* the "
+        "parked workers woken by the monitor's thread or the leader's scan for an empty core (where no worker "
+        "stood by: before the first one did, or when the standby worker had just taken over and blocked too), "
+        "beside the same figure of `ebpf+idle` in the same run.",
+        "",
+        "| experiment | configuration | throttle | takeovers | wakes | wakes, ebpf+idle |",
+        "|---|---|---|---|---|---|",
+    ]
+    by_key = {(r["experiment"], r["label"], r["throttle"], r["mode"]): r for r in summary}
+    for r in rows:
+        idle = by_key.get((r["experiment"], r["label"], r["throttle"], "ebpf+idle"))
+        idle_wakes = "–" if idle is None else f"{idle.get('wakes_median', 0):.0f}"
+        lines.append(
+            f"| {r['experiment']} | {r['label']} | {r['throttle']} | "
+            f"{r.get('standby_takeovers_median', 0):.0f} | {r.get('wakes_median', 0):.0f} | {idle_wakes} |"
+        )
+    return lines
+
+
 def suspension_table(summary):
     """What idle+suspend did in each configuration of the modes that suspend (none: no lines)."""
     rows = [r for r in summary if r["mode"].endswith("+suspend")]
@@ -460,6 +489,7 @@ def markdown(doc, plots):
             f"{'yes' if r.get('checksums_match_off', True) else '**no**'} |"
         )
     lines += suspension_table(summary)
+    lines += standby_table(summary)
     lines += time_breakdown(doc.get("runs", []), doc.get("verdict_mode", "ebpf+idle"))
     cost = doc.get("bpf_cost")
     if cost and "ns_per_run" in cost:

@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/runtime.hpp"
+#include "runtime_dependent_tasks.hpp"
 #include "support/capability.hpp"
 
 namespace strata::runtime {
@@ -91,18 +92,28 @@ void spawn_blocking_tasks(Runtime& rt, TaskGroup& group, std::atomic<int>& done,
     }
 }
 
+// Starts a runtime on `cpu` with `priority` and runs `tasks` blocking tasks
+// (compute, then 1 ms blocked) to the end; null (a test failure) if it
+// cannot start.
+std::unique_ptr<Runtime> run_blocking_tasks(int cpu, CoverPriority priority, int tasks,
+                                            std::chrono::microseconds compute) {
+    auto sut = start(cpu, priority);
+    if (sut == nullptr) return nullptr;
+    EXPECT_EQ(sut->cover_priority(), priority) << sut->cover_reason();
+    std::atomic<int> done{0};
+    TaskGroup group;
+    spawn_blocking_tasks(*sut, group, done, tasks, compute, 1000us);
+    sut->wait(group);
+    EXPECT_EQ(done.load(), tasks);
+    return sut;
+}
+
 TEST(RuntimeStandby, a_standby_worker_takes_over_the_cores_of_blocked_workers_without_the_monitors_thread) {
     STRATA_REQUIRE(test::is_root(), "root, for the BPF monitor and to take a thread back from SCHED_IDLE");
     const int cpu = first_allowed_cpu();
-    auto sut = start(cpu, CoverPriority::idle_standby);
-    ASSERT_NE(sut, nullptr);
-    ASSERT_EQ(sut->cover_priority(), CoverPriority::idle_standby) << sut->cover_reason();
     constexpr int kTasks = 200;
-    std::atomic<int> done{0};
-    TaskGroup group;
-    spawn_blocking_tasks(*sut, group, done, kTasks, 300us, 1000us);
-    sut->wait(group);
-    EXPECT_EQ(done.load(), kTasks);
+    auto sut = run_blocking_tasks(cpu, CoverPriority::idle_standby, kTasks, 300us);
+    ASSERT_NE(sut, nullptr);
     const auto stats = sut->stats()[0];
     std::printf("idle+standby: %llu blocks, %llu takeovers, %llu wakes by the monitor or the leader\n",
                 static_cast<unsigned long long>(stats.monitor.blocks),
@@ -121,14 +132,9 @@ TEST(RuntimeStandby, a_standby_worker_takes_over_the_cores_of_blocked_workers_wi
 TEST(RuntimeStandby, with_idle_alone_no_worker_stands_by) {
     STRATA_REQUIRE(test::is_root(), "root, for the BPF monitor and to take a thread back from SCHED_IDLE");
     const int cpu = first_allowed_cpu();
-    auto sut = start(cpu, CoverPriority::idle);
-    ASSERT_NE(sut, nullptr);
     constexpr int kTasks = 100;
-    std::atomic<int> done{0};
-    TaskGroup group;
-    spawn_blocking_tasks(*sut, group, done, kTasks, 300us, 1000us);
-    sut->wait(group);
-    EXPECT_EQ(done.load(), kTasks);
+    auto sut = run_blocking_tasks(cpu, CoverPriority::idle, kTasks, 300us);
+    ASSERT_NE(sut, nullptr);
     const auto stats = sut->stats()[0];
     EXPECT_EQ(stats.standby_takeovers, 0U);
     EXPECT_GE(stats.wakes, static_cast<std::uint64_t>(kTasks / 2)) << "the monitor's thread woke the covers";
@@ -177,14 +183,8 @@ TEST(RuntimeStandby, a_standby_worker_is_not_counted_as_ready_beside_a_computing
 TEST(RuntimeStandby, no_worker_spins_once_the_runtime_is_idle) {
     STRATA_REQUIRE(test::is_root(), "root, for the BPF monitor and to take a thread back from SCHED_IDLE");
     const int cpu = first_allowed_cpu();
-    auto sut = start(cpu, CoverPriority::idle_standby);
+    auto sut = run_blocking_tasks(cpu, CoverPriority::idle_standby, 50, 200us);
     ASSERT_NE(sut, nullptr);
-    constexpr int kTasks = 50;
-    std::atomic<int> done{0};
-    TaskGroup group;
-    spawn_blocking_tasks(*sut, group, done, kTasks, 200us, 1000us);
-    sut->wait(group);
-    EXPECT_EQ(done.load(), kTasks);
     std::this_thread::sleep_for(50ms);  // the last workers park
     const auto before = workers_cpu_ns();
     std::this_thread::sleep_for(200ms);
@@ -204,40 +204,14 @@ TEST(RuntimeStandby, blocking_and_dependent_tasks_all_complete) {
     const int cpu = first_allowed_cpu();
     auto sut = start(cpu, CoverPriority::idle_standby);
     ASSERT_NE(sut, nullptr);
-    Runtime& rt = *sut;
     constexpr int kOuter = 40;
-    std::atomic<int> done{0};
-    std::atomic<long> sum{0};
-    const auto started = Clock::now();
-    TaskGroup all;
-    for (int i = 0; i < kOuter; ++i) {
-        rt.spawn(
-            [&, i] {
-                std::this_thread::sleep_for(std::chrono::microseconds(200 + 50 * (i % 7)));
-                TaskGroup inner;
-                for (int j = 0; j < 4; ++j) {
-                    rt.spawn(
-                        [&, j] {
-                            spin_for(std::chrono::microseconds(300 + 100 * j));
-                            if (j % 2 == 0) std::this_thread::sleep_for(300us);
-                            sum.fetch_add(j);
-                        },
-                        &inner);
-                }
-                rt.wait(inner);
-                spin_for(500us);
-                done.fetch_add(1);
-            },
-            &all);
-    }
-    rt.wait(all);
-    const auto took = Clock::now() - started;
-    EXPECT_EQ(done.load(), kOuter);
-    EXPECT_EQ(sum.load(), kOuter * (0 + 1 + 2 + 3));
+    const auto run = test::run_dependent_tasks(*sut, kOuter);
+    EXPECT_EQ(run.done, kOuter);
+    EXPECT_EQ(run.sum, kOuter * (0 + 1 + 2 + 3));
     std::printf("idle+standby dependent tasks: %.1f ms, %llu takeovers\n",
-                std::chrono::duration<double, std::milli>(took).count(),
-                static_cast<unsigned long long>(rt.stats()[0].standby_takeovers));
-    EXPECT_LT(took, 10s) << "no task stuck";
+                std::chrono::duration<double, std::milli>(run.took).count(),
+                static_cast<unsigned long long>(sut->stats()[0].standby_takeovers));
+    EXPECT_LT(run.took, 10s) << "no task stuck";
 }
 
 }  // namespace

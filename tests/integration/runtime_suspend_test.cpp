@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/runtime.hpp"
+#include "runtime_dependent_tasks.hpp"
 #include "support/capability.hpp"
 #include "support/result.hpp"
 
@@ -288,40 +289,10 @@ TEST(RuntimeCoverSuspend, blocking_and_dependent_tasks_all_complete) {
     ASSERT_EQ(sut->cover_priority(), CoverPriority::idle_suspend) << sut->cover_reason();
     Runtime& rt = *sut;
     constexpr int kOuter = 40;
-    std::atomic<int> done{0};
-    std::atomic<long> sum{0};
-    const auto started = Clock::now();
-    TaskGroup all;
-    for (int i = 0; i < kOuter; ++i) {
-        rt.spawn(
-            [&, i] {
-                // Block (sleep is a block to the monitor), then depend on inner tasks
-                // that compute and block, then compute.
-                std::this_thread::sleep_for(std::chrono::microseconds(200 + 50 * (i % 7)));
-                TaskGroup inner;
-                for (int j = 0; j < 4; ++j) {
-                    rt.spawn(
-                        [&, j] {
-                            const auto until = Clock::now() + std::chrono::microseconds(300 + 100 * j);
-                            while (Clock::now() < until) {
-                            }
-                            if (j % 2 == 0) std::this_thread::sleep_for(300us);
-                            sum.fetch_add(j);
-                        },
-                        &inner);
-                }
-                rt.wait(inner);
-                const auto until = Clock::now() + 500us;
-                while (Clock::now() < until) {
-                }
-                done.fetch_add(1);
-            },
-            &all);
-    }
-    rt.wait(all);
-    const auto took = Clock::now() - started;
-    EXPECT_EQ(done.load(), kOuter);
-    EXPECT_EQ(sum.load(), kOuter * (0 + 1 + 2 + 3));
+    const auto run = test::run_dependent_tasks(rt, kOuter);
+    const auto took = run.took;
+    EXPECT_EQ(run.done, kOuter);
+    EXPECT_EQ(run.sum, kOuter * (0 + 1 + 2 + 3));
     const auto stats = rt.stats()[0];
     std::printf("idle+suspend dependent tasks: %.1f ms, %llu suspends, %llu bounded\n",
                 std::chrono::duration<double, std::milli>(took).count(),
