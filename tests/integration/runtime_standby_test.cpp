@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/runtime.hpp"
-#include "runtime_dependent_tasks.hpp"
+#include "runtime_cover_support.hpp"
 #include "support/capability.hpp"
 
 namespace strata::runtime {
@@ -40,20 +40,7 @@ int first_allowed_cpu() {
     return -1;
 }
 
-std::unique_ptr<Runtime> start(int cpu, CoverPriority priority) {
-    ::setenv("STRATA_MONITOR", "ebpf", 1);
-    Options options;
-    options.cpus = {cpu};
-    options.monitor = monitor_from_env();
-    options.cover_priority = priority;
-    auto started = Runtime::start(options);
-    ::unsetenv("STRATA_MONITOR");
-    if (!started) {
-        ADD_FAILURE() << started.error().what();
-        return nullptr;
-    }
-    return std::move(*started);
-}
+std::unique_ptr<Runtime> start(int cpu, CoverPriority priority) { return test::start_with_ebpf(cpu, priority); }
 
 void spin_for(std::chrono::microseconds d) {
     const auto until = Clock::now() + d;

@@ -22,7 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/runtime.hpp"
-#include "runtime_dependent_tasks.hpp"
+#include "runtime_cover_support.hpp"
 #include "support/capability.hpp"
 #include "support/result.hpp"
 
@@ -71,20 +71,7 @@ struct Round {
     int cover_policy_after = -1;  // once resumed: not left at SCHED_FIFO by the raise
 };
 
-std::unique_ptr<Runtime> start(int cpu, CoverPriority priority) {
-    ::setenv("STRATA_MONITOR", "ebpf", 1);
-    Options options;
-    options.cpus = {cpu};
-    options.monitor = monitor_from_env();
-    options.cover_priority = priority;
-    auto started = Runtime::start(options);
-    ::unsetenv("STRATA_MONITOR");
-    if (!started) {
-        ADD_FAILURE() << started.error().what();
-        return nullptr;
-    }
-    return std::move(*started);
-}
+std::unique_ptr<Runtime> start(int cpu, CoverPriority priority) { return test::start_with_ebpf(cpu, priority); }
 
 Round run_round(Runtime& sut, int waker_cpu) {
     Round r;

@@ -1,15 +1,38 @@
-// A task graph that blocks, computes and waits for its own children, for the
-// runtime's cover-priority tests: the worker that blocked may need the task a
-// cover (suspended, standing by) holds.
+// Shared by the runtime's cover-priority tests with the real BPF monitor
+// (runtime_suspend_test.cpp, runtime_standby_test.cpp).
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "strata/runtime.hpp"
 
 namespace strata::test {
+
+/// A runtime on `cpu` alone with the ebpf monitor and cover priority
+/// `priority`; null (and a test failure) when it cannot start.
+inline std::unique_ptr<runtime::Runtime> start_with_ebpf(int cpu, runtime::CoverPriority priority) {
+    ::setenv("STRATA_MONITOR", "ebpf", 1);
+    runtime::Options options;
+    options.cpus = {cpu};
+    options.monitor = runtime::monitor_from_env();
+    options.cover_priority = priority;
+    auto started = runtime::Runtime::start(options);
+    ::unsetenv("STRATA_MONITOR");
+    if (!started) {
+        ADD_FAILURE() << started.error().what();
+        return nullptr;
+    }
+    return std::move(*started);
+}
+
+// A task graph that blocks, computes and waits for its own children: the
+// worker that blocked may need the task a cover (suspended, standing by) holds.
 
 struct DependentRun {
     int done = 0;            ///< outer tasks finished
