@@ -324,7 +324,7 @@ inline void report(const char* bench, const std::string& fields) {
     double suspend_latency = 0;
     double suspend_latency_max = 0;
     std::uint64_t standby_takeovers = 0;  // idle+standby: the standby worker took over an emptied core
-    std::uint64_t woken_events = 0;  // the monitor's wakeup events, and their latency to its thread
+    std::uint64_t woken_events = 0;       // the monitor's wakeup events, and their latency to its thread
     double woken_event_latency = 0;
     const auto seconds = [](std::chrono::nanoseconds t) { return static_cast<double>(t.count()) * 1e-9; };
     if (runtime != nullptr) {

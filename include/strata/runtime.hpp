@@ -239,7 +239,7 @@ struct CoreStats {
     /// idle+suspend: from the signal sent to the cover's handler running (the
     /// wake-to-suspend latency), summed over suspensions and the longest one.
     std::chrono::nanoseconds suspend_latency{0}, suspend_latency_max{0};
-    std::uint64_t scans = 0;  ///< the leader's periodic scans of the core
+    std::uint64_t scans = 0;              ///< the leader's periodic scans of the core
     std::uint64_t standby_takeovers = 0;  ///< idle+standby: the standby worker took over its emptied core
     MonitorCounters monitor;
 };

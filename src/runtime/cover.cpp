@@ -54,9 +54,9 @@ std::string_view to_string(CoverPriority priority) noexcept {
 }
 
 Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_view param) {
-    for (auto priority : {CoverPriority::automatic, CoverPriority::idle, CoverPriority::normal,
-                          CoverPriority::surrender, CoverPriority::idle_surrender, CoverPriority::idle_suspend,
-                          CoverPriority::idle_standby}) {
+    for (auto priority :
+         {CoverPriority::automatic, CoverPriority::idle, CoverPriority::normal, CoverPriority::surrender,
+          CoverPriority::idle_surrender, CoverPriority::idle_suspend, CoverPriority::idle_standby}) {
         if (text == to_string(priority)) return priority;
     }
     return make_error(

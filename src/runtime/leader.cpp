@@ -113,7 +113,8 @@ void Runtime::Impl::attend(detail::Core& core, bool scan) {
     // idle+standby: the core's standby worker takes a queued task itself. The
     // leader's scan still acts: a standby worker that did not (its CPU taken
     // by another process's thread, which SCHED_IDLE yields to) has had a period.
-    if (!scan && core.standby.load(std::memory_order_acquire) != nullptr && queued.load(std::memory_order_acquire) > 0) {
+    if (!scan && core.standby.load(std::memory_order_acquire) != nullptr &&
+        queued.load(std::memory_order_acquire) > 0) {
         return;
     }
     // The leader and the monitor's thread may both attend: one wake per core until the woken worker runs.

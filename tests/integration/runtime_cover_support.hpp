@@ -35,8 +35,8 @@ inline std::unique_ptr<runtime::Runtime> start_with_ebpf(int cpu, runtime::Cover
 // worker that blocked may need the task a cover (suspended, standing by) holds.
 
 struct DependentRun {
-    int done = 0;            ///< outer tasks finished
-    long sum = 0;            ///< sum of the inner tasks' indices (each outer adds 0+1+2+3)
+    int done = 0;  ///< outer tasks finished
+    long sum = 0;  ///< sum of the inner tasks' indices (each outer adds 0+1+2+3)
     std::chrono::steady_clock::duration took{};
 };
 

@@ -20,8 +20,8 @@
 
 #include <gtest/gtest.h>
 
-#include "strata/runtime.hpp"
 #include "runtime_cover_support.hpp"
+#include "strata/runtime.hpp"
 #include "support/capability.hpp"
 
 namespace strata::runtime {
@@ -40,7 +40,9 @@ int first_allowed_cpu() {
     return -1;
 }
 
-std::unique_ptr<Runtime> start(int cpu, CoverPriority priority) { return test::start_with_ebpf(cpu, priority); }
+std::unique_ptr<Runtime> start(int cpu, CoverPriority priority) {
+    return test::start_with_ebpf(cpu, priority);
+}
 
 void spin_for(std::chrono::microseconds d) {
     const auto until = Clock::now() + d;
@@ -104,8 +106,7 @@ TEST(RuntimeStandby, a_standby_worker_takes_over_the_cores_of_blocked_workers_wi
     const auto stats = sut->stats()[0];
     std::printf("idle+standby: %llu blocks, %llu takeovers, %llu wakes by the monitor or the leader\n",
                 static_cast<unsigned long long>(stats.monitor.blocks),
-                static_cast<unsigned long long>(stats.standby_takeovers),
-                static_cast<unsigned long long>(stats.wakes));
+                static_cast<unsigned long long>(stats.standby_takeovers), static_cast<unsigned long long>(stats.wakes));
     EXPECT_GE(stats.monitor.blocks, static_cast<std::uint64_t>(kTasks)) << "every task blocked";
     // Once a standby worker exists, a core emptied by a block is taken over by
     // it; the monitor's thread (or the leader) wakes a parked worker only

@@ -21,8 +21,8 @@
 
 #include <gtest/gtest.h>
 
-#include "strata/runtime.hpp"
 #include "runtime_cover_support.hpp"
+#include "strata/runtime.hpp"
 #include "support/capability.hpp"
 #include "support/result.hpp"
 
@@ -71,7 +71,9 @@ struct Round {
     int cover_policy_after = -1;  // once resumed: not left at SCHED_FIFO by the raise
 };
 
-std::unique_ptr<Runtime> start(int cpu, CoverPriority priority) { return test::start_with_ebpf(cpu, priority); }
+std::unique_ptr<Runtime> start(int cpu, CoverPriority priority) {
+    return test::start_with_ebpf(cpu, priority);
+}
 
 Round run_round(Runtime& sut, int waker_cpu) {
     Round r;

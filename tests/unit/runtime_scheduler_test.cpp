@@ -282,7 +282,8 @@ TEST(RuntimeOptions, strata_cover_priority_accepts_its_seven_values_and_names_a_
          {std::pair{"auto", CoverPriority::automatic}, std::pair{"idle", CoverPriority::idle},
           std::pair{"normal", CoverPriority::normal}, std::pair{"surrender", CoverPriority::surrender},
           std::pair{"idle+surrender", CoverPriority::idle_surrender},
-          std::pair{"idle+suspend", CoverPriority::idle_suspend}, std::pair{"idle+standby", CoverPriority::idle_standby}}) {
+          std::pair{"idle+suspend", CoverPriority::idle_suspend},
+          std::pair{"idle+standby", CoverPriority::idle_standby}}) {
         ::setenv("STRATA_COVER_PRIORITY", text, 1);
         auto options = Options::from_env();
         STRATA_EXPECT_OK(options);
