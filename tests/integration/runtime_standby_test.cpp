@@ -111,9 +111,11 @@ TEST(RuntimeStandby, a_standby_worker_takes_over_the_cores_of_blocked_workers_wi
     // Once a standby worker exists, a core emptied by a block is taken over by
     // it; the monitor's thread (or the leader) wakes a parked worker only
     // where none stood by: the first blocks, and blocks of a standby worker
-    // that had just taken over.
-    EXPECT_GE(stats.standby_takeovers, static_cast<std::uint64_t>(kTasks / 2)) << "takeovers by the standby worker";
-    EXPECT_LT(stats.wakes, stats.standby_takeovers) << "most empty cores taken over without the monitor's thread";
+    // that had just taken over. How often the core empties at all depends on
+    // how many workers the first wakes left in circulation, so the check is
+    // on who handled the emptied cores, not on their number.
+    EXPECT_GE(stats.standby_takeovers, 10U) << "the standby worker took over";
+    EXPECT_GE(stats.standby_takeovers, 3 * stats.wakes) << "emptied cores handled by the monitor's thread instead";
 }
 
 // The control: with idle alone every emptied core waits for the monitor's thread.
@@ -125,7 +127,7 @@ TEST(RuntimeStandby, with_idle_alone_no_worker_stands_by) {
     ASSERT_NE(sut, nullptr);
     const auto stats = sut->stats()[0];
     EXPECT_EQ(stats.standby_takeovers, 0U);
-    EXPECT_GE(stats.wakes, static_cast<std::uint64_t>(kTasks / 2)) << "the monitor's thread woke the covers";
+    EXPECT_GE(stats.wakes, 10U) << "the monitor's thread woke the covers";
 }
 
 // A standby worker spins beside the core's computing worker, at SCHED_IDLE
