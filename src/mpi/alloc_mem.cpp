@@ -79,7 +79,8 @@ int free_memory(void* base) {
         return PMPI_Free_mem(base);
     }
     if (auto released = allocation->part->release(allocation->part->policy().unlink); !released) {
-        return raise_on_comm(MPI_COMM_WORLD, region_failure("MPI_Free_mem", allocation->rank, released.error()));
+        // The allocation existed: no hint is at fault, the file failed (a write-back).
+        return raise_on_comm(MPI_COMM_WORLD, file_failure("MPI_Free_mem", allocation->rank, released.error()));
     }
     return MPI_SUCCESS;
 }

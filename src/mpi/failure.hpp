@@ -32,8 +32,9 @@ Failure hint_failure(const char* routine, int rank, const HintError& error);
 /// A failure of the region layer while setting up or releasing storage; the
 /// class follows errno (ENOENT -> MPI_ERR_NO_SUCH_FILE, ENOSPC -> MPI_ERR_NO_SPACE, ...).
 Failure region_failure(const char* routine, int rank, const Error& error);
-/// The same for a window's file failing after creation (MPI_Win_sync,
-/// MPI_Win_free: a read behind the program, a write-back): no hint is at
+/// The same for a window's or an allocation's file failing after creation
+/// (MPI_Win_sync, MPI_Win_free, MPI_Free_mem: a read behind the program, a
+/// write-back): no hint is at
 /// fault, so unless the region names a parameter the message names none
 /// (the cause names the file).
 Failure file_failure(const char* routine, int rank, const Error& error);

@@ -7,7 +7,9 @@
  * MPI_Win_free returns MPI_ERR_IO too, frees the window and writes nothing
  * back. Where the process may not read behind (no userfaultfd for kernel
  * faults) MPI_Win_allocate itself must fail so; with CI=true that is a
- * failure (a missing capability). Run with 1 rank. */
+ * failure (a missing capability). The same hints on MPI_Alloc_mem: either
+ * it fails so, or MPI_Free_mem does once the read ended, naming itself and
+ * no hint (no hint is at fault). Run with 1 rank. */
 #include "mpi_test.h"
 
 #include <strata/mpi.h>
@@ -72,6 +74,26 @@ int main(int argc, char** argv) {
         CHECK_MPI(MPI_Win_unlock_all(win));
         expect_io_error(MPI_Win_free(&win), "MPI_Win_free", path);
         CHECK(win == MPI_WIN_NULL, "MPI_Win_free left the window");
+    }
+    /* The same file as memory from MPI_Alloc_mem: no read-complete key to
+     * poll here, and the read of 16 MiB from the FUSE daemon ends (fails)
+     * in milliseconds, so MPI_Free_mem runs after a generous second. */
+    info = make_info(STRATA_MPI_ALLOC_TYPE, STRATA_MPI_STORAGE, STRATA_MPI_FILENAME, path, STRATA_MPI_ACCESS_STYLE,
+                     "read_once", NULL);
+    void* memory = NULL;
+    const int got = MPI_Alloc_mem(WINDOW, info, &memory);
+    MPI_Info_free(&info);
+    if (got != MPI_SUCCESS) {
+        expect_io_error(got, "MPI_Alloc_mem", path);
+    } else {
+        sleep(1);
+        const int freed = MPI_Free_mem(memory);
+        expect_io_error(freed, "MPI_Free_mem", path);
+        char text[MPI_MAX_ERROR_STRING] = "";
+        int length = 0;
+        MPI_Error_string(freed, text, &length);
+        CHECK(strstr(text, "storage_alloc_filename=:") == NULL && strstr(text, "=: ") == NULL,
+              "MPI_Free_mem: message \"%s\" names a hint with no value", text);
     }
     /* Nothing written back: the first MiB (readable) is still the file's. */
     unsigned char head[MIB];
