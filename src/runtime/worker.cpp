@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/cpu_relax.hpp"
 #include "core/log.hpp"
 #include "scheduler.hpp"
 
@@ -217,18 +218,6 @@ bool Runtime::Impl::park(Worker& self, bool surrender) {
     return true;
 }
 
-namespace {
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield" ::: "memory");
-#endif
-}
-
-}  // namespace
-
 // idle+standby (include/strata/runtime.hpp): instead of parking, `self` stays
 // runnable at SCHED_IDLE, out of the monitor's count, spinning on it. When
 // the core's last ready worker blocks, the kernel has nothing else to run
@@ -245,8 +234,7 @@ bool Runtime::Impl::stand_by(Worker& self, bool surrender) {
     const pid_t tid = self.tid.load(std::memory_order_acquire);
     {
         std::lock_guard lock(core.mutex);
-        if ((surrender && core.active.load(std::memory_order_acquire) <= 1) ||
-            core.standby.load(std::memory_order_acquire) != nullptr ||
+        if (core.standby.load(std::memory_order_acquire) != nullptr ||
             core.active.load(std::memory_order_acquire) <= 1 || stopping.load(std::memory_order_acquire) ||
             !cover_idle.load(std::memory_order_acquire)) {
             return false;
@@ -276,7 +264,7 @@ bool Runtime::Impl::stand_by(Worker& self, bool surrender) {
             if (core.parked_in_task.load(std::memory_order_acquire) > 0) {
                 attend(core);
             }
-            cpu_relax();
+            strata::core::cpu_relax();
         } else {
             // Run while a ready worker waits: beside a cover, SCHED_IDLE as
             // well, it would get half the core. A yield pushes its deadline

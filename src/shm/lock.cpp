@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/cpu_relax.hpp"
 #include "shm/layout.hpp"
 #include "shm/port_layout.hpp"
 
@@ -93,12 +94,6 @@ std::uint32_t low_word(std::uint64_t value) {
 const std::atomic<std::uint32_t>* low_half(const std::atomic<std::uint64_t>& word) {
     static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
     return reinterpret_cast<const std::atomic<std::uint32_t>*>(&word);
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
 }
 
 std::uint64_t thread_tag() {
@@ -194,7 +189,7 @@ std::uint64_t lock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uin
         return 0;
     }
     for (int spin = 0; spin < 200; ++spin) {
-        cpu_relax();
+        strata::core::cpu_relax();
         expected = 0;
         if (owner.load(std::memory_order_relaxed) == 0 &&
             owner.compare_exchange_weak(expected, self.token, std::memory_order_acquire)) {

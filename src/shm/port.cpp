@@ -10,6 +10,7 @@
 
 #include <sched.h>
 
+#include "core/cpu_relax.hpp"
 #include "core/log.hpp"
 #include "shm/mpi_waiter.hpp"
 #include "shm/objects.hpp"
@@ -39,12 +40,6 @@ void copy_text(char* out, std::size_t capacity, std::string_view text) {
 
 std::string_view text_of(const char* text, std::size_t capacity) {
     return {text, ::strnlen(text, capacity)};
-}
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
 }
 
 Result<void> check_shape(std::string_view name, const PortShared& p, const PortOptions& o) {
@@ -349,7 +344,7 @@ Result<void> Port::lock(std::string_view op) {
             bump_and_wake(shared_->freed, shared_->free_waiters);
         }
         while (shared_->broken.load(std::memory_order_acquire) == 2) {
-            cpu_relax();
+            strata::core::cpu_relax();
         }
         return make_error(Errc::broken, "{}: {}", op, text_of(shared_->broken_reason, sizeof shared_->broken_reason));
     }
@@ -522,7 +517,7 @@ Result<void> Port::wait(std::string_view op, std::uint32_t seen, bool for_slot,
                 if (word.load(std::memory_order_acquire) != seen) {
                     return {};
                 }
-                cpu_relax();
+                strata::core::cpu_relax();
             }
             // Give the core away now and then: with more spinners than cores the
             // producer we wait for may need it.
