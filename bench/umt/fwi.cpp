@@ -12,7 +12,7 @@
 // scheduling point after each snapshot read; --direct=1 opens the snapshot file with O_DIRECT, as the paper
 // does to keep the page cache out of the measurement; --latency-us=N makes every
 // snapshot transfer also wait N µs for a latency-bound device
-// (umt::LatencyDevice: a fixed latency however many transfers are in flight,
+// (umt::device_wait: a fixed latency however many transfers are in flight,
 // as on a remote store), for runs with the paper's blocking share.
 #include <cmath>
 #include <vector>
@@ -29,7 +29,6 @@ struct Config {
     int fd = -1;
 };
 Config g;
-umt::LatencyDevice* g_device = nullptr;
 // Two copies of the volume (steps alternate between them), one per slice.
 std::vector<double*> g_volume[2];
 std::vector<std::uint64_t> g_written_sum;  // checksum of every snapshot written
@@ -85,7 +84,7 @@ ocrGuid_t sliceEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
         // Backward: the snapshot of this slice and step first, checked.
         umt::AlignedBuffer buffer(bytes);
         umt::full_pread(g.fd, buffer.data(), bytes, snapshot_index(step, slice) * bytes);
-        if (g.latency_us != 0) g_device->wait(g.latency_us);
+        if (g.latency_us != 0) umt::device_wait(g.latency_us);
         if (checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles) !=
             g_written_sum[snapshot_index(step, slice)])
             g_mismatches.fetch_add(1);
@@ -102,7 +101,7 @@ ocrGuid_t sliceEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
         g_written_sum[snapshot_index(step, slice)] =
             checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles);
         umt::full_pwrite(g.fd, buffer.data(), bytes, snapshot_index(step, slice) * bytes);
-        if (g.latency_us != 0) g_device->wait(g.latency_us);
+        if (g.latency_us != 0) umt::device_wait(g.latency_us);
     }
     ocrEventSatisfy(g_done[k * g.slices + slice], NULL_GUID);
     return NULL_GUID;
@@ -148,7 +147,6 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
                            ",\"snapshot_mismatches\":" + std::to_string(g_mismatches.load()) +
                            ",\"checksum\":" + std::to_string(sum));
     for (const auto event : g_done) ocrEventDestroy(event);
-    delete g_device;
     if (g_mismatches.load() != 0) {
         ocrAbort(3);
     } else {
@@ -177,7 +175,6 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
     g.direct = args.count("direct") != 0;
     g.yield_after_io = args.count("yield") != 0;
     g.latency_us = args.count("latency-us");
-    g_device = new umt::LatencyDevice();
     const std::uint64_t snapshots = snapshot_count();
     const std::uint64_t bytes = g.slice_doubles * sizeof(double);
     g.fd = umt::open_data_file(args.str("file"), snapshots * bytes, g.direct);

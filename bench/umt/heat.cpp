@@ -7,7 +7,7 @@
 // iterations each task also writes its block to a checkpoint file (O_DIRECT
 // with --direct=1), after updating it, as in the paper; --latency-us=N makes
 // each checkpoint write also wait N µs for a latency-bound device
-// (umt::LatencyDevice), for runs with the paper's blocking share.
+// (umt::device_wait), for runs with the paper's blocking share.
 //
 //   strata-umt-heat --blocks=8 --block-size=256 --iters=16 --sweeps=8 --ckpt-every=2 --direct=1
 #include <vector>
@@ -23,7 +23,6 @@ struct Config {
     int fd = -1;
 };
 Config g;
-umt::LatencyDevice* g_device = nullptr;
 double* g_grid = nullptr;
 std::vector<ocrGuid_t> g_done;  // STICKY per (k, i, j)
 
@@ -60,7 +59,7 @@ ocrGuid_t blockEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
         for (std::uint64_t r = 0; r < g.bs; ++r)
             std::memcpy(buffer.data() + r * row_bytes, g_grid + (i * g.bs + r) * g.n + j * g.bs, row_bytes);
         umt::full_pwrite(g.fd, buffer.data(), buffer.size(), (i * g.blocks + j) * buffer.size());
-        if (g.latency_us != 0) g_device->wait(g.latency_us);
+        if (g.latency_us != 0) umt::device_wait(g.latency_us);
     }
     ocrEventSatisfy(done(k, i, j), NULL_GUID);
     return NULL_GUID;
@@ -103,7 +102,6 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
                             ",\"io_bytes\":" + std::to_string(checkpoints * g.n * g.n * sizeof(double)) +
                             ",\"checksum\":\"" + sum_text + "\"");
     for (const auto event : g_done) ocrEventDestroy(event);
-    delete g_device;
     ocrShutdown();
     return NULL_GUID;
 }
@@ -127,7 +125,6 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
     g.ckpt_every = args.count("ckpt-every");  // 0: no checkpoints (compute alone)
     g.direct = args.count("direct") != 0;
     g.latency_us = args.count("latency-us");
-    g_device = new umt::LatencyDevice();
     if ((g.bs * g.bs * sizeof(double)) % 4096 != 0) {
         std::fprintf(stderr, "umt: --block-size=%llu: a block must be a multiple of 4 KiB for O_DIRECT\n",
                      static_cast<unsigned long long>(g.bs));

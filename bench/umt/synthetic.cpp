@@ -35,13 +35,11 @@ struct Config {
 Config g;
 std::atomic<std::uint64_t> g_checksum{0};
 
-umt::LatencyDevice* g_device = nullptr;
-
 void block_once(std::uint64_t task) {
     static const char* const kinds[] = {"pipe", "odirect", "fsync"};
     const std::string kind = g.block == "mix" ? kinds[task % 3] : g.block;
     if (kind == "pipe") {
-        g_device->wait(g.block_us);
+        umt::device_wait(g.block_us);
     } else if (kind == "odirect") {
         thread_local umt::AlignedBuffer buffer(g.io_bytes);
         const std::uint64_t slots = g.file_bytes / g.io_bytes;
@@ -81,7 +79,6 @@ ocrGuid_t reportEdt(u32, u64*, u32, ocrEdtDep_t*) {
                                  ",\"io_bytes\":" + std::to_string(g.io_bytes) + ",\"tasks\":" +
                                  std::to_string(g.tasks) + ",\"compute_iters\":" + std::to_string(g.compute_iters) +
                                  ",\"checksum\":" + std::to_string(g_checksum.load()));
-    delete g_device;
     if (g.sync_fd >= 0) ::unlink((g.file + ".sync").c_str());
     ocrShutdown();
     return NULL_GUID;
@@ -125,7 +122,6 @@ extern "C" ocrGuid_t mainEdt(u32, u64*, u32, ocrEdtDep_t depv[]) {
     }
     if (g.block == "fsync" || g.block == "mix")
         g.sync_fd = umt::open_data_file(args.str("file") + ".sync", 4096 * 1024, false);
-    g_device = new umt::LatencyDevice();
 
     umt::start_measuring();
     ocrGuid_t root_template, report_template, start, root, done, report;

@@ -191,8 +191,8 @@ inline void full_pread(int fd, void* data, std::size_t bytes, std::uint64_t offs
 }
 
 // A device whose requests take a fixed latency however many are in flight
-// (latency-bound storage, e.g. a remote store's acknowledgement): wait(us)
-// blocks the calling thread in read() on a timerfd armed for `us`
+// (latency-bound storage, e.g. a remote store's acknowledgement):
+// device_wait(us) blocks the calling thread in read() on a timerfd armed for `us`
 // microseconds, so the kernel's timer wakes it as a device's completion
 // interrupt would. No CPU is used meanwhile, by the caller or by anyone else:
 // an earlier version had a thread of its own write to a pipe at each
@@ -200,32 +200,25 @@ inline void full_pread(int fd, void* data, std::size_t bytes, std::uint64_t offs
 // 4.3 % of their time from the tasks in the monitored modes (while in `off`
 // it ran when the cores would have idled) — a cost no real device puts on the
 // host (docs/benchmarks/umt/thread-cpu).
-class LatencyDevice {
-public:
-    LatencyDevice() = default;
-    LatencyDevice(const LatencyDevice&) = delete;
-    LatencyDevice& operator=(const LatencyDevice&) = delete;
-
-    void wait(std::uint64_t us) const {
-        const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-        if (fd < 0) {
-            std::perror("umt: timerfd_create");
-            std::exit(1);
-        }
-        itimerspec at{};
-        at.it_value.tv_sec = static_cast<time_t>(us / 1'000'000);
-        at.it_value.tv_nsec = static_cast<long>((us % 1'000'000) * 1000);
-        if (at.it_value.tv_sec == 0 && at.it_value.tv_nsec == 0) at.it_value.tv_nsec = 1;  // 0 would disarm it
-        if (::timerfd_settime(fd, 0, &at, nullptr) != 0) {
-            std::perror("umt: timerfd_settime");
-            std::exit(1);
-        }
-        std::uint64_t expirations = 0;
-        while (::read(fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {
-        }
-        ::close(fd);
+inline void device_wait(std::uint64_t us) {
+    const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    if (fd < 0) {
+        std::perror("umt: timerfd_create");
+        std::exit(1);
     }
-};
+    itimerspec at{};
+    at.it_value.tv_sec = static_cast<time_t>(us / 1'000'000);
+    at.it_value.tv_nsec = static_cast<long>((us % 1'000'000) * 1000);
+    if (at.it_value.tv_sec == 0 && at.it_value.tv_nsec == 0) at.it_value.tv_nsec = 1;  // 0 would disarm it
+    if (::timerfd_settime(fd, 0, &at, nullptr) != 0) {
+        std::perror("umt: timerfd_settime");
+        std::exit(1);
+    }
+    std::uint64_t expirations = 0;
+    while (::read(fd, &expirations, sizeof expirations) < 0 && errno == EINTR) {
+    }
+    ::close(fd);
+}
 // The paper's advice for a task that computes after I/O: a scheduling point
 // right after the I/O, so a worker woken meanwhile and this one do not both
 // run for the rest of the task (oversubscription).
@@ -234,9 +227,10 @@ inline void scheduling_point_after_io() {
 }
 
 // CPU time of each of this process's threads by kind (workers "strata-w*",
-// the monitor's and the leader's threads, the benchmark's device thread, the
-// rest), from /proc/self/task/*/schedstat (nanoseconds on a CPU), keyed by
-// thread id so that the measured window can subtract its start.
+// the monitor's and the leader's threads, the rest; "device" was the
+// benchmark's own device thread before the timerfd device and stays in the
+// records at 0, so reports of old and new runs have the same columns), from /proc/self/task/*/schedstat (nanoseconds on
+// a CPU), keyed by thread id so that the measured window can subtract its start.
 struct ThreadCpu {
     std::map<long, std::pair<std::string, double>> by_tid;  // tid -> (kind, seconds)
 };
@@ -245,7 +239,6 @@ inline std::string thread_kind(std::string comm) {
     if (comm.rfind("strata-w", 0) == 0) return "worker";
     if (comm == "strata-monitor") return "monitor";
     if (comm == "strata-leader") return "leader";
-    if (comm == "umt-device") return "device";
     return "other";
 }
 inline ThreadCpu thread_cpu() {
