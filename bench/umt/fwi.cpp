@@ -81,27 +81,35 @@ ocrGuid_t sliceEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
     const std::size_t bytes = g.slice_doubles * sizeof(double);
     const bool io_step = g.io_freq != 0 && step % g.io_freq == 0;
     if (phase == 1 && io_step) {
-        // Backward: the snapshot of this slice and step first, checked.
-        umt::AlignedBuffer buffer(bytes);
-        umt::full_pread(g.fd, buffer.data(), bytes, snapshot_index(step, slice) * bytes);
-        if (g.latency_us != 0) umt::device_wait(g.latency_us);
-        if (checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles) !=
-            g_written_sum[snapshot_index(step, slice)])
-            g_mismatches.fetch_add(1);
+        {
+            // Backward: the snapshot of this slice and step first, checked. One buffer per worker
+            // thread (as heat's and the synthetic tasks'), not a freshly faulted one per transfer.
+            const umt::TaskBodyCpu body;
+            thread_local umt::AlignedBuffer buffer(bytes);
+            umt::full_pread(g.fd, buffer.data(), bytes, snapshot_index(step, slice) * bytes);
+            if (g.latency_us != 0) umt::device_wait(g.latency_us);
+            if (checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles) !=
+                g_written_sum[snapshot_index(step, slice)])
+                g_mismatches.fetch_add(1);
+        }
+        // The runtime's scheduling point is not the task's own work.
         if (g.yield_after_io) umt::scheduling_point_after_io();
     }
     {
-        const umt::TaskCpu cpu;
-        propagate(parity, slice);
-    }
-    if (phase == 0 && io_step) {
-        // Forward: the snapshot of this slice; O_DIRECT needs an aligned copy.
-        umt::AlignedBuffer buffer(bytes);
-        std::memcpy(buffer.data(), g_volume[parity][slice], bytes);
-        g_written_sum[snapshot_index(step, slice)] =
-            checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles);
-        umt::full_pwrite(g.fd, buffer.data(), bytes, snapshot_index(step, slice) * bytes);
-        if (g.latency_us != 0) umt::device_wait(g.latency_us);
+        const umt::TaskBodyCpu body;
+        {
+            const umt::TaskCpu cpu;
+            propagate(parity, slice);
+        }
+        if (phase == 0 && io_step) {
+            // Forward: the snapshot of this slice; O_DIRECT needs an aligned copy.
+            thread_local umt::AlignedBuffer buffer(bytes);
+            std::memcpy(buffer.data(), g_volume[parity][slice], bytes);
+            g_written_sum[snapshot_index(step, slice)] =
+                checksum(reinterpret_cast<const double*>(buffer.data()), g.slice_doubles);
+            umt::full_pwrite(g.fd, buffer.data(), bytes, snapshot_index(step, slice) * bytes);
+            if (g.latency_us != 0) umt::device_wait(g.latency_us);
+        }
     }
     ocrEventSatisfy(g_done[k * g.slices + slice], NULL_GUID);
     return NULL_GUID;

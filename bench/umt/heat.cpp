@@ -50,16 +50,22 @@ void relax(std::uint64_t bi, std::uint64_t bj) {
 ocrGuid_t blockEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
     const std::uint64_t k = paramv[0], i = paramv[1], j = paramv[2];
     {
-        const umt::TaskCpu cpu;
-        relax(i, j);
-    }
-    if (g.ckpt_every != 0 && (k + 1) % g.ckpt_every == 0) {
-        const std::size_t row_bytes = g.bs * sizeof(double);
-        umt::AlignedBuffer buffer(g.bs * row_bytes);
-        for (std::uint64_t r = 0; r < g.bs; ++r)
-            std::memcpy(buffer.data() + r * row_bytes, g_grid + (i * g.bs + r) * g.n + j * g.bs, row_bytes);
-        umt::full_pwrite(g.fd, buffer.data(), buffer.size(), (i * g.blocks + j) * buffer.size());
-        if (g.latency_us != 0) umt::device_wait(g.latency_us);
+        const umt::TaskBodyCpu body;
+        {
+            const umt::TaskCpu cpu;
+            relax(i, j);
+        }
+        if (g.ckpt_every != 0 && (k + 1) % g.ckpt_every == 0) {
+            const std::size_t row_bytes = g.bs * sizeof(double);
+            // One buffer per worker thread, as the synthetic tasks keep theirs: a fresh one per
+            // checkpoint made every write fault in and zero new pages, more of them the more
+            // worker threads (and malloc arenas) a mode runs.
+            thread_local umt::AlignedBuffer buffer(g.bs * row_bytes);
+            for (std::uint64_t r = 0; r < g.bs; ++r)
+                std::memcpy(buffer.data() + r * row_bytes, g_grid + (i * g.bs + r) * g.n + j * g.bs, row_bytes);
+            umt::full_pwrite(g.fd, buffer.data(), buffer.size(), (i * g.blocks + j) * buffer.size());
+            if (g.latency_us != 0) umt::device_wait(g.latency_us);
+        }
     }
     ocrEventSatisfy(done(k, i, j), NULL_GUID);
     return NULL_GUID;

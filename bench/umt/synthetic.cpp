@@ -54,6 +54,7 @@ void block_once(std::uint64_t task) {
 }
 
 ocrGuid_t taskEdt(u32, u64* paramv, u32, ocrEdtDep_t*) {
+    const umt::TaskBodyCpu body;
     {
         const umt::TaskCpu cpu;
         const double x = umt::spin_compute(g.compute_iters, static_cast<double>(paramv[0]));

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The UMT benchmark programs on tiny inputs: each finishes, prints its result
 # line, and FWI and heat compute the same checksum with the monitor as without
-# it (the dependences held while blocked workers were replaced).
+# it (the dependences held while blocked workers were replaced). Every result
+# line's CPU figures nest: the compute kernels' time is part of the task
+# bodies' time, which is part of the process's.
 # Usage: monitor_bench_umt_smoke.sh <bin dir> <scratch dir>
 set -euo pipefail
 # Command substitutions inherit set -e, and checksum() checks each program's
@@ -14,6 +16,17 @@ trap 'rm -rf "$dir"' EXIT
 monitor=proc
 [[ "$(id -u)" == 0 ]] && monitor=ebpf
 
+field() { sed -E "s/.*\"$1\":([0-9.]+).*/\1/" <<< "$2"; }
+
+cpu_figures_nest() {
+  local kernel body process
+  kernel=$(field task_cpu_s "$1") body=$(field task_body_cpu_s "$1") process=$(field cpu_s "$1")
+  if ! awk -v k="$kernel" -v b="$body" -v p="$process" 'BEGIN { exit !(k > 0 && k <= b && b <= p) }'; then
+    echo "$2: CPU figures do not nest: kernels $kernel s, task bodies $body s, process $process s" >&2
+    exit 1
+  fi
+}
+
 checksum() {
   local output line status=0
   output=$(STRATA_MONITOR=$1 timeout 60 "${@:2}") || status=$?
@@ -22,6 +35,7 @@ checksum() {
     exit 1
   fi
   line=$(grep '^UMT_RESULT ' <<< "$output") || { echo "no result line from ${*:2} (STRATA_MONITOR=$1)" >&2; exit 1; }
+  cpu_figures_nest "$line" "${*:2} (STRATA_MONITOR=$1)"
   sed -E 's/.*"checksum":"?([^",}]*).*/\1/' <<< "$line"
 }
 
