@@ -46,6 +46,20 @@ def test_targets_are_the_reports_target_rows_with_met_and_missed(bench):
     assert all("not established" in t.measured for t in undecided)
 
 
+def test_umts_targets_are_the_rows_of_its_markdown_reports_targets_table(bench):
+    # bench/umt/report.py writes the same rows into results.md and results.json; this fails when one of them
+    # is edited or regenerated without the other.
+    text = (REPORTS / "umt" / "results.md").read_text()
+    table = text[text.index("## Targets") :].split("\n\n")[2]
+    rows = [line.split(" | ") for line in table.splitlines()[2:]]
+    sut = bench.load("umt", REPORTS)
+    assert len(sut.targets) == len(rows) >= 7
+    for target, (name, measured, met) in zip(sut.targets, rows, strict=True):
+        assert name.removeprefix("| ") == target.name
+        assert measured == target.measured
+        assert target.met is (met.removesuffix(" |") == "yes")
+
+
 def test_a_configurations_median_is_the_value_the_report_records(bench):
     rows = json.loads((REPORTS / "regions" / "results.json").read_text())["bandwidth"]["results"]
     sut = bench.load("regions", REPORTS)
