@@ -90,3 +90,14 @@ strata_bench_need() {
     fi
   done
 }
+
+# Moves every process of cgroup $1 back to the root of its hierarchy $2, then
+# removes it.
+strata_bench_remove_cgroup() {
+  local group=$1 parent=$2
+  [[ -d "$group" ]] || return 0
+  while read -r pid; do
+    echo "$pid" > "$parent/cgroup.procs" 2>/dev/null || true
+  done < "$group/cgroup.procs"
+  rmdir "$group" 2>/dev/null || echo "bench/$suite_name/run: could not remove $group" >&2
+}

@@ -136,6 +136,9 @@ def main() -> int:
         "p2p_mb_s": bandwidth,
         "memcpy_10MB_mb_s": memcpy,
         "best_transport": best,
+        # The cpu cgroup bench/shared-objects/run made for the rerun (None: it ran where it was started, under
+        # autogroup, which weighs the threads method's one session against one session per shm/MPI task).
+        "cpu_cgroup": os.environ.get("STRATA_BENCH_CPU_CGROUP"),
         "runs": runs,
         "handoff": handoff,
     }
