@@ -16,6 +16,12 @@
 #   strata_bench_value OPT N  exits 2 unless OPT has a value (N: arguments left)
 #   strata_bench_need_python  exits 1 unless $python imports matplotlib
 #   strata_bench_need BIN...  exits 1 unless every BIN is an executable in $bin_dir
+#   strata_bench_remove_cgroup GROUP PARENT
+#                             moves GROUP's processes (this script among them) back to
+#                             PARENT, then removes GROUP
+#   strata_bench_kill_cgroup GROUP
+#                             kills GROUP's processes (ranks a timeout or a signal left
+#                             there), then removes GROUP
 
 strata_bench_lib_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 
@@ -99,5 +105,22 @@ strata_bench_remove_cgroup() {
   while read -r pid; do
     echo "$pid" > "$parent/cgroup.procs" 2>/dev/null || true
   done < "$group/cgroup.procs"
-  rmdir "$group" 2>/dev/null || echo "bench/$suite_name/run: could not remove $group" >&2
+  rmdir "$group" 2>/dev/null || echo "$0: could not remove $group" >&2
+}
+
+# Ends every process of cgroup $1, by id, then removes it (a group keeps
+# existing until its last process has exited).
+strata_bench_kill_cgroup() {
+  local group=$1 pids
+  [[ -d "$group" ]] || return 0
+  for _ in 1 2 3; do
+    pids=$(cat "$group/cgroup.procs" 2>/dev/null) || break
+    [[ -z "$pids" ]] && break
+    # shellcheck disable=SC2086
+    kill -KILL $pids 2>/dev/null || true
+    sleep 0.5
+  done
+  for _ in $(seq 50); do rmdir "$group" 2>/dev/null && break; sleep 0.1; done
+  [[ -d "$group" ]] && echo "$0: could not remove $group" >&2
+  return 0
 }

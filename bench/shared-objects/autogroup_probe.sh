@@ -6,6 +6,7 @@
 # every exit. A probe (docs/benchmarks/shared-objects/README.md), not a benchmark.
 # Usage: bench/shared-objects/autogroup_probe.sh [STRATA] [RUNS]
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 strata=${1:-build/default/bin/strata} runs=${2:-2}
 cpu=/sys/fs/cgroup/cpu group=/sys/fs/cgroup/cpu/strata-autogroup-probe-$$
 loops=()
@@ -13,10 +14,7 @@ cleanup() {
   local status=$?
   trap - EXIT INT TERM
   ((${#loops[@]})) && kill "${loops[@]}" 2>/dev/null
-  if [[ -d "$group" ]]; then
-    while read -r pid; do echo "$pid" > "$cpu/cgroup.procs" 2>/dev/null || true; done < "$group/cgroup.procs"
-    rmdir "$group"
-  fi
+  strata_bench_remove_cgroup "$group" "$cpu"
   exit "$status"
 }
 trap cleanup EXIT

@@ -7,8 +7,9 @@
 # Usage: bench/storage-windows/ooc_memory_probe.sh [BIN_DIR] [VARIANT] [FACTOR] [JSON]
 #   JSON: also write the samples (MiB) and the DHT's record there
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 bin=${1:-build/default/bin} variant=${2:-combined} factor=${3:-0.875} json=${4:-}
-root=/sys/fs/cgroup/memory group=/sys/fs/cgroup/memory/strata-ooc-probe-$$
+group=/sys/fs/cgroup/memory/strata-ooc-probe-$$
 limit=$((192 * 1024 * 1024))
 work=$(mktemp -d /var/tmp/strata-ooc-probe-XXXXXX)
 child=""
@@ -16,11 +17,7 @@ cleanup() {
   local status=$?
   trap - EXIT INT TERM
   [[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null
-  if [[ -d "$group" ]]; then
-    while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done < "$group/cgroup.procs"
-    for _ in 1 2 3 4 5 6 7 8 9 10; do [[ -s "$group/cgroup.procs" ]] || break; sleep 0.2; done
-    rmdir "$group"
-  fi
+  strata_bench_kill_cgroup "$group"
   rm -rf "$work"
   exit "$status"
 }
