@@ -1,5 +1,5 @@
 """Counts the system calls of the calling thread without ptrace or seccomp, the twin of
-tests/support/syscall_counter.hpp: a perf counter on a tracepoint ("raw_syscalls/sys_enter" for every
+src/core/syscall_counter.hpp: a perf counter on a tracepoint ("raw_syscalls/sys_enter" for every
 call, "syscalls/sys_enter_futex" for futex calls), for this thread only.
 
     counter = SyscallCounter("raw_syscalls/sys_enter")    # OSError if the kernel offers none here

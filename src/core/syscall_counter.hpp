@@ -34,7 +34,7 @@
 #include <string>
 #include <utility>
 
-namespace strata::test {
+namespace strata::core {
 
 class SyscallCounter {
 public:
@@ -158,4 +158,4 @@ private:
     int fd_ = -1;
 };
 
-}  // namespace strata::test
+}  // namespace strata::core
