@@ -25,6 +25,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from report_plots import save_png  # noqa: E402
 from target_rows import Definition, row  # noqa: E402
 
 READ_CONFIGS = ["tmpfs", "disk", "memfd", "fuse-shm", "fuse-vm", "fuse-cache"]
@@ -360,7 +361,7 @@ def main() -> int:
     ax2.set_ylabel("output time / tmpfs file")
     ax2.set_title("Output capture")
     fig.tight_layout()
-    fig.savefig(args.out_dir / "results.png", dpi=110)
+    save_png(fig, args.out_dir / "results.png", dpi=110)
     return 0
 
 

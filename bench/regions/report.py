@@ -13,12 +13,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from report_plots import save_png  # noqa: E402
 
 TARGETS: list[dict] = []
 PATTERNS = ["seq_read", "seq_write", "rand_read", "rand_write"]
@@ -381,7 +385,7 @@ def plot(doc: dict, path: Path) -> None:
         f"strata regions benchmark — {doc['machine']['date_utc'][:10]} — {machine_line(doc)}", fontsize=8
     )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
     plt.close(fig)
 
 

@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 import ratios_report  # noqa: E402
+from report_plots import save_png  # noqa: E402
 from target_rows import Definition, row  # noqa: E402
 
 TYPES = "workflow types at 10 MB, iterations/s (ratio rerun, medians of its repeats)"
@@ -102,7 +103,7 @@ def main() -> int:
     fig, ax = plt.subplots(figsize=(7, 4))
     bars(ax, types, shapes, ["shm", "mpi", "threads"], "Throughput vs workflow type, 10 MB (paper Fig. 3)")
     fig.tight_layout()
-    fig.savefig(out / "fig3_types.png", dpi=110)
+    save_png(fig, out / "fig3_types.png", dpi=110)
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -114,7 +115,7 @@ def main() -> int:
         "Copying at the boundaries, 10 MB (paper Fig. 4)",
     )
     fig.tight_layout()
-    fig.savefig(out / "fig4_copy.png", dpi=110)
+    save_png(fig, out / "fig4_copy.png", dpi=110)
     plt.close(fig)
 
     scaling = pick(rows, experiment="scaling")
@@ -130,7 +131,7 @@ def main() -> int:
         ax.set_title(f"{shape}, 10 MB (paper Fig. 5)")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "fig5_scaling.png", dpi=110)
+    save_png(fig, out / "fig5_scaling.png", dpi=110)
     plt.close(fig)
 
     sizes = pick(rows, experiment="sizes")
@@ -150,7 +151,7 @@ def main() -> int:
         ax.legend(fontsize=8)
     fig.suptitle("Throughput vs data size (paper Fig. 6)")
     fig.tight_layout()
-    fig.savefig(out / "fig6_sizes.png", dpi=110)
+    save_png(fig, out / "fig6_sizes.png", dpi=110)
     plt.close(fig)
 
     # Targets.

@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from report_plots import save_png  # noqa: E402
 from target_rows import Definition  # noqa: E402
 from target_rows import row as target_row  # noqa: E402
 
@@ -401,7 +402,7 @@ def main():
     axes[0].set_ylabel("p50 handoff latency (µs, log)")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "handoff.png", dpi=100)
+    save_png(fig, out / "handoff.png", dpi=100)
 
 
 if __name__ == "__main__":

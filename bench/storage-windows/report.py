@@ -21,6 +21,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -28,6 +29,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from report_plots import save_png  # noqa: E402
 from shared_targets import shared_rows  # noqa: E402
 
 KERNELS = ["SEQ", "PAD", "RND", "MIX"]
@@ -576,7 +580,7 @@ def plot_mstream(summary, out: Path):
     ax.set_title("mSTREAM: window bandwidth, flush included")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "mstream.png", dpi=110)
+    save_png(fig, out / "mstream.png", dpi=110)
     plt.close(fig)
 
 
@@ -595,7 +599,7 @@ def plot_rma(summary, out: Path):
     ax.set_title("IMB-RMA style: storage windows vs memory windows")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "rma.png", dpi=110)
+    save_png(fig, out / "rma.png", dpi=110)
     plt.close(fig)
 
 
@@ -618,7 +622,7 @@ def plot_dht(dht, ooc, out: Path):
     axes[1].set_title("DHT out of core (memory cgroup)")
     axes[1].tick_params(axis="x", labelsize=7)
     fig.tight_layout()
-    fig.savefig(out / "dht.png", dpi=110)
+    save_png(fig, out / "dht.png", dpi=110)
     plt.close(fig)
 
 
@@ -642,7 +646,7 @@ def plot_checkpoint(hacc, mapreduce, out: Path):
     axes[1].set_title("MapReduce word count")
     axes[1].tick_params(axis="x", labelsize=7)
     fig.tight_layout()
-    fig.savefig(out / "checkpoint.png", dpi=110)
+    save_png(fig, out / "checkpoint.png", dpi=110)
     plt.close(fig)
 
 

@@ -3,12 +3,15 @@
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from judge import (  # noqa: E402
     COLORS,
     PAPER_CASES,
@@ -21,6 +24,7 @@ from judge import (  # noqa: E402
     target_rows,
     targets,
 )
+from report_plots import save_png  # noqa: E402
 
 
 def plot_share(summary, out):
@@ -53,7 +57,7 @@ def plot_share(summary, out):
         ax.legend()
     fig.tight_layout()
     path = out / "synthetic_share.png"
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
     plt.close(fig)
     return path.name
 
@@ -92,7 +96,7 @@ def plot_bars(summary, out, key, ylabel, title, name, scale=1.0, reference=None)
     ax.legend()
     fig.tight_layout()
     path = out / name
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
     plt.close(fig)
     return path.name
 

@@ -23,6 +23,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from report_plots import save_png  # noqa: E402
 from target_rows import Definition, row  # noqa: E402
 
 LABELS = {
@@ -370,7 +371,7 @@ def plot(data: dict, summary: dict, path: Path) -> None:
         ax.set_ylabel("job time (s)")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    save_png(fig, path, dpi=90)
 
 
 def main() -> int:
