@@ -77,7 +77,9 @@ std::string handle_input(Daemon& daemon, const std::vector<std::string_view>& w)
     return fmt::format("ok {}/{}/{}", daemon.mount_point, kDbDir, name);
 }
 
-std::string handle(Daemon& daemon, std::string_view request, bool& quit) {
+}  // namespace
+
+std::string handle_request(Daemon& daemon, std::string_view request, bool& quit) {
     const auto w = split_words(request);
     if (w.empty()) {
         return error_reply(EINVAL, "empty request");
@@ -125,8 +127,6 @@ std::string handle(Daemon& daemon, std::string_view request, bool& quit) {
     }
     return error_reply(EINVAL, fmt::format("unknown request '{}'", request.substr(0, 64)));
 }
-
-}  // namespace
 
 int store_in_page_cache(Daemon& daemon, Entry& entry, std::string& error) {
     // The kernel keeps pages only for an inode it knows: open the file
@@ -210,7 +210,7 @@ std::string serve_control(Daemon& daemon, void* socket, int owner_pidfd, int sig
         const std::string request(static_cast<const char*>(zmq_msg_data(&msg)), zmq_msg_size(&msg));
         zmq_msg_close(&msg);
         bool quit = false;
-        const std::string reply = handle(daemon, request, quit);
+        const std::string reply = handle_request(daemon, request, quit);
         zmq_send(socket, reply.data(), reply.size(), 0);
         if (quit) {
             return "quit requested";

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 
 #include "registry.hpp"
 
@@ -27,6 +28,10 @@ fuse_lowlevel_ops make_operations();
 /// Serves the control socket until quit, the owner's death, a signal or the
 /// end of the FUSE loop (`loop_done`, an eventfd). Returns the reason.
 std::string serve_control(Daemon& daemon, void* zmq_socket, int owner_pidfd, int signal_fd, int loop_done);
+
+/// Answers one control request (protocol.hpp): "ok ..." or "err <errno> <message>";
+/// sets `quit` for a quit request. The control thread's only parser.
+std::string handle_request(Daemon& daemon, std::string_view request, bool& quit);
 
 /// Pushes an input's bytes into the kernel's page cache (the fast path) and
 /// pins the inode with an open file of the daemon's own; errno or 0.
