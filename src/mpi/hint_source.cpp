@@ -51,14 +51,6 @@ bool names_storage(const HintMap& hints) {
     return false;
 }
 
-/// STRATA_MPI_WINDOW_HINTS_SCOPE: which routines the defaults apply to.
-struct Scope {
-    bool win_allocate = true;
-    bool win_allocate_shared = true;
-    bool alloc_mem = true;
-    std::size_t alloc_mem_min = 0;  ///< alloc_mem>=SIZE: smaller allocations stay in memory
-};
-
 constexpr std::string_view scope_variable = "STRATA_MPI_WINDOW_HINTS_SCOPE";
 constexpr std::string_view scope_entries =
     "expected a comma list of win_allocate, win_allocate_shared, alloc_mem, alloc_mem>=SIZE "
@@ -89,8 +81,10 @@ std::optional<std::size_t> parse_size(std::string_view text) {
     return value * multiplier;
 }
 
-std::expected<Scope, HintError> parse_scope(std::string_view text) {
-    Scope scope{.win_allocate = false, .win_allocate_shared = false, .alloc_mem = false};
+}  // namespace
+
+std::expected<HintScope, HintError> parse_scope(std::string_view text) {
+    HintScope scope{.win_allocate = false, .win_allocate_shared = false, .alloc_mem = false};
     std::string_view rest = text;
     while (!rest.empty()) {
         const auto comma = rest.find(',');
@@ -131,10 +125,12 @@ std::expected<Scope, HintError> parse_scope(std::string_view text) {
     return scope;
 }
 
+namespace {
+
 struct EnvironmentDefaults {
     bool set = false;
     HintMap hints;
-    Scope scope;
+    HintScope scope;
     std::optional<HintError> error;        ///< malformed STRATA_MPI_WINDOW_HINTS: fails the routines in scope
     std::optional<HintError> scope_error;  ///< malformed scope: fails every routine that could use the defaults
 };

@@ -22,6 +22,18 @@ enum class Routine { win_allocate, win_allocate_shared, alloc_mem };
 std::string_view scope_name(Routine routine) noexcept;
 std::string_view kind_name(Routine routine) noexcept;
 
+/// STRATA_MPI_WINDOW_HINTS_SCOPE: which routines the defaults apply to.
+struct HintScope {
+    bool win_allocate = true;
+    bool win_allocate_shared = true;
+    bool alloc_mem = true;
+    std::size_t alloc_mem_min = 0;  ///< alloc_mem>=SIZE: smaller allocations stay in memory
+};
+/// Parses the scope variable's text: a comma list of win_allocate,
+/// win_allocate_shared, alloc_mem, alloc_mem>=SIZE, all or none; a HintError
+/// naming the variable, its value and the entry otherwise.
+std::expected<HintScope, HintError> parse_scope(std::string_view text);
+
 /// The hints a routine applies.
 struct HintRequest {
     bool applies = false;           ///< false: pass the call straight to PMPI
