@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "options.hpp"
 #include "strata/error.hpp"
@@ -98,5 +99,9 @@ struct Header {
 };
 
 const char* to_string(Kind kind);
+
+/// Checks a control header that arrived from a peer before anything acts on
+/// it (header.cpp); corrupted, naming `what` (the channel) and the field.
+Result<void> check_header(const Header& h, std::string_view what);
 
 }  // namespace strata::video

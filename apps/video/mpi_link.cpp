@@ -159,9 +159,7 @@ Result<Header> MpiLink::next_header(int source, const std::string& what, int pat
         },
         what, patience);
     if (!r) return std::unexpected(r.error());
-    if (h.magic != Header::magic_value) {
-        return make_error(Errc::corrupted, "{}: a control message without the pipeline's magic number", what);
-    }
+    if (auto c = check_header(h, what); !c) return std::unexpected(c.error());
     ++ctx_.stats.messages_received;
     ctx_.stats.bytes_received += sizeof h;
     return h;

@@ -169,9 +169,7 @@ Result<void> ZmqSocket::receive(ZmqMessage& m, bool routed, bool delimited) {
     std::memcpy(&m.header, zmq_msg_data(&msg), sizeof(Header));
     bytes += sizeof(Header);
     zmq_msg_close(&msg);
-    if (m.header.magic != Header::magic_value) {
-        return make_error(Errc::corrupted, "{}: a message without the pipeline's magic number", name_);
-    }
+    if (auto c = check_header(m.header, name_); !c) return c;
     if (*more) {
         auto last = part(m.frame);
         if (!last) return std::unexpected(last.error());
