@@ -23,21 +23,6 @@ const char* to_string(Role role) {
     return "?";
 }
 
-const char* to_string(Kind kind) {
-    switch (kind) {
-        case Kind::ready: return "ready";
-        case Kind::job: return "job";
-        case Kind::stop: return "stop";
-        case Kind::result: return "result";
-        case Kind::info: return "info";
-        case Kind::end: return "end";
-        case Kind::complete: return "complete";
-        case Kind::abort: return "abort";
-        case Kind::fin: return "fin";
-    }
-    return "?";
-}
-
 double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -100,8 +100,16 @@ struct Header {
 
 const char* to_string(Kind kind);
 
+/// The largest frame side a header may announce (H.264's limit in FFmpeg).
+inline constexpr std::int32_t kMaxFrameSide = 16384;
+
 /// Checks a control header that arrived from a peer before anything acts on
-/// it (header.cpp); corrupted, naming `what` (the channel) and the field.
+/// it (header.cpp): the magic number, a known kind, for info and job a frame
+/// of 1..kMaxFrameSide per side, for job and result an index >= 0, for end,
+/// fin and complete a count >= 0. corrupted, naming `what` (the channel).
 Result<void> check_header(const Header& h, std::string_view what);
+/// Checks a job's frame: `bytes` is its width x height, and once the stream's
+/// frame size is known (`stream_bytes` > 0, a worker's buffers have it) that size.
+Result<void> check_job(const Header& job, std::size_t bytes, std::size_t stream_bytes, std::string_view what);
 
 }  // namespace strata::video

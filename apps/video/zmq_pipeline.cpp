@@ -254,9 +254,10 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
             return make_error(Errc::peer_dead, "the job was aborted by {}", m.header.get_text());
         }
         const StreamInfo info{m.header.width, m.header.height, 0, 0};
-        if (m.header.kind != Kind::job || !m.has_frame || m.bytes().size() != info.frame_bytes()) {
+        if (m.header.kind != Kind::job || !m.has_frame) {
             return make_error(Errc::corrupted, "unexpected {} message from the input", to_string(m.header.kind));
         }
+        if (auto c = check_job(m.header, m.bytes().size(), pool ? pool->bytes() : 0, "the input"); !c) return c;
         if (!pool) {
             pool = std::make_shared<BufferPool>(info.frame_bytes());
             ctx.stats.first_frame_s = ctx.elapsed();

@@ -39,6 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (auto& b : bytes) {
             b = in.byte();
         }
+        if (!check_job(h, bytes.size(), pool.size(), "fuzz")) {
+            continue;
+        }
         if (pool.empty()) {
             pool.resize(frame);
         }
