@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "core/toml_text.hpp"
+
 namespace strata::external {
 
 namespace {
@@ -237,6 +239,9 @@ Result<Config> Config::load(const std::filesystem::path& path) {
 }
 
 Result<Config> Config::parse(std::string_view text, std::string_view source) {
+    if (const std::string bad = detail::toml_control_character(text); !bad.empty()) {
+        return make_error(Errc::invalid_argument, "{}: not valid TOML: {}", source, bad);
+    }
     toml::table root;
     try {
         root = toml::parse(text, source);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <toml++/toml.h>
 
+#include "core/toml_text.hpp"
 #include "strata/workflow.hpp"
 
 namespace strata::workflow {
@@ -210,6 +211,9 @@ Result<const toml::array*> table_array(const toml::table& root, std::string_view
 }  // namespace
 
 Result<Workflow> parse(std::string_view toml_text, std::string_view source) {
+    if (const std::string bad = detail::toml_control_character(toml_text); !bad.empty()) {
+        return make_error(Errc::invalid_argument, "{}: not valid TOML: {}", source, bad);
+    }
     toml::table root;
     try {
         root = toml::parse(toml_text, source);

@@ -178,5 +178,15 @@ TEST(ExternalConfig, load_reads_a_real_file) {
     EXPECT_EQ(entry->command_text, "sha256sum [in:0]");
 }
 
+TEST(ExternalConfig, a_control_character_is_refused_with_its_line_and_column) {
+    // After a table header's '[', toml++ 3.3.0 reached an internal assumption
+    // (tests/fuzz/corpus/external_config/crash-control-after-bracket).
+    EXPECT_TRUE(fails_with(Config::parse(std::string_view("[\x05]\ncommand = \"x\"\n"), "ext.toml"),
+                           Errc::invalid_argument, {"ext.toml", "line 1, column 2", "U+0005"}));
+    EXPECT_TRUE(fails_with(Config::parse(std::string_view("[a]\ncommand = \"x\x7f\"\n"), "ext.toml"),
+                           Errc::invalid_argument, {"line 2, column 13", "U+007F"}));
+    EXPECT_TRUE(Config::parse("[a]\r\ncommand = \"x\ty\"\r\n", "ext.toml").has_value());
+}
+
 }  // namespace
 }  // namespace strata::external

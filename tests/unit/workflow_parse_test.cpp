@@ -322,5 +322,10 @@ TEST(WorkflowReport, json_reads_back) {
     EXPECT_TRUE(fails_with(report_from_json("{}"), Errc::invalid_argument, {"not a workflow report"}));
 }
 
+TEST(WorkflowParse, a_control_character_is_refused_with_its_line_and_column) {
+    const std::string text = "[[task]]\nname = \"a\"\n[\x01";
+    EXPECT_TRUE(fails_with(parse(text, "wf.toml"), Errc::invalid_argument, {"wf.toml", "line 3, column 2", "U+0001"}));
+}
+
 }  // namespace
 }  // namespace strata::workflow
