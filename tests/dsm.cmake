@@ -4,8 +4,9 @@ strata_add_test_binary(strata_dsm_unit_tests LABEL unit TIMEOUT 120 PREFIX "dsm.
   unit/dsm_protocol_table_test.cpp
   unit/dsm_protocol_sequences_test.cpp
   unit/dsm_explorer_test.cpp
-  unit/dsm_protocol_doc_test.cpp)
-target_link_libraries(strata_dsm_unit_tests PRIVATE strata_dsm_protocol)
+  unit/dsm_protocol_doc_test.cpp
+  unit/dsm_wire_test.cpp)
+target_link_libraries(strata_dsm_unit_tests PRIVATE strata_dsm_protocol strata::dsm)
 target_compile_definitions(strata_dsm_unit_tests PRIVATE STRATA_DSM_DOC="${CMAKE_SOURCE_DIR}/docs/dsm.md")
 
 # MPI programs (label mpi): real processes through libstrata-dsm, with mpiexec.

@@ -99,7 +99,15 @@ void Node::Impl::client_handle(Incoming& in) {
         waits[{k, key}].done = true;
         return;
     }
-    const proto::Message m = wire::to_message(in.header);
+    const auto decoded = wire::decode(in.header, false, clients);
+    if (!decoded) {
+        if (auto it = cache.find(id); it != cache.end()) {
+            it->second.failed =
+                Error{Errc::corrupted, fmt::format("chunk {:#x}: from rank {}: {}", id, in.source, decoded.error()), 0};
+        }
+        return;
+    }
+    const proto::Message& m = *decoded;
     if (m.kind == proto::Msg::notify) {
         Notification n{.chunk = id, .version = m.version, .has_data = m.has_data};
         if (m.has_data) {

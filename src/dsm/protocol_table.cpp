@@ -556,10 +556,18 @@ Step home_receive(HomeEntry& e, const Message& m) {
     if (m.client < 0 || m.client >= kMaxClients) {
         return refused(fmt::format("client id {} outside 0..{}", m.client, kMaxClients - 1));
     }
+    if (static_cast<int>(m.kind) >= kMsgCount) {
+        return refused(fmt::format("message kind {} unknown", static_cast<int>(m.kind)));
+    }
     return home_act(kHomeIndex[static_cast<int>(e.state)][static_cast<int>(m.kind)], e, m);
 }
 
 Step client_receive(ClientEntry& e, const Message& m) {
+    // The tables have a row per state and a column per kind: anything else never indexes them.
+    if (static_cast<int>(m.kind) >= kMsgCount || m.grant > CState::M) {
+        return refused(fmt::format("message kind {} granting state {} unknown", static_cast<int>(m.kind),
+                                   static_cast<int>(m.grant)));
+    }
     return client_act(kClientIndex[static_cast<int>(e.state)][static_cast<int>(m.kind)], e, m);
 }
 

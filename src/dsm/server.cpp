@@ -183,7 +183,13 @@ void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m
 
 void Node::Impl::server_protocol(Incoming& in) {
     const ChunkId id = in.header.chunk;
-    const proto::Message m = wire::to_message(in.header);
+    const auto decoded = wire::decode(in.header, true, clients);
+    if (!decoded) {
+        server_reply_error(in.source, in.header.kind, id, Errc::corrupted,
+                           fmt::format("chunk {:#x}: from rank {}: {}", id, in.source, decoded.error()));
+        return;
+    }
+    const proto::Message& m = *decoded;
     auto it = homes.find(id);
     if (it == homes.end()) {
         auto loc = located.find(id);

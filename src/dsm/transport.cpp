@@ -60,6 +60,22 @@ proto::Message to_message(const Header& h) {
                           .kept_copy = (h.flags & kKept) != 0};
 }
 
+std::expected<proto::Message, std::string> decode(const Header& h, bool at_home, int clients) {
+    if (h.kind >= proto::kWireMsgCount || proto::to_home(static_cast<proto::Msg>(h.kind)) != at_home) {
+        return std::unexpected(fmt::format("a {} message (kind {}) cannot reach a {}", kind_name(h.kind), h.kind,
+                                           at_home ? "home" : "client"));
+    }
+    if (h.grant > static_cast<std::uint8_t>(proto::CState::M)) {
+        return std::unexpected(
+            fmt::format("a {} message grants state {}, not one of I, S, E, M", kind_name(h.kind), h.grant));
+    }
+    if (h.client < (at_home ? 0 : -1) || h.client >= clients) {
+        return std::unexpected(fmt::format("a {} message names client {}, not one of the {} clients", kind_name(h.kind),
+                                           h.client, clients));
+    }
+    return to_message(h);
+}
+
 }  // namespace wire
 
 Result<std::unique_ptr<Transport>> Transport::create(MPI_Comm comm) {
