@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
+#include "core/toml.hpp"
 #include "core/toml_text.hpp"
 
 namespace strata::external {

@@ -6,8 +6,8 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <toml++/toml.h>
 
+#include "core/toml.hpp"
 #include "core/toml_text.hpp"
 #include "strata/workflow.hpp"
 

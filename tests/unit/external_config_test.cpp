@@ -188,5 +188,14 @@ TEST(ExternalConfig, a_control_character_is_refused_with_its_line_and_column) {
     EXPECT_TRUE(Config::parse("[a]\r\ncommand = \"x\ty\"\r\n", "ext.toml").has_value());
 }
 
+TEST(ExternalConfig, a_table_header_starting_with_no_key_is_a_parse_error) {
+    // toml++ 3.3.0 asserted (debug) or assumed (clang release) that it cannot
+    // happen (tests/fuzz/corpus/external_config/crash-header-without-key).
+    for (const char* text : {"[# The convert\n", "[=]\n", "[[.a]]\n"}) {
+        EXPECT_TRUE(fails_with(Config::parse(text, "ext.toml"), Errc::invalid_argument, {"ext.toml", "not valid TOML"}))
+            << text;
+    }
+}
+
 }  // namespace
 }  // namespace strata::external
