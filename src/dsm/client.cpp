@@ -99,7 +99,7 @@ void Node::Impl::client_handle(Incoming& in) {
         waits[{k, key}].done = true;
         return;
     }
-    const auto decoded = wire::decode(in.header, false, clients);
+    const auto decoded = wire::decode(in.header, clients, client_index());
     if (!decoded) {
         if (auto it = cache.find(id); it != cache.end()) {
             it->second.failed =

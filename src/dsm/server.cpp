@@ -183,7 +183,7 @@ void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m
 
 void Node::Impl::server_protocol(Incoming& in) {
     const ChunkId id = in.header.chunk;
-    const auto decoded = wire::decode(in.header, true, clients);
+    const auto decoded = wire::decode(in.header, clients, wire::kAtHome);
     if (!decoded) {
         server_reply_error(in.source, in.header.kind, id, Errc::corrupted,
                            fmt::format("chunk {:#x}: from rank {}: {}", id, in.source, decoded.error()));

@@ -60,7 +60,8 @@ proto::Message to_message(const Header& h) {
                           .kept_copy = (h.flags & kKept) != 0};
 }
 
-std::expected<proto::Message, std::string> decode(const Header& h, bool at_home, int clients) {
+std::expected<proto::Message, std::string> decode(const Header& h, int clients, int receiver) {
+    const bool at_home = receiver == kAtHome;
     if (h.kind >= proto::kWireMsgCount || proto::to_home(static_cast<proto::Msg>(h.kind)) != at_home) {
         return std::unexpected(fmt::format("a {} message (kind {}) cannot reach a {}", kind_name(h.kind), h.kind,
                                            at_home ? "home" : "client"));
@@ -69,9 +70,15 @@ std::expected<proto::Message, std::string> decode(const Header& h, bool at_home,
         return std::unexpected(
             fmt::format("a {} message grants state {}, not one of I, S, E, M", kind_name(h.kind), h.grant));
     }
-    if (h.client < (at_home ? 0 : -1) || h.client >= clients) {
+    if (at_home && (h.client < 0 || h.client >= clients)) {
         return std::unexpected(fmt::format("a {} message names client {}, not one of the {} clients", kind_name(h.kind),
                                            h.client, clients));
+    }
+    // A client answers as the client the home names: only its own id (or a notify's -1) is taken.
+    const bool any = h.kind == static_cast<std::uint8_t>(proto::Msg::notify) && h.client == -1;
+    if (!at_home && h.client != receiver && !any) {
+        return std::unexpected(
+            fmt::format("a {} message for client {} reached client {}", kind_name(h.kind), h.client, receiver));
     }
     return to_message(h);
 }

@@ -55,12 +55,15 @@ inline constexpr int kTag = 0x5d5;
 
 Header to_header(const proto::Message& m, std::uint64_t chunk, std::uint64_t size);
 proto::Message to_message(const Header& h);
+/// `receiver` of decode(): the message reaches a home.
+inline constexpr int kAtHome = -1;
 /// The protocol message of a header received from a peer, checked before the
 /// protocol's tables see it: a kind its receiver takes (a client's message at
-/// a home, a home's at a client), a granted state I..M, the sender's client
-/// id 0..clients-1 at a home (a home's message names its receiver, or -1).
-/// Otherwise the cause, for an error naming the sender.
-std::expected<proto::Message, std::string> decode(const Header& h, bool at_home, int clients);
+/// a home, a home's at a client) and a granted state I..M; at a home
+/// (`receiver` kAtHome) the sender's client id 0..clients-1, at client
+/// `receiver` that client's own id (a notify's may be -1). Otherwise the
+/// cause, for an error naming the sender.
+std::expected<proto::Message, std::string> decode(const Header& h, int clients, int receiver);
 
 // Chunk ids: [63..56] server index (home, or locator for first touch)
 //            [55..54] policy   [53..40] creating client   [39..0] counter (from 1)

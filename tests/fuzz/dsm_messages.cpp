@@ -16,6 +16,7 @@
 namespace {
 
 constexpr int kClients = 4;
+constexpr int kSelf = 0;  ///< the client whose cache entry the input drives
 
 void check_step(const strata::dsm::proto::Step& step) {
     if (!step.ok && step.error.empty()) {
@@ -40,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     while (in.remaining() >= sizeof(wire::Header) + 1) {
         const bool at_home = (in.byte() & 1U) != 0;
         const auto header = in.take<wire::Header>();
-        auto message = wire::decode(header, at_home, kClients);
+        auto message = wire::decode(header, kClients, at_home ? wire::kAtHome : kSelf);
         if (!message) {
             continue;
         }
