@@ -197,5 +197,16 @@ TEST(ExternalConfig, a_table_header_starting_with_no_key_is_a_parse_error) {
     }
 }
 
+TEST(ExternalConfig, a_key_with_a_non_ascii_letter_is_a_parse_error_and_a_value_may_hold_one) {
+    // toml++ 3.3.0 reached __builtin_unreachable on U+030B there
+    // (tests/fuzz/corpus/external_config/crash-non-ascii-key).
+    EXPECT_TRUE(fails_with(Config::parse("byt\xc3\xa9s = 1\n", "ext.toml"), Errc::invalid_argument,
+                           {"ext.toml", "not valid TOML"}));
+    EXPECT_TRUE(
+        fails_with(Config::parse("otyyytes\xcc\x8bs/ocs", "ext.toml"), Errc::invalid_argument, {"not valid TOML"}));
+    STRATA_ASSERT_ASSIGN(sut, Config::parse("[a]\ncommand = \"echo byt\xc3\xa9s\"\n", "ext.toml"));
+    EXPECT_EQ(sut.entries().at(0).command_text, "echo byt\xc3\xa9s");
+}
+
 }  // namespace
 }  // namespace strata::external

@@ -327,5 +327,10 @@ TEST(WorkflowParse, a_control_character_is_refused_with_its_line_and_column) {
     EXPECT_TRUE(fails_with(parse(text, "wf.toml"), Errc::invalid_argument, {"wf.toml", "line 3, column 2", "U+0001"}));
 }
 
+TEST(WorkflowParse, a_key_with_a_non_ascii_letter_is_a_parse_error) {
+    EXPECT_TRUE(fails_with(parse("[[task]]\nn\xc3\xa4me = \"a\"\n", "wf.toml"), Errc::invalid_argument,
+                           {"wf.toml", "not valid TOML"}));
+}
+
 }  // namespace
 }  // namespace strata::workflow
