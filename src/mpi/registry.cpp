@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <cstdlib>
 #include <string>
@@ -25,6 +26,14 @@ void WindowRecord::detach(const void* base) {
     if (const auto it = std::ranges::find(segments_, base, &Segment::base); it != segments_.end()) {
         segments_.erase(it);
     }
+}
+
+void WindowRecord::translate(std::vector<Target> by_rank, void* base, MPI_Aint size, MPI_Aint disp_unit) {
+    translated = true;
+    targets = std::move(by_rank);
+    own_base = base;
+    own_size = size;
+    own_disp_unit = static_cast<int>(std::min<MPI_Aint>(disp_unit, INT_MAX));
 }
 
 std::shared_ptr<WindowRecord> make_record(int flavor, int rank) {
@@ -67,11 +76,10 @@ MPI_Aint Registry::target_displacement(MPI_Win win, int target, MPI_Aint disp) c
     const std::shared_lock lock(mutex_);
     const auto it = windows_.find(win);
     if (it == windows_.end() || !it->second->translated || target < 0 ||
-        static_cast<std::size_t>(target) >= it->second->peers.size()) {
+        static_cast<std::size_t>(target) >= it->second->targets.size()) {
         return disp;  // not ours, MPI_PROC_NULL, or an invalid rank MPI will report
     }
-    const SharedPeer& peer = it->second->peers[static_cast<std::size_t>(target)];
-    return static_cast<MPI_Aint>(peer.offset) + disp * peer.disp_unit;
+    return it->second->targets[static_cast<std::size_t>(target)].displacement(disp);
 }
 
 std::shared_ptr<WindowRecord> Registry::take_window(MPI_Win win) {

@@ -2,7 +2,9 @@
 //
 // A storage window is made with PMPI_Win_create, so MPI itself would report
 // the create flavor; the program asked for MPI_Win_allocate (or _shared) and
-// must see that flavor, as the MPI standard defines it for such windows.
+// must see that flavor, as the MPI standard defines it for such windows. A
+// translated window (exposure.hpp) reports the base, size and displacement
+// unit the program gave, not MPI's.
 // MPI_Win_get_info adds the storage hints in effect, so a program can see
 // what it got (the file name after %r %w %j, bytes in memory and on storage,
 // hints accepted without effect).
@@ -21,7 +23,9 @@ int get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
     const bool predefined = keyval == MPI_WIN_CREATE_FLAVOR || keyval == MPI_WIN_BASE || keyval == MPI_WIN_SIZE ||
                             keyval == MPI_WIN_DISP_UNIT;
     const auto record = predefined ? Registry::instance().find_window(win) : nullptr;
-    if (!record || (record->flavor != MPI_WIN_FLAVOR_ALLOCATE && record->flavor != MPI_WIN_FLAVOR_SHARED)) {
+    const bool allocated =
+        record && (record->flavor == MPI_WIN_FLAVOR_ALLOCATE || record->flavor == MPI_WIN_FLAVOR_SHARED);
+    if (!record || (keyval == MPI_WIN_CREATE_FLAVOR && !allocated)) {
         return PMPI_Win_get_attr(win, keyval, attribute_val, flag);
     }
     auto* out = static_cast<void**>(attribute_val);

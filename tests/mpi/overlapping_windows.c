@@ -49,6 +49,17 @@ static const char* context = ""; /* which memory the windows are over */
         CHECK(got_ == want_, "%s%s: got %d, expected %d", context, what, got_, want_); \
     } while (0)
 
+/* MPI_Win_get_attr reports the base and displacement unit the program gave. */
+static void expect_attributes(MPI_Win win, const void* base, int disp_unit) {
+    void* got_base = NULL;
+    int* got_unit = NULL;
+    int flag = 0;
+    CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_BASE, &got_base, &flag));
+    CHECK(flag && got_base == base, "%sMPI_WIN_BASE: %p, expected %p", context, got_base, base);
+    CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &got_unit, &flag));
+    CHECK(flag && *got_unit == disp_unit, "%sMPI_WIN_DISP_UNIT: %d, expected %d", context, *got_unit, disp_unit);
+}
+
 static void shared(void) {
     const int next = (rank + 1) % nranks, count = 4 + rank;
     int* mine = NULL;
@@ -64,6 +75,8 @@ static void shared(void) {
     for (int i = 0; i < count; ++i) mine[i] = 7000 + 100 * rank + i;
     CHECK_MPI(MPI_Win_create(mine, count * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &by4));
     CHECK_MPI(MPI_Win_create(mine, count * (MPI_Aint)sizeof(int), 8, MPI_INFO_NULL, MPI_COMM_WORLD, &by8));
+    expect_attributes(by4, mine, sizeof(int));
+    expect_attributes(by8, mine, 8);
     MPI_Win wins[] = {shm, by4, by8};
     lock_all(3, wins);
     settle(shm);
@@ -127,6 +140,9 @@ static void over_a_part(int* data, MPI_Win whole) {
     MPI_Win by4, by8;
     CHECK_MPI(MPI_Win_create(part, PART * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &by4));
     CHECK_MPI(MPI_Win_create(part, PART * (MPI_Aint)sizeof(int), 8, MPI_INFO_NULL, MPI_COMM_WORLD, &by8));
+    expect_attributes(whole, data, sizeof(int));
+    expect_attributes(by4, part, sizeof(int));
+    expect_attributes(by8, part, 8);
     MPI_Win wins[] = {whole, by4, by8};
     lock_all(3, wins);
     settle(whole);
