@@ -207,6 +207,20 @@ def judge(output: str, returncode: int, timed_out: bool) -> tuple[str, str]:
     return "pass", ""
 
 
+running: list = []  # [process group, run directory] of the run under way
+
+
+def stop(signum: int, _frame) -> None:
+    """SIGTERM/SIGINT (a CTest timeout, ^C): end the run under way, by its group id, and remove its directory."""
+    if running:
+        try:
+            os.killpg(running[0], signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(running[1], ignore_errors=True)
+    sys.exit(128 + signum)
+
+
 def run_once(entry: Entry, mode: str, build: Path, library: Path, mpiexec: str, limit: int) -> dict:
     run_dir = Path(tempfile.mkdtemp(prefix=f"strata-mpich-rma-{entry.name}-", dir=build / "runs"))
     env = mode_environment(mode, run_dir)
@@ -217,13 +231,9 @@ def run_once(entry: Entry, mode: str, build: Path, library: Path, mpiexec: str, 
     command += [str(build / entry.name), *entry.args]
     start = time.monotonic()
     process = subprocess.Popen(
-        command,
-        cwd=run_dir,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        command, cwd=run_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, process_group=0
     )
+    running[:] = [process.pid, run_dir]
     try:
         raw, _ = process.communicate(timeout=limit + 30)
         timed_out = False
@@ -237,6 +247,7 @@ def run_once(entry: Entry, mode: str, build: Path, library: Path, mpiexec: str, 
     outcome, why = judge(output, process.returncode, timed_out)
     files = sorted(p.name for p in run_dir.iterdir())
     shutil.rmtree(run_dir)
+    running.clear()
     return {
         "outcome": outcome,
         "why": why,
@@ -297,10 +308,14 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 unless every run passed")
     parser.add_argument("--resume", action="store_true", help="keep the entries --results already holds")
     options = parser.parse_args()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     modes = [m for m in options.modes.split(",") if m]
     if bad := [m for m in modes if m not in MODES]:
         raise SystemExit(f"--modes: unknown mode {bad[0]!r} (expected {', '.join(MODES)})")
 
+    # Runs happen in directories of their own: every path must be absolute.
+    options.source, options.library = options.source.resolve(), options.library.resolve()
     rma = options.source / "rma"
     entries = select(parse_testlist(rma / "testlist.in"), options.tests, options.subset)
     build = options.work.resolve()
@@ -369,7 +384,16 @@ def write_results(out: Path, results: list[dict], modes: list[str], timeout_cap:
         for mode, result in row["modes"].items():
             if "output" in result:
                 (raw / f"{raw_stem(row['test'])}.{mode}.txt").write_text(result.pop("output"))
-    document = {"machine": machine(), "modes": modes, "timeout_cap": timeout_cap, "tests": results}
+    document = {
+        "suite": "mpich-rma-conformance",
+        "command": "bench/mpich-rma-conformance/run"
+        + (f" --timeout-cap {timeout_cap}" if timeout_cap else ""),
+        "targets": [],  # a conformance table: no performance target (bench/target_rows.py)
+        "machine": machine(),
+        "modes": modes,
+        "timeout_cap": timeout_cap,
+        "tests": results,
+    }
     (out / "results.json").write_text(json.dumps(document, indent=1) + "\n")
 
 

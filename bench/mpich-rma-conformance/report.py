@@ -110,6 +110,17 @@ def main() -> int:
         return 2
     out = Path(sys.argv[1])
     document = json.loads((out / "results.json").read_text())
+    # Every suite's results.json names its suite, its command and its targets (scripts/bench-summary):
+    # a conformance table has no target, so an explicit empty list.
+    named = {
+        "suite": "mpich-rma-conformance",
+        "command": "bench/mpich-rma-conformance/run"
+        + (f" --timeout-cap {document['timeout_cap']}" if document.get("timeout_cap") else ""),
+        "targets": [],
+    }
+    if any(document.get(key) != value for key, value in named.items()):
+        document = named | {k: v for k, v in document.items() if k not in named}
+        (out / "results.json").write_text(json.dumps(document, indent=1) + "\n")
     (out / "results.md").write_text(render(document))
     return 0
 
