@@ -1,11 +1,13 @@
 #include "mpi/registry.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace strata::mpi {
@@ -26,6 +28,21 @@ void WindowRecord::detach(const void* base) {
     if (const auto it = std::ranges::find(segments_, base, &Segment::base); it != segments_.end()) {
         segments_.erase(it);
     }
+}
+
+HintMap WindowRecord::reported_now() const {
+    const std::lock_guard lock(mutex_);
+    return reported;
+}
+
+void WindowRecord::forget_reported(const std::string& key) {
+    static constexpr std::array<std::string_view, 6> storage_keys{"alloc_type", "storage_alloc_", "access_style",
+                                                                  "file_perm",  "striping_",      "strata_"};
+    if (std::ranges::any_of(storage_keys, [&](std::string_view prefix) { return key.starts_with(prefix); })) {
+        return;
+    }
+    const std::lock_guard lock(mutex_);
+    reported.erase(key);
 }
 
 void WindowRecord::translate(std::vector<Target> by_rank, void* base, MPI_Aint size, MPI_Aint disp_unit) {

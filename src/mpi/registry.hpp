@@ -44,7 +44,7 @@ struct WindowRecord {
     int rank = 0;                          ///< in the window's communicator, for messages
     std::shared_ptr<StoragePart> owned;    ///< released at MPI_Win_free (not for dynamic windows)
     bool unlink_at_free = false;           ///< shared windows: only rank 0 removes the file
-    HintMap reported;                      ///< extra keys for MPI_Win_get_info
+    HintMap reported;                      ///< extra keys for MPI_Win_get_info (set before add_window)
     std::byte* mapping = nullptr;          ///< shared windows: this rank's view of the whole file
     std::vector<SharedPeer> peers;         ///< shared windows, indexed by rank
     /// RMA displacements are translated (rma.cpp) and MPI_WIN_BASE/SIZE/
@@ -56,6 +56,13 @@ struct WindowRecord {
     void* own_base = nullptr;
     MPI_Aint own_size = 0;
     int own_disp_unit = 1;
+
+    /// The keys MPI_Win_get_info adds, as they are now (MPI_Win_set_info may drop some).
+    [[nodiscard]] HintMap reported_now() const;
+    /// MPI_Win_set_info gave `key` a value: MPI's answer counts from now on,
+    /// unless the key describes the storage (alloc_type, storage_alloc_*,
+    /// access_style, file_perm, striping_*, strata_*), which does not change.
+    void forget_reported(const std::string& key);
 
     /// Makes the record translated; before Registry::add_window.
     void translate(std::vector<Target> by_rank, void* base, MPI_Aint size, MPI_Aint disp_unit);
