@@ -371,10 +371,11 @@ def raw_stem(test: str) -> str:
 
 
 def previous(out: Path | None) -> dict[str, dict]:
-    """The entries an earlier (interrupted) run wrote, by test key."""
+    """The entries an earlier (interrupted) run wrote, by test key; rows marked pending (not run yet) are run."""
     if out is None or not (out / "results.json").exists():
         return {}
-    return {row["test"]: row for row in json.loads((out / "results.json").read_text())["tests"]}
+    rows = json.loads((out / "results.json").read_text())["tests"]
+    return {row["test"]: row for row in rows if not row.get("pending")}
 
 
 def write_results(out: Path, results: list[dict], modes: list[str], timeout_cap: int | None) -> None:

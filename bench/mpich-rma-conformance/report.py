@@ -28,10 +28,16 @@ def cell(result: dict) -> str:
 
 def verdicts(tests: list[dict], modes: list[str]) -> dict[str, list[dict]]:
     run = [t for t in tests if "excluded" not in t]
-    groups: dict[str, list[dict]] = {"all": [], "plain_not": [], "strata_worse": [], "excluded": []}
+    groups: dict[str, list[dict]] = {
+        "all": [],
+        "plain_not": [],
+        "strata_worse": [],
+        "excluded": [],
+        "pending": [],
+    }
     for test in tests:
         if "excluded" in test:
-            groups["excluded"].append(test)
+            groups["pending" if test.get("pending") else "excluded"].append(test)
     for test in run:
         outcomes = {m: test["modes"][m]["outcome"] for m in modes}
         if all(o == "pass" for o in outcomes.values()):
@@ -71,7 +77,9 @@ def render(document: dict) -> str:
         "",
         f"**{len(groups['all'])} of {len(run)} entries pass in every mode; "
         f"{len(groups['plain_not'])} do not pass plain on this machine (listed below); "
-        f"{len(groups['strata_worse'])} pass plain but not under strata.**",
+        f"{len(groups['strata_worse'])} pass plain but not under strata"
+        + (f"; {len(groups['pending'])} not run yet (below)" if groups["pending"] else "")
+        + ".**",
         "",
         "| test | ranks | " + " | ".join(modes) + " |",
         "|---|---|" + "---|" * len(modes),
@@ -79,7 +87,8 @@ def render(document: dict) -> str:
     for test in tests:
         label = f"`{test['name']}`" + (f" `{' '.join(test['args'])}`" if test["args"] else "")
         if "excluded" in test:
-            lines.append(f"| {label} | {test['np']} | " + " | ".join(["not run"] * len(modes)) + " |")
+            text = "not run yet" if test.get("pending") else "not run"
+            lines.append(f"| {label} | {test['np']} | " + " | ".join([text] * len(modes)) + " |")
         else:
             lines.append(
                 f"| {label} | {test['np']} | " + " | ".join(cell(test["modes"][m]) for m in modes) + " |"
@@ -90,6 +99,9 @@ def render(document: dict) -> str:
     lines += why_lines(groups["strata_worse"], modes) or ["None."]
     lines += ["", "## Not run", ""]
     lines += [f"- `{t['test']}`: {t['excluded']}" for t in groups["excluded"]] or ["None."]
+    if groups["pending"]:
+        lines += ["", "## Not run yet", "", groups["pending"][0]["excluded"].capitalize() + ":", ""]
+        lines += [f"- `{t['test']}`" for t in groups["pending"]]
     return "\n".join(lines) + "\n"
 
 
