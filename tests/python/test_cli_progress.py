@@ -47,7 +47,7 @@ class Outcome:
 def run(
     argv: list[str], *, terminal: bool, env: dict | None = None, timeout: float = 120, on_start=None
 ) -> Outcome:
-    """Runs argv with stdout on a pipe and stderr on a pseudo-terminal (terminal=True) or a pipe."""
+    """Runs argv with stdout on a pipe and stdin and stderr on a pseudo-terminal (terminal=True) or pipes."""
     environment = {**os.environ, **(env or {})}
     if not terminal:
         done = subprocess.run(
@@ -57,8 +57,16 @@ def run(
     master, slave = pty.openpty()
     tty.setraw(slave)  # no \n -> \r\n: every \r on the terminal is the program's
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))
+    # As a shell starts it: stdin and stderr on the terminal, which is the controlling terminal of the
+    # command's own session (a program reading it from a background process group gets SIGTTIN).
     proc = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, env=environment
+        argv,
+        stdin=slave,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        env=environment,
+        start_new_session=True,
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
     )
     os.close(slave)
     if on_start is not None:
