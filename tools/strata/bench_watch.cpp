@@ -50,7 +50,9 @@ struct Pipes {
     }
 };
 
-[[noreturn]] void exec_suite(const std::filesystem::path& script, const std::vector<char*>& argv, Pipes& pipes) {
+[[noreturn]] void exec_suite(const std::filesystem::path& script, const std::vector<char*>& argv, Pipes& pipes,
+                             const sigset_t& mask) {
+    ::sigprocmask(SIG_SETMASK, &mask, nullptr);
     // The suite (and what it starts) keeps the progress pipe's write end across exec.
     ::fcntl(pipes.progress[1], F_SETFD, 0);
     ::dup2(pipes.err[1], STDERR_FILENO);
@@ -133,12 +135,21 @@ int watch_suite(const std::filesystem::path& script, const std::vector<char*>& a
     ::setenv("STRATA_PROGRESS_FD", std::to_string(pipes.progress[1]).c_str(), 1);
     // Python parts of a suite write their stderr, now a pipe, line by line as on a terminal.
     ::setenv("PYTHONUNBUFFERED", "1", 0);
+    // Blocked from before the fork until the handlers are in place: a SIGTERM
+    // in between reaches the suite too.
+    sigset_t handled;
+    sigset_t before;
+    sigemptyset(&handled);
+    for (int signal : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) sigaddset(&handled, signal);
+    ::sigprocmask(SIG_BLOCK, &handled, &before);
     const pid_t child = ::fork();
     if (child < 0) {
-        fmt::print(stderr, "strata bench: cannot start {}: {}\n", script.string(), std::strerror(errno));
+        const int err = errno;
+        ::sigprocmask(SIG_SETMASK, &before, nullptr);
+        fmt::print(stderr, "strata bench: cannot start {}: {}\n", script.string(), std::strerror(err));
         return 1;
     }
-    if (child == 0) exec_suite(script, argv, pipes);
+    if (child == 0) exec_suite(script, argv, pipes, before);
     suite_pid = child;
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
@@ -146,6 +157,7 @@ int watch_suite(const std::filesystem::path& script, const std::vector<char*>& a
     forward.sa_handler = pass_on;
     for (int signal : {SIGINT, SIGQUIT}) ::sigaction(signal, &ignore, nullptr);
     for (int signal : {SIGTERM, SIGHUP}) ::sigaction(signal, &forward, nullptr);
+    ::sigprocmask(SIG_SETMASK, &before, nullptr);
     for (int* p : {pipes.progress, pipes.err, pipes.out}) {
         if (p[1] >= 0) ::close(p[1]);
         p[1] = -1;
