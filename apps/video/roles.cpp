@@ -54,7 +54,7 @@ Result<OutputTask> OutputTask::create(Context& ctx) {
 Result<void> OutputTask::start(const StreamInfo& info) {
     info_ = info;
     started_ = true;
-    // The output counts the frames that are done, in order: the progress line is its (docs/video.md).
+    // The output knows which frames are done, in order: it draws the progress line (docs/cli.md#progress).
     ctx_->progress = std::make_unique<progress::Line>(
         progress::Options{.enabled = !ctx_->options.quiet, .prefix = "strata-video", .through_mpiexec = true});
     return encoder_.start(info);
