@@ -198,27 +198,33 @@ TEST(RuntimeStandby, a_standby_worker_is_not_counted_as_ready_beside_a_computing
     const int cpu = first_allowed_cpu();
     auto sut = start(cpu, CoverPriority::idle_standby);
     ASSERT_NE(sut, nullptr);
-    // Make a standby worker: a task blocks, a cover is woken for it, the
-    // cover finds no task and stands by while the blocked one is active.
+    // Make a standby worker: a task blocks, the cover woken for it runs the
+    // task queued behind it, finds no more and stands by while the blocked
+    // one is active.
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
-    std::atomic<bool> computed{false};
+    std::atomic<bool> started{false}, go{false}, computed{false};
     std::chrono::nanoseconds oversubscribed_before{0};
     Clock::duration computing{};
     TaskGroup group;
     sut->spawn(
         [&] {
             char byte = 0;
+            started = true;
+            while (!go.load()) {
+            }
             EXPECT_EQ(::read(fds[0], &byte, 1), 1);
             oversubscribed_before = sut->stats()[0].monitor.oversubscribed_time;
-            const auto started = Clock::now();
+            const auto from = Clock::now();
             spin_for(60ms);  // the standby worker spins beside this
-            computing = Clock::now() - started;
+            computing = Clock::now() - from;
             computed = true;
         },
         &group);
-    // Blocked; the woken cover found nothing and stands by at SCHED_IDLE.
-    EXPECT_TRUE(test::wait_for([&] { return standing_by(*sut); })) << "no worker stood by";
+    EXPECT_TRUE(test::wait_for([&] { return started.load(); })) << "the first task never started";
+    sut->spawn([] {}, &group);  // queued: the monitor's event wakes a cover for the block
+    go = true;
+    ASSERT_TRUE(test::wait_for([&] { return standing_by(*sut); })) << "no worker stood by";
     ASSERT_EQ(::write(fds[1], "x", 1), 1);
     sut->wait(group);
     const auto stats = sut->stats()[0];
