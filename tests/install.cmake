@@ -24,3 +24,4 @@ set_tests_properties(install.deb_depends_on_what_strata_links_and_installs_with_
                      install.pip_installs_the_python_package_into_a_clean_venv
                      install.manylinux_wheel_installs_into_a_clean_venv_and_imports_with_the_build_tree_hidden
                      PROPERTIES RUN_SERIAL TRUE)
+strata_install_test(kernel_setup_restores_every_kernel_interface_hidden_in_a_mount_namespace kernel_setup.sh 120)

@@ -36,5 +36,6 @@ target_link_libraries(strata_shm_integration_tests PRIVATE nlohmann_json::nlohma
 target_compile_definitions(strata_shm_integration_tests PRIVATE STRATA_CLI="$<TARGET_FILE:strata_cli>")
 add_dependencies(strata_shm_integration_tests strata_cli)
 
-# System calls per handoff, counted with perf tracepoint counters (support/syscall_counter.hpp).
+# System calls per handoff, counted with perf tracepoint counters (src/core/syscall_counter.hpp).
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_port_syscalls_test.cpp)
+target_include_directories(strata_shm_integration_tests PRIVATE ${CMAKE_SOURCE_DIR}/src)  # core/syscall_counter.hpp

@@ -10,7 +10,7 @@
 //   baseline/pipe                   8 bytes through a pipe (a blocking handoff the kernel does)
 //
 // System calls per handoff: each side counts its own (perf tracepoint
-// raw_syscalls:sys_enter, tests/support/syscall_counter.hpp) over the whole
+// raw_syscalls:sys_enter, src/core/syscall_counter.hpp) over the whole
 // run - the consumer's receive loop and the producer's send loop - divided by
 // the handoffs, and in the handoff call alone (recv / commit; read / write of
 // the pipe's data), the median over the handoffs. The counter's reads lie
@@ -36,8 +36,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/syscall_counter.hpp"
 #include "strata/shm.hpp"
-#include "syscall_counter.hpp"
 
 namespace {
 
@@ -89,7 +89,7 @@ class CallCount {
 public:
     CallCount() {
         std::string why;
-        counter_ = strata::test::SyscallCounter::open("raw_syscalls/sys_enter", &why);
+        counter_ = strata::core::SyscallCounter::open("raw_syscalls/sys_enter", &why);
         start_ = counter_ ? counter_->read() : 0;
     }
     void begin() {
@@ -123,7 +123,7 @@ public:
     }
 
 private:
-    std::optional<strata::test::SyscallCounter> counter_;
+    std::optional<strata::core::SyscallCounter> counter_;
     std::uint64_t start_ = 0;
     std::uint64_t mark_ = 0;
     std::uint64_t windows_ = 0;

@@ -1,5 +1,5 @@
 // System calls per handoff through a port between two processes, counted per
-// thread by perf tracepoint counters (support/syscall_counter.hpp): a blocking
+// thread by perf tracepoint counters (src/core/syscall_counter.hpp): a blocking
 // handoff costs the consumer's recv at most one futex wait and the producer's
 // commit at most one futex wake; a busy-poll commit makes none. The consumer's
 // liveness checks (one fcntl per peer every 20 ms of waiting) are the only
@@ -15,16 +15,16 @@
 
 #include <gtest/gtest.h>
 
+#include "core/syscall_counter.hpp"
 #include "integration/shm_process.hpp"
 #include "support/capability.hpp"
-#include "support/syscall_counter.hpp"
 #include "unit/shm_test_support.hpp"
 
 namespace strata {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using test::SyscallCounter;
+using core::SyscallCounter;
 
 constexpr int kHandoffs = 300;
 constexpr auto kPace = std::chrono::microseconds(300);  // long enough for the consumer to fall asleep

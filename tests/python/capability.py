@@ -10,6 +10,9 @@ import os
 
 import pytest
 
+# Where a CI failure for a missing capability points the reader.
+SETUP_HINT = " (as root, scripts/kernel-setup sets up what a script can; strata doctor names the rest)"
+
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1")
@@ -19,5 +22,5 @@ def require(condition: bool, what: str) -> None:
     if condition:
         return
     if in_ci():
-        pytest.fail(f"missing capability (a failure in CI): {what}")
+        pytest.fail(f"missing capability (a failure in CI): {what}{SETUP_HINT}")
     pytest.skip(f"missing capability: {what}")

@@ -30,12 +30,26 @@ CAPABILITIES = [
     "mpi",
     "zeromq",
     "external-exposure",
+    "loop-devices",
+    "netns",
+    "syscall-counter",
     "cgroup-cpu",
     "cgroup-memory",
     "cgroup-blkio",
 ]
 REQUIRED = {"fuse", "memfd", "shm", "mpi", "zeromq"}
-OK_AS_ROOT = ["fuse", "bpf", "monitor", "memfd", "shm", "mpi", "zeromq", "external-exposure"]
+OK_AS_ROOT = [
+    "fuse",
+    "bpf",
+    "monitor",
+    "memfd",
+    "shm",
+    "mpi",
+    "zeromq",
+    "external-exposure",
+    "loop-devices",
+    "syscall-counter",
+]
 STATUSES = {"ok", "degraded", "missing"}
 # Every probe is bounded (the slowest, mpi, by 10 s); this catches a hang.
 TIMEOUT_S = 60

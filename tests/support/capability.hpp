@@ -21,18 +21,22 @@
 
 #include <gtest/gtest.h>
 
-#define STRATA_REQUIRE(condition, what)                                       \
-    do {                                                                      \
-        if (!(condition)) {                                                   \
-            if (::strata::test::in_ci()) {                                    \
-                FAIL() << "missing capability (a failure in CI): " << (what); \
-            } else {                                                          \
-                GTEST_SKIP() << "missing capability: " << (what);             \
-            }                                                                 \
-        }                                                                     \
+#define STRATA_REQUIRE(condition, what)                                                                     \
+    do {                                                                                                    \
+        if (!(condition)) {                                                                                 \
+            if (::strata::test::in_ci()) {                                                                  \
+                FAIL() << "missing capability (a failure in CI): " << (what) << ::strata::test::kSetupHint; \
+            } else {                                                                                        \
+                GTEST_SKIP() << "missing capability: " << (what);                                           \
+            }                                                                                               \
+        }                                                                                                   \
     } while (false)
 
 namespace strata::test {
+
+/// Where a CI failure for a missing capability points the reader.
+inline constexpr const char* kSetupHint =
+    " (as root, scripts/kernel-setup sets up what a script can; strata doctor names the rest)";
 
 /// True when the environment says this is a CI run (CI=true, as CI services set it).
 inline bool in_ci() {

@@ -40,6 +40,9 @@ int run(const Options& options) {
     run_guarded(report, "mpi", true, probe_mpi);
     run_guarded(report, "zeromq", true, probe_zeromq);
     run_guarded(report, "external-exposure", false, probe_external_exposure);
+    run_guarded(report, "loop-devices", false, probe_loop_devices);
+    run_guarded(report, "netns", false, probe_netns);
+    run_guarded(report, "syscall-counter", false, probe_syscall_counter);
     try {
         for (auto& capability : probe_cgroups()) report.push_back(std::move(capability));
     } catch (const std::exception& error) {

@@ -46,6 +46,10 @@ Capability probe_mpi();
 Capability probe_zeromq();
 /// Which exposure external tasks get with exposure = "auto", and whether fuse works.
 Capability probe_external_exposure();
+/// Kernel interfaces beside the layers' own (probe_kernel.cpp).
+Capability probe_loop_devices();
+Capability probe_netns();
+Capability probe_syscall_counter();
 /// cgroup-cpu, cgroup-memory, cgroup-blkio, in that order.
 std::vector<Capability> probe_cgroups();
 
