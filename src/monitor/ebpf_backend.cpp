@@ -257,12 +257,14 @@ private:
     // The callback's latency is the point of this thread, and on a loaded
     // machine a normal thread can wait milliseconds for a CPU. It sleeps in
     // ppoll and runs only a short callback, so where permitted it takes the
-    // lowest real-time priority; otherwise it stays a normal thread.
+    // lowest real-time priority; otherwise it stays a normal thread. Reset on
+    // fork: the callback may create threads (the runtime's workers, for a
+    // core whose workers all blocked), and they must not inherit SCHED_FIFO.
     static void raise_priority() noexcept {
         sched_param param{};
         param.sched_priority = 1;
-        if (const int err = ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &param); err != 0)
-            strata::detail::log().debug("monitor: ebpf event thread stays SCHED_OTHER: {}", describe_errno(err));
+        if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) != 0)
+            strata::detail::log().debug("monitor: ebpf event thread stays SCHED_OTHER: {}", describe_errno(errno));
     }
 
     void run() {
