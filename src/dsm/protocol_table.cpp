@@ -422,6 +422,48 @@ void answer_deferred(ClientEntry& e, ClientId self, Step& st) {
     }
 }
 
+// The home's grant answers the pending acquire: the bytes (or the cached
+// ones, if their version matches) become this client's, held as asked.
+Step take_grant(ClientEntry& e, const Message& m) {
+    Step st;
+    const bool want_write = e.pending == op_acquire_write;
+    const bool fits =
+        e.waiting() && (want_write ? m.grant == CState::M : (m.grant == CState::S || m.grant == CState::E));
+    if (!fits || (!m.has_data && !(e.has_bytes && e.version == m.version))) {
+        return refused(fmt::format("client in {}: grant {} v{} does not answer its request", to_string(e.state),
+                                   to_string(m.grant), m.version));
+    }
+    st.install = m.has_data;
+    e.has_bytes = true;
+    e.version = m.version;
+    e.state = m.grant;
+    e.publish = m.publish;
+    e.pending = op_evict;
+    if (want_write) {
+        e.writer = true;
+    } else {
+        ++e.readers;
+    }
+    st.completed = true;
+    return st;
+}
+
+// Drops the local copy: a modified one is written back, a clean one reported.
+Step evict_chunk(ClientEntry& e, ClientId self) {
+    Step st;
+    if (e.held() || e.waiting()) {
+        return refused(fmt::format("client in {}: evict while held or pending", to_string(e.state)));
+    }
+    if (e.state == CState::M) {
+        st.out.push_back({.kind = write_back, .client = self, .version = e.version, .has_data = true});
+    } else if (e.state != CState::I) {
+        st.out.push_back({.kind = evict, .client = self});
+    }
+    e.state = CState::I;
+    e.has_bytes = false;
+    return st;
+}
+
 Step client_act(ClientAction a, ClientEntry& e, const Message& m) {
     Step st;
     const ClientId self = m.client;
@@ -476,40 +518,8 @@ Step client_act(ClientAction a, ClientEntry& e, const Message& m) {
             }
             answer_deferred(e, self, st);
             break;
-        case CA::evict:
-            if (e.held() || e.waiting()) {
-                return refused(fmt::format("client in {}: evict while held or pending", to_string(e.state)));
-            }
-            if (e.state == CState::M) {
-                st.out.push_back({.kind = write_back, .client = self, .version = e.version, .has_data = true});
-            } else if (e.state != CState::I) {
-                st.out.push_back({.kind = evict, .client = self});
-            }
-            e.state = CState::I;
-            e.has_bytes = false;
-            break;
-        case CA::take_grant: {
-            const bool want_write = e.pending == op_acquire_write;
-            const bool fits =
-                e.waiting() && (want_write ? m.grant == CState::M : (m.grant == CState::S || m.grant == CState::E));
-            if (!fits || (!m.has_data && !(e.has_bytes && e.version == m.version))) {
-                return refused(fmt::format("client in {}: grant {} v{} does not answer its request", to_string(e.state),
-                                           to_string(m.grant), m.version));
-            }
-            st.install = m.has_data;
-            e.has_bytes = true;
-            e.version = m.version;
-            e.state = m.grant;
-            e.publish = m.publish;
-            e.pending = op_evict;
-            if (want_write) {
-                e.writer = true;
-            } else {
-                ++e.readers;
-            }
-            st.completed = true;
-            break;
-        }
+        case CA::evict: return evict_chunk(e, self);
+        case CA::take_grant: return take_grant(e, m);
         case CA::inv: return answer_inv(e, m, self);
         case CA::recall:
             if (e.state == CState::I && e.held()) {
