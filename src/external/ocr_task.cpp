@@ -30,14 +30,20 @@ struct OwnedFd {
     OwnedFd(const OwnedFd&) = delete;
     OwnedFd& operator=(const OwnedFd&) = delete;
     ~OwnedFd() {
-        if (fd >= 0) ::close(fd);
+        if (fd >= 0) {
+            ::close(fd);
+        }
     }
 };
 
 std::string tail_of(int fd) {
-    if (fd < 0) return {};
+    if (fd < 0) {
+        return {};
+    }
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_size <= 0) return {};
+    if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+        return {};
+    }
     const auto size = static_cast<std::size_t>(st.st_size);
     const std::size_t n = std::min(size, stderr_tail_bytes);
     std::string text(n, '\0');
@@ -83,7 +89,9 @@ void ExternalBody::fail_to_start(const std::shared_ptr<Edt>& edt, const std::str
                    why);
     }
     for (const ocrGuid_t event : outputs_) {
-        if (auto e = s->table.find_as<Event>(event, Kind::event)) satisfy_event(e, NULL_GUID, 0, edt->created_at);
+        if (auto e = s->table.find_as<Event>(event, Kind::event)) {
+            satisfy_event(e, NULL_GUID, 0, edt->created_at);
+        }
     }
     complete_edt(edt, NULL_GUID);
 }
@@ -98,7 +106,9 @@ Result<std::vector<std::string>> expose_outputs(const ExternalTemplate& tpl, con
     for (std::size_t k = 0; k < tpl.outputs; ++k) {
         // Output ids have the top bit set: never a data block id (inputs), unique per task and output.
         auto path = launch.files->add_output((std::uint64_t{1} << 63) | (id_of(edt.guid) << 6) | k);
-        if (!path) return std::unexpected(path.error());
+        if (!path) {
+            return std::unexpected(path.error());
+        }
         out_paths[k] = *path;
     }
     return out_paths;
@@ -119,9 +129,13 @@ Result<std::vector<std::string>> command_line(const ExternalTemplate& tpl, const
         return slot.block;
     };
     auto resolve = [&](const Placeholder& p) -> Result<std::string> {
-        if (p.kind == PlaceholderKind::out) return out_paths[p.index];
+        if (p.kind == PlaceholderKind::out) {
+            return out_paths[p.index];
+        }
         auto block = block_of(p.index, p);
-        if (!block) return std::unexpected(block.error());
+        if (!block) {
+            return std::unexpected(block.error());
+        }
         const Db& db = **block;
         Result<std::string> value;
         switch (p.kind) {
@@ -129,7 +143,9 @@ Result<std::vector<std::string>> command_line(const ExternalTemplate& tpl, const
                 if (in_paths[p.index].empty()) {
                     BlockView view{id_of(db.guid), db.data, static_cast<std::size_t>(db.size), db.memfd, 0};
                     auto path = launch.files->add_input(view);
-                    if (!path) return std::unexpected(path.error());
+                    if (!path) {
+                        return std::unexpected(path.error());
+                    }
                     in_paths[p.index] = *path;
                 }
                 return in_paths[p.index];
@@ -174,13 +190,19 @@ Result<void> open_streams(const Entry& entry, const Edt& edt, const std::vector<
         }
         auto owned = std::make_shared<OwnedFd>(fd);
         open_fds.push_back(owned);
-        if (is_stderr && (spec.target == T::tail || spec.target == T::file)) launch.stderr_capture = owned;
+        if (is_stderr && (spec.target == T::tail || spec.target == T::file)) {
+            launch.stderr_capture = owned;
+        }
         return fd;
     };
     auto out_fd = stream(entry.stdout_spec, false);
-    if (!out_fd) return std::unexpected(out_fd.error());
+    if (!out_fd) {
+        return std::unexpected(out_fd.error());
+    }
     auto err_fd = stream(entry.stderr_spec, true);
-    if (!err_fd) return std::unexpected(err_fd.error());
+    if (!err_fd) {
+        return std::unexpected(err_fd.error());
+    }
     request.stdout_fd = *out_fd;
     request.stderr_fd = *err_fd;
     if (!launch.stderr_capture) {
@@ -197,9 +219,13 @@ Result<void> open_streams(const Entry& entry, const Edt& edt, const std::vector<
 void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
     const Entry& entry = *tpl_->entry;
     auto exposure = run_->exposure(entry);
-    if (!exposure) return fail_to_start(edt, exposure.error().message);
+    if (!exposure) {
+        return fail_to_start(edt, exposure.error().message);
+    }
     auto files = (*exposure)->new_task();
-    if (!files) return fail_to_start(edt, files.error().message);
+    if (!files) {
+        return fail_to_start(edt, files.error().message);
+    }
 
     auto launch = std::make_shared<Launch>();
     launch->edt = edt;
@@ -212,9 +238,13 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
     }
     // Expose what the command names, each input and output once.
     auto out_paths = expose_outputs(*tpl_, *edt, *launch);
-    if (!out_paths) return fail_to_start(edt, out_paths.error().message);
+    if (!out_paths) {
+        return fail_to_start(edt, out_paths.error().message);
+    }
     auto argv = command_line(*tpl_, *edt, *launch, *out_paths);
-    if (!argv) return fail_to_start(edt, argv.error().message);
+    if (!argv) {
+        return fail_to_start(edt, argv.error().message);
+    }
     launch->argv = std::move(*argv);
 
     SpawnRequest request;
@@ -250,7 +280,9 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
         // The outputs become data blocks on a worker: the reactor only waits.
         s->runtime->spawn([self, launch, exit] { self->finish(*launch, exit); });
     });
-    if (!watched) return fail_to_start(edt, watched.error().message);
+    if (!watched) {
+        return fail_to_start(edt, watched.error().message);
+    }
 }
 
 void ExternalBody::finish(Launch& launch, const ExitInfo& exit) {
@@ -299,11 +331,15 @@ void ExternalBody::finish(Launch& launch, const ExitInfo& exit) {
     }
     for (std::size_t k = 0; k < outputs_.size(); ++k) {
         ocrGuid_t db = NULL_GUID;
-        if (k < blocks.size()) db = s->table.insert(blocks[k]);
+        if (k < blocks.size()) {
+            db = s->table.insert(blocks[k]);
+        }
         if (auto event = s->table.find_as<Event>(outputs_[k], Kind::event)) {
             satisfy_event(event, db, 0, launch.edt->created_at);
         } else {
-            if (!is_null(db)) s->table.erase(db);
+            if (!is_null(db)) {
+                s->table.erase(db);
+            }
             s->deferred_error(launch.edt->created_at, "ocrExternalTaskCreate", OCR_EINVAL,
                               fmt::format("external task {} [{}]: output event {} (output {}) no longer exists",
                                           show(launch.edt->guid), entry.name, show(outputs_[k]), k));

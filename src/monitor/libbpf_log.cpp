@@ -23,16 +23,23 @@ std::string& first_warning_text() {
 }
 
 [[gnu::format(printf, 2, 0)]] int capture(libbpf_print_level level, const char* format, va_list args) {
-    if (level == LIBBPF_DEBUG) return 0;
+    if (level == LIBBPF_DEBUG) {
+        return 0;
+    }
     std::array<char, 512> buf{};
     const int n = std::vsnprintf(buf.data(), buf.size(), format, args);
     std::string_view line(buf.data());
-    if (line.starts_with("libbpf: ")) line.remove_prefix(8);
-    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
+    if (line.starts_with("libbpf: ")) {
+        line.remove_prefix(8);
+    }
+    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) {
+        line.remove_suffix(1);
+    }
     // The RLIMIT_MEMLOCK notice is advisory and precedes the actual cause.
     const std::scoped_lock lock(warning_mutex());
-    if (level == LIBBPF_WARN && first_warning_text().empty() && !line.starts_with("Failed to bump RLIMIT_MEMLOCK"))
+    if (level == LIBBPF_WARN && first_warning_text().empty() && !line.starts_with("Failed to bump RLIMIT_MEMLOCK")) {
         first_warning_text() = std::string(line);
+    }
     return n;
 }
 

@@ -139,10 +139,14 @@ namespace {
 class OutOfBody {
 public:
     explicit OutOfBody(detail::Worker* self) noexcept : self_(self) {
-        if (self_ != nullptr) saved_ = self_->in_body.exchange(0, std::memory_order_relaxed);
+        if (self_ != nullptr) {
+            saved_ = self_->in_body.exchange(0, std::memory_order_relaxed);
+        }
     }
     ~OutOfBody() {
-        if (self_ != nullptr) self_->in_body.store(saved_, std::memory_order_relaxed);
+        if (self_ != nullptr) {
+            self_->in_body.store(saved_, std::memory_order_relaxed);
+        }
     }
     OutOfBody(const OutOfBody&) = delete;
     OutOfBody& operator=(const OutOfBody&) = delete;

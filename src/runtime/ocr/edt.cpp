@@ -132,7 +132,9 @@ void start_acquire(const std::shared_ptr<Edt>& edt) {
     s->edt_became_runnable();
     // One hold per data block, in the strongest mode any slot asks for.
     auto strength = [](ocrDbAccessMode_t m) {
-        if (m == db_mode_external_read) return 3;
+        if (m == db_mode_external_read) {
+            return 3;
+        }
         switch (m) {
             case DB_MODE_EW: return 4;
             case DB_MODE_RW: return 3;
@@ -276,8 +278,12 @@ u8 check_create(OcrState* s, const EdtTemplate& tpl, EdtCreateCall& call) {
                                    show(call.template_guid), why);
         return OCR_EINVAL;
     };
-    if (call.paramc == EDT_PARAM_DEF) call.paramc = tpl.paramc;
-    if (call.depc == EDT_PARAM_DEF) call.depc = tpl.depc;
+    if (call.paramc == EDT_PARAM_DEF) {
+        call.paramc = tpl.paramc;
+    }
+    if (call.depc == EDT_PARAM_DEF) {
+        call.depc = tpl.depc;
+    }
     if (call.paramc == EDT_PARAM_UNK || call.depc == EDT_PARAM_UNK) {
         return invalid("paramc or depc is unknown in both the template and the call");
     }
@@ -356,8 +362,12 @@ u8 add_dependences(const std::shared_ptr<Edt>& edt, ocrGuid_t id, const EdtCreat
         strataOcrCallSite(call.site.file, call.site.line);
         if (u8 rc = (ocrAddDependence)(call.depv[i], id, i, DB_DEFAULT_MODE); rc != 0) {
             abandon_created_edt(edt);
-            if (call.guid != nullptr) *call.guid = NULL_GUID;
-            if (call.output_event != nullptr && !call.output_event_given()) *call.output_event = NULL_GUID;
+            if (call.guid != nullptr) {
+                *call.guid = NULL_GUID;
+            }
+            if (call.output_event != nullptr && !call.output_event_given()) {
+                *call.output_event = NULL_GUID;
+            }
             return rc;
         }
     }
@@ -450,7 +460,9 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
             if (!is_null(edt->output_event) && !call.output_event_given()) {
                 s->table.erase(edt->output_event);
             }
-            if (edt->scope) edt->scope->pending.fetch_sub(1, std::memory_order_acq_rel);  // the creator still counts
+            if (edt->scope) {
+                edt->scope->pending.fetch_sub(1, std::memory_order_acq_rel);  // the creator still counts
+            }
             strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(labeled {}): {}", call.site.str(), show(*guid),
                                        error_name(rc));
             return rc;

@@ -68,28 +68,38 @@ char* ocrGetArgv(void* dbPtr, u64 count) {
 }
 
 u8 ocrHintInit(ocrHint_t* hint, ocrHintType_t hintType) {
-    if (hint == nullptr) return OCR_EINVAL;
+    if (hint == nullptr) {
+        return OCR_EINVAL;
+    }
     *hint = ocrHint_t{};
     hint->type = hintType;
     return 0;
 }
 
 u8 ocrSetHintValue(ocrHint_t* hint, ocrHintProp_t hintProp, ocrHintVal_t value) {
-    if (hint == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) return OCR_EINVAL;
+    if (hint == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) {
+        return OCR_EINVAL;
+    }
     hint->propMask |= u64{1} << static_cast<unsigned>(hintProp);
     hint->values[hintProp] = value;
     return 0;
 }
 
 u8 ocrUnsetHintValue(ocrHint_t* hint, ocrHintProp_t hintProp) {
-    if (hint == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) return OCR_EINVAL;
+    if (hint == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) {
+        return OCR_EINVAL;
+    }
     hint->propMask &= ~(u64{1} << static_cast<unsigned>(hintProp));
     return 0;
 }
 
 u8 ocrGetHintValue(ocrHint_t* hint, ocrHintProp_t hintProp, ocrHintVal_t* value) {
-    if (hint == nullptr || value == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) return OCR_EINVAL;
-    if ((hint->propMask & (u64{1} << static_cast<unsigned>(hintProp))) == 0) return OCR_ENOENT;
+    if (hint == nullptr || value == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) {
+        return OCR_EINVAL;
+    }
+    if ((hint->propMask & (u64{1} << static_cast<unsigned>(hintProp))) == 0) {
+        return OCR_ENOENT;
+    }
     *value = hint->values[hintProp];
     return 0;
 }
@@ -104,33 +114,45 @@ u8 ocrGetHint(ocrGuid_t /*guid*/, ocrHint_t* hint) {
 
 // One process, one affinity; NULL_GUID stands for it.
 u8 ocrAffinityCount(ocrAffinityKind /*kind*/, u64* count) {
-    if (count == nullptr) return OCR_EINVAL;
+    if (count == nullptr) {
+        return OCR_EINVAL;
+    }
     *count = 1;
     return 0;
 }
 
 u8 ocrAffinityGet(ocrAffinityKind /*kind*/, u64* count, ocrGuid_t* affinities) {
-    if (count == nullptr || affinities == nullptr || *count < 1) return OCR_EINVAL;
+    if (count == nullptr || affinities == nullptr || *count < 1) {
+        return OCR_EINVAL;
+    }
     *count = 1;
     affinities[0] = NULL_GUID;
     return 0;
 }
 
 u8 ocrAffinityGetAt(ocrAffinityKind /*kind*/, u64 idx, ocrGuid_t* affinity) {
-    if (affinity == nullptr || idx != 0) return OCR_EINVAL;
+    if (affinity == nullptr || idx != 0) {
+        return OCR_EINVAL;
+    }
     *affinity = NULL_GUID;
     return 0;
 }
 
 u8 ocrAffinityGetCurrent(ocrGuid_t* affinity) {
-    if (affinity == nullptr) return OCR_EINVAL;
+    if (affinity == nullptr) {
+        return OCR_EINVAL;
+    }
     *affinity = NULL_GUID;
     return 0;
 }
 
 u8 ocrAffinityQuery(ocrGuid_t /*guid*/, u64* count, ocrGuid_t* affinities) {
-    if (count != nullptr) *count = 1;
-    if (affinities != nullptr) affinities[0] = NULL_GUID;
+    if (count != nullptr) {
+        *count = 1;
+    }
+    if (affinities != nullptr) {
+        affinities[0] = NULL_GUID;
+    }
     return 0;
 }
 
