@@ -266,7 +266,7 @@ Result<std::string> float_argument(const void* data, std::size_t size) {
     if (size == sizeof(float)) {
         float f = 0;
         std::memcpy(&f, data, sizeof f);
-        v = f;
+        v = static_cast<double>(f);
     } else if (size == sizeof(double)) {
         std::memcpy(&v, data, sizeof v);
     } else {
