@@ -13,7 +13,11 @@ void run_edt(const std::shared_ptr<Edt>& edt);
 
 void schedule(const std::shared_ptr<Edt>& edt) {
     OcrState* s = state();
-    s->runtime->spawn([edt] { run_edt(edt); });
+    if (const auto priority = edt->priority.get()) {
+        s->runtime->spawn_prioritized([edt] { run_edt(edt); }, *priority);
+    } else {
+        s->runtime->spawn([edt] { run_edt(edt); });
+    }
 }
 
 // The scope a new EDT joins: the creator's own scope if it is a finish EDT,
@@ -264,6 +268,7 @@ struct EdtCreateCall {
     u32 depc = 0;
     ocrGuid_t* depv = nullptr;
     u16 properties = 0;
+    ocrHint_t* hint = nullptr;
     ocrGuid_t* output_event = nullptr;
     CallSite site;
 
@@ -327,6 +332,11 @@ std::shared_ptr<Edt> make_edt(OcrState* s, const EdtTemplate& tpl, const EdtCrea
     edt->params.assign(call.paramv, call.paramv + call.paramc);
     edt->properties = call.properties;
     edt->created_at = call.site;
+    if (const auto priority = hint_priority(call.hint)) {
+        edt->priority.assign(*priority);
+    } else if (const auto inherited = tpl.priority.get()) {
+        edt->priority.assign(*inherited);
+    }
     edt->slots.resize(call.depc);
     edt->unsatisfied = call.depc;
     if (call.output_event != nullptr) {
@@ -433,7 +443,7 @@ u8(ocrEdtTemplateDestroy)(ocrGuid_t guid) {
 }
 
 u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* paramv, u32 depc, ocrGuid_t* depv,
-                 u16 properties, ocrHint_t* /*hint*/, ocrGuid_t* outputEvent) {
+                 u16 properties, ocrHint_t* hint, ocrGuid_t* outputEvent) {
     EdtCreateCall call{.guid = guid,
                        .template_guid = templateGuid,
                        .paramc = paramc,
@@ -441,6 +451,7 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
                        .depc = depc,
                        .depv = depv,
                        .properties = properties,
+                       .hint = hint,
                        .output_event = outputEvent,
                        .site = take_call_site()};
     OcrState* s = state();
