@@ -124,14 +124,14 @@ constexpr ClientRule kClientTable[] = {
 constexpr auto kHomeIndex = [] {
     std::array<std::array<HomeAction, kMsgCount>, 5> t{};
     for (const auto& r : kHomeTable) {
-        t[static_cast<int>(r.state)][static_cast<int>(r.msg)] = r.action;
+        t[static_cast<std::size_t>(r.state)][static_cast<std::size_t>(r.msg)] = r.action;
     }
     return t;
 }();
 constexpr auto kClientIndex = [] {
     std::array<std::array<ClientAction, kMsgCount>, 4> t{};
     for (const auto& r : kClientTable) {
-        t[static_cast<int>(r.state)][static_cast<int>(r.msg)] = r.action;
+        t[static_cast<std::size_t>(r.state)][static_cast<std::size_t>(r.msg)] = r.action;
     }
     return t;
 }();
@@ -566,11 +566,11 @@ Step home_receive(HomeEntry& e, const Message& m) {
     if (m.client < 0 || m.client >= kMaxClients) {
         return refused(fmt::format("client id {} outside 0..{}", m.client, kMaxClients - 1));
     }
-    return home_act(kHomeIndex[static_cast<int>(e.state)][static_cast<int>(m.kind)], e, m);
+    return home_act(kHomeIndex[static_cast<std::size_t>(e.state)][static_cast<std::size_t>(m.kind)], e, m);
 }
 
 Step client_receive(ClientEntry& e, const Message& m) {
-    return client_act(kClientIndex[static_cast<int>(e.state)][static_cast<int>(m.kind)], e, m);
+    return client_act(kClientIndex[static_cast<std::size_t>(e.state)][static_cast<std::size_t>(m.kind)], e, m);
 }
 
 std::string_view home_rule(DState s, Msg m) noexcept {
@@ -578,14 +578,14 @@ std::string_view home_rule(DState s, Msg m) noexcept {
                                       "recall_for_write", "subscribe",        "unsubscribe",   "evict_sharer",
                                       "evict_owner",      "write_back_owner", "publish_owner", "inv_ack",
                                       "recall_ack",       "enqueue",          "free_chunk"};
-    return n[static_cast<int>(kHomeIndex[static_cast<int>(s)][static_cast<int>(m)])];
+    return n[static_cast<std::size_t>(kHomeIndex[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)])];
 }
 
 std::string_view client_rule(CState s, Msg m) noexcept {
     constexpr std::string_view n[] = {"refuse",       "request_read",  "request_write", "hit_read",   "hit_write",
                                       "release_read", "release_write", "evict",         "take_grant", "inv",
                                       "recall",       "deliver",       "subscribed",    "freed"};
-    return n[static_cast<int>(kClientIndex[static_cast<int>(s)][static_cast<int>(m)])];
+    return n[static_cast<std::size_t>(kClientIndex[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)])];
 }
 
 }  // namespace strata::dsm::proto

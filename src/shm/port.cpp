@@ -31,8 +31,6 @@ namespace {
 
 std::atomic<shm_testing::CrashHook> g_crash_hook{nullptr};
 
-constexpr std::uint64_t kForeverNs = static_cast<std::uint64_t>(-1);
-
 void copy_text(char* out, std::size_t capacity, std::string_view text) {
     const std::size_t n = std::min(capacity - 1, text.size());
     std::memcpy(out, text.data(), n);

@@ -57,7 +57,8 @@ void _ocrAssert(bool val, const char* str, const char* file, u32 line) {
 u32 SNPRINTF(char* buf, u32 size, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    const int n = std::vsnprintf(buf, size, fmt, args);
+    // The OCR API declares SNPRINTF without a format attribute (ocr-std.h): the caller's format.
+    const int n = std::vsnprintf(buf, size, fmt, args);  // NOLINT(clang-diagnostic-format-nonliteral)
     va_end(args);
     return n < 0 ? 0 : static_cast<u32>(n);
 }

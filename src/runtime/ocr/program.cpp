@@ -43,7 +43,7 @@ void(ocrAbort)(u8 errorCode) {
 
 namespace {
 
-u32 print_formatted(const char* fmt, va_list args) {
+[[gnu::format(printf, 1, 0)]] u32 print_formatted(const char* fmt, va_list args) {
     va_list copy;
     va_copy(copy, args);
     const int length = std::vsnprintf(nullptr, 0, fmt, copy);
