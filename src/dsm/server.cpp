@@ -93,7 +93,7 @@ void Node::Impl::server_declare_dead(int client) {
         if (e.state == proto::DState::wait_acks && (e.awaiting & bit(client)) != 0) {
             m.kind = proto::Msg::inv_ack;
         } else if ((e.state == proto::DState::S || e.state == proto::DState::wait_acks) &&
-                   (e.sharers & bit(client)) != 0) {
+                   (e.sharers & bit(client)) != 0) {  // NOLINT(bugprone-branch-clone): a sharer's, then an owner's
             m.kind = proto::Msg::evict;
         } else if (owner && e.state == proto::DState::wait_recall) {
             m.kind = proto::Msg::recall_ack;

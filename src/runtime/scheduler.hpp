@@ -167,6 +167,8 @@ struct Runtime::Impl {
     std::atomic<bool> leader_dozing{false};
 
     // scheduler.cpp
+    Result<void> place_cores(Options opts);  // Runtime::start: the CPUs, cores and worker slots
+    Result<void> start_monitor();            // Runtime::start: the monitor and the cover priority it allows
     void push(Task* task);
     void push_prioritized(Task* task, std::uint64_t priority);
     Task* take_prioritized();

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     if (geteuid() != 0) {
         const char* ci = getenv("CI");
         const int in_ci = ci != NULL && (strcmp(ci, "true") == 0 || strcmp(ci, "1") == 0);
-        if (test_rank_() == 0) fprintf(stderr, "missing capability: root, to give a file to nobody\n");
+        if (check_rank() == 0) fprintf(stderr, "missing capability: root, to give a file to nobody\n");
         MPI_Finalize();
         return in_ci ? 1 : 77;
     }

@@ -141,6 +141,7 @@ Result<std::unique_ptr<Client>> Client::start(const ClientOptions& options) {
                                   "--ready-fd",
                                   std::to_string(kReadyFd)};
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) {
         argv.push_back(a.data());
     }

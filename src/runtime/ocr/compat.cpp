@@ -10,7 +10,9 @@
 extern "C" {
 
 u8 ocrDbMalloc(ocrGuid_t /*guid*/, u64 /*size*/, void** addr) {
-    if (addr != nullptr) *addr = nullptr;
+    if (addr != nullptr) {
+        *addr = nullptr;
+    }
     return OCR_EINVAL;
 }
 

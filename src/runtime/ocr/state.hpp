@@ -115,7 +115,9 @@ struct EdtPriority {
         set.store(true, std::memory_order_release);
     }
     [[nodiscard]] std::optional<u64> get() const noexcept {
-        if (!set.load(std::memory_order_acquire)) return std::nullopt;
+        if (!set.load(std::memory_order_acquire)) {
+            return std::nullopt;
+        }
         return value.load(std::memory_order_relaxed);
     }
 };
