@@ -37,6 +37,7 @@ line, trailing blanks ignored. Options after `example:` in the comment:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -361,3 +362,15 @@ def test_paths_under_examples_that_the_pages_name_exist():
                 if not (REPO / path).exists():
                     missing.append(f"{page.relative_to(REPO)}:{number}: {path}")
     assert not missing, "pages name files under examples/ that do not exist:\n" + "\n".join(missing)
+
+
+def test_the_operator_page_explains_every_line_strata_doctor_prints():
+    strata = REPO / "build/default/bin/strata"
+    require(strata.exists(), "the default build (cmake --workflow --preset default)")
+    done = subprocess.run([strata, "doctor", "--json"], capture_output=True, text=True, timeout=120)
+    names = [c["name"] for c in json.loads(done.stdout)["capabilities"]]
+    assert len(names) >= 16, names
+    page = (REPO / "docs" / "getting-started" / "operator.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| `")]
+    unexplained = [name for name in names if not any(f"`{name}`" in row.split("|")[1] for row in rows)]
+    assert not unexplained, f"docs/getting-started/operator.md has no row for the doctor lines {unexplained}"
