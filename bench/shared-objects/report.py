@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turns results.json of bench/shared-objects/run into results.md and fig*.png."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turns the storage-windows results (JSON lines in docs/benchmarks/storage-windows/raw/)
 into results.json, results.md and plots, beside the paper's figures and the issue's targets.
 

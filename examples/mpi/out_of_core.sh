@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Out of core: rma_counter (an MPI program that knows nothing about strata)
 # with a window twice the memory its job may use. The two ranks run in a
 # memory cgroup of 64 MiB; each allocates a 128 MiB window. In memory, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* rma_counter.c: a plain MPI program that knows nothing about strata.
  *
  * It allocates its window memory the way most RMA codes do, MPI_Alloc_mem

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* blocking_tasks.c: tasks that block in the kernel, and what the blocking
  * monitor does about it (docs/monitor.md, docs/getting-started/tasks.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* external_tasks.c: an OCR program whose DAG mixes normal and external tasks.
  *
  *   text (EDT) --+--> [sha256] sha256sum --+

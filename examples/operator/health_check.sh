@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A node health check for a batch system (a Slurm HealthCheckProgram, a PBS
 # mom health check, a prolog): runs `strata doctor --json` and exits 1 when a
 # capability strata's defaults require is missing, naming it, why, and the fix

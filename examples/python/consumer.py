@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The consumer of examples/python/producer.py (started by it).
 
     consumer.py SEGMENT

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """dask.distributed passes strata handles between worker processes, never the arrays.
 
     .venv/bin/python examples/python/dask_handles.py

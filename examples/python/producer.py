@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Two Python processes share one numpy array: this one sends it by handle.
 
     .venv/bin/python examples/python/producer.py

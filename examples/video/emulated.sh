@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The video pipeline on two emulated nodes (docs/video.md, "Emulated nodes"):
 # n0 at a whole core, n1 at 30 % of one behind a 1 Gbit/s link, each a network
 # namespace with its own cgroup CPU quota (apps/video/emulate; needs root).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Paper 003's video pipeline (docs/video.md) three ways on one machine: the
 # serial program, MPI with one send buffer per worker slot, and strata's DSM.
 # Every parallel output must equal the serial one byte for byte.

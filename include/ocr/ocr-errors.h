@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* OCR error codes: the API returns 0 on success or one of these (errno values). */
 #ifndef STRATA_OCR_ERRORS_H
 #define STRATA_OCR_ERRORS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GUID helpers. */
 #ifndef STRATA_OCR_GUID_H
 #define STRATA_OCR_GUID_H

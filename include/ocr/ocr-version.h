@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OCR API version strata's headers follow. */
 #ifndef STRATA_OCR_VERSION_H
 #define STRATA_OCR_VERSION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers for the MPI storage window tests: exact checks that abort the job
  * on the first mismatch, a per-run directory, and views of /proc.
  * Include first (it defines _GNU_SOURCE). Header-only: every test is one C file. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The front door: README.md and docs/ against the repository and the programs they show.
 
 - README.md is at most 8,000 characters.

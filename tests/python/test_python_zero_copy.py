@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Two Python processes exchange a 256 MB array through a strata port without
 copying it: the handoff cost does not grow with the size, and both processes
 map the same physical pages (the same file inode in /proc/<pid>/maps; the same

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The repository stands alone: one version everywhere, a license, and an SPDX line in every source file."""
 
 import os
@@ -16,7 +17,7 @@ LICENSE_OF = {
     "bpf/monitor.bpf.c": "GPL-2.0",
     "bpf/doctor_probe.bpf.c": "GPL-2.0",
 }
-SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp", ".hpp.in", ".py", ".sh")
+SOURCE_SUFFIXES = (".c", ".cc", ".cpp", ".h", ".hpp", ".hpp.in", ".py", ".pyi", ".sh")
 SHEBANG = re.compile(r"^#!.*\b(ba|da)?sh\b|^#!.*python")
 
 

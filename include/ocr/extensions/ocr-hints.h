@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hints (OCR 1.2 extension). strata reads the DB placement hints only. */
 #ifndef STRATA_OCR_HINTS_H
 #define STRATA_OCR_HINTS_H
