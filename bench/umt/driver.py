@@ -496,7 +496,7 @@ def main():
         # run-to-run noise of 5 repeats: it runs OVERHEAD_REPEAT_FACTOR times
         # as often (still interleaved, ~0.6 s a run). 9 since the ninth round:
         # with 15 runs the eighth round's medians missed by 1.19 % where 45
-        # runs right after gave 0.19 % (docs/benchmarks/umt/compute-only-side).
+        # runs right after gave 0.19 % (git show dd8aaca:docs/benchmarks/umt/compute-only-side/).
         runs_here = repeats * (OVERHEAD_REPEAT_FACTOR if share == 0 and not args.quick else 1)
         for repeat in range(runs_here):
             # Rotate the order so no mode always runs first after a throttle change.

@@ -32,6 +32,7 @@ int list_bench_suites(bool json);
 struct OcrOptions {
     std::string monitor;            ///< STRATA_MONITOR: auto, ebpf, proc, off
     std::string cpus;               ///< STRATA_CPUS: "0-3,6"
+    std::string workers;            ///< STRATA_WORKERS: a count, more than the CPUs allowed
     std::string db_placement;       ///< STRATA_OCR_DB_PLACEMENT: memory, shared, storage
     std::string db_dir;             ///< STRATA_OCR_DB_DIR
     bool stats = false;             ///< STRATA_STATS=1

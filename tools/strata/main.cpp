@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
     ocr_cmd->add_option(
         "--cpus", ocr.cpus,
         "CPUs to run workers on, e.g. 0-3,6 (default: $STRATA_CPUS, else every CPU the process may use)");
+    ocr_cmd->add_option("--workers", ocr.workers,
+                        "Workers that run EDTs side by side (ocrNbWorkers), more than the CPUs if asked: they then "
+                        "share cores (default: $STRATA_WORKERS, else the program's -ocr:cfg file or $OCR_CONFIG, else "
+                        "one per CPU)");
     ocr_cmd->add_option("--db-placement", ocr.db_placement,
                         "Where data blocks live unless a hint says: memory, shared or storage (default: "
                         "$STRATA_OCR_DB_PLACEMENT, else memory)");

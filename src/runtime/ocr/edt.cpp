@@ -14,7 +14,11 @@ void run_edt(const std::shared_ptr<Edt>& edt);
 
 void schedule(const std::shared_ptr<Edt>& edt) {
     OcrState* s = state();
-    s->runtime->spawn([edt] { run_edt(edt); });
+    if (const auto priority = edt->priority.get()) {
+        s->runtime->spawn_prioritized([edt] { run_edt(edt); }, *priority);
+    } else {
+        s->runtime->spawn([edt] { run_edt(edt); });
+    }
 }
 
 // The scope a new EDT joins: the creator's own scope if it is a finish EDT,
@@ -312,7 +316,7 @@ u8(ocrEdtTemplateDestroy)(ocrGuid_t guid) {
 }
 
 u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* paramv, u32 depc, ocrGuid_t* depv,
-                 u16 properties, ocrHint_t* /*hint*/, ocrGuid_t* outputEvent) {
+                 u16 properties, ocrHint_t* hint, ocrGuid_t* outputEvent) {
     const CallSite site = take_call_site();
     OcrState* s = state();
     auto invalid = [&](const std::string& why) -> u8 {
@@ -367,6 +371,11 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
     edt->params.assign(paramv, paramv + paramc);
     edt->properties = properties;
     edt->created_at = site;
+    if (const auto priority = hint_priority(hint)) {
+        edt->priority.assign(*priority);
+    } else if (const auto inherited = tpl->priority.get()) {
+        edt->priority.assign(*inherited);
+    }
     edt->slots.resize(depc);
     edt->unsatisfied = depc;
     if (outputEvent != nullptr) {
