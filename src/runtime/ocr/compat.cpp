@@ -4,8 +4,8 @@
 // (only NO_ALLOC exists), the asynchronous copy it lists as not supported,
 // and fault injection, which belongs to its resilience builds.
 #include "core/log.hpp"
-#include "ocr/ocr.h"
 #include "ocr/extensions/ocr-pause.h"
+#include "ocr/ocr.h"
 #include "state.hpp"
 
 extern "C" {
