@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Crash consistency of checkpoints in storage windows. Each rank's state
  * (--size bytes) is checkpointed every step into a storage window holding
  * two slots, used alternately: a slot is a header page {magic, step,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Distributed hash table on MPI one-sided operations (paper §3.3 and §3.4,
  * after the foMPI DHT): each rank's window holds a header (the heap's next
  * free element), its local volume (LV) of --lv elements and an overflow heap

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HACC-IO-like checkpoint/restart (paper §3.5.1): --particles per rank, with
  * the kernel's nine fields (xx, yy, zz, vx, vy, vz, phi as float, pid as
  * int64, mask as uint16), checkpointed to ONE shared file, each rank's fields

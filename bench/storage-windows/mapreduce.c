@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MapReduce word count (paper §3.5.2), one-sided (MR-1S) and two-sided
  * (MR-2S), on a generated corpus with a Zipf word distribution.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mSTREAM (paper §3.2): each rank locks its own window exclusively and
  * alternates MPI_Put and MPI_Get of one segment (a local flush after each), so
  * half the operations write and half read. Kernels:

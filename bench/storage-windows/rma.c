@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RMA microbenchmark in the style of IMB-RMA "single transfer" (paper §3.1),
  * non-aggregate mode: one operation per flush, inside one passive-target
  * epoch. Two ranks; rank 0 is the origin (unidirectional) or both ranks are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers of the storage-windows applications (bench/storage-windows/):
  * argument parsing, window allocation per variant, timing, verification
  * failures that abort the job (tests/support/mpi_check.h), and JSON-lines output.

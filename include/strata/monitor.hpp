@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The blocking monitor: which cores still have a ready worker (docs/monitor.md).
 //
 // After "User-Monitored Threads" (UMT, seed 002) without a kernel patch. A task

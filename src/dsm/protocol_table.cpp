@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The coherence protocol's two tables and their actions (see protocol_table.hpp).
 //
 // A pair missing from a table is refused: it cannot happen under per-pair FIFO

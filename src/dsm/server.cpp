@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The server side of the DSM: homes (directory entries + home copies driven
 // by the protocol table), first-touch location, global locks, and what
 // happens to the chunks of a client that died.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Splitting and expanding command templates (command.hpp).
 #include "command.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading the configuration file of external tasks (config.hpp).
 #include "config.hpp"
 

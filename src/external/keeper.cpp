@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The keeper process (keeper.hpp).
 #include "keeper.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Starting external programs (launch.hpp).
 #include "launch.hpp"
 

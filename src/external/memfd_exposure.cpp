@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The memfd exposure (memfd_exposure.hpp).
 #include "memfd_exposure.hpp"
 

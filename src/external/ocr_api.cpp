@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The OCR extension calls of include/ocr/extensions/ocr-external.h and the
 // run's external state (ocr_external.hpp).
 #include <csignal>

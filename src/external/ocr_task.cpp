@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One external task: from satisfied inputs to a started program (on a
 // worker), and from its exit to output data blocks (on a worker again).
 #include <fcntl.h>

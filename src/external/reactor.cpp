@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reactor thread (reactor.hpp).
 #include "reactor.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // kill_trees (tree_kill.hpp): /proc read with raw system calls.
 #include "tree_kill.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core_counters.hpp"
 
 #include "backends.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backend ebpf: bpf/monitor.bpf.c keeps the counts; this file loads it,
 // mmaps the per-core array, registers workers in its hash map, and runs the
 // thread that turns ring-buffer events into callbacks (after the threshold).

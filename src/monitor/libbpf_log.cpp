@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "libbpf_log.hpp"
 
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libbpf says why a load failed (verifier log, missing BTF, EPERM) only
 // through its print callback. CaptureLibbpfWarnings keeps the first warning
 // for the error message instead of letting libbpf write it to stderr.

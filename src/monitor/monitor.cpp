@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Monitor: argument checks shared by every backend, and the dispatch to them.
 #include <fcntl.h>
 #include <unistd.h>

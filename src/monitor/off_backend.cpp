@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backend off: the baseline. Ready counts are the registered workers of each
 // core, whatever they do; it never calls back.
 #include <mutex>

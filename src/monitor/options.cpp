@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // STRATA_MONITOR* environment variables, and what auto picks.
 #include <charconv>
 #include <cstdlib>

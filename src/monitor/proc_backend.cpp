@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backend proc: where BPF is not permitted, a sampler thread reads
 // /proc/self/task/<tid>/stat of every registered worker each period. State S
 // (sleeping) or D (uninterruptible, usually I/O) is blocked; anything else is

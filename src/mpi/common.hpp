@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared by every file of libstrata-mpi. The library is built with hidden
 // visibility so that only the MPI_ entry points it overrides are exported;
 // mpi.h is included with default visibility so that our definitions of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI_Win_allocate on storage.
 //
 // Collective protocol (every rank runs the same steps, so none can hang):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI_Win_allocate_shared on storage: one file for the ranks of a node.
 //
 // Rank 0 creates the file and reserves the whole range, then every other rank

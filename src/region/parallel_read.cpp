@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "region/parallel_read.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Small RAII wrappers over the POSIX calls regions are made of. Private to libstrata.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Creating and closing regions. Every factory validates first, then builds
 // with RAII pieces (descriptor, address-space reservation, file rollback) so
 // an error at any step leaves nothing behind.

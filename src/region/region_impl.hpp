@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private access to Region's fields for the files that implement it.
 #pragma once
 

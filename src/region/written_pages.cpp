@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "region/written_pages.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cover priority (include/strata/runtime.hpp, docs/runtime.md): a worker
 // woken to cover for a blocked worker of its core runs at SCHED_IDLE, so the
 // kernel preempts it the moment the blocked worker wakes ("idle tasks are by

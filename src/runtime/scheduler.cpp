@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runtime: start, spawn, wait, yield, stop (include/strata/runtime.hpp).
 #include <sys/resource.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The scheduler's insides (include/strata/runtime.hpp): workers, cores with
 // their idle pools, the injection queue and the leader.
 #pragma once

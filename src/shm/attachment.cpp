@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Attaching to and detaching from a segment: the lock-file protocol.
 //
 // Byte 0 of the lock file (the guard) serialises creation, opening and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ports: loan/commit/recv/release over a slot ring in the segment.
 #include "strata/shm/port.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a port holds in the segment (port.hpp describes the protocol).
 //
 // Message s lives in slot s % slots. A slot goes free -> loaned (by one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Validation of a workflow's graph and the ready-made shapes.
 #include <algorithm>
 #include <limits>

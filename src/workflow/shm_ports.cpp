@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "shm_ports.hpp"
 
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-workflow-task: one rank of a workflow started by `strata run` with
 // mpiexec, one rank per task (rank i runs task i of the workflow file).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // External tasks and the scheduler: running programs do not occupy workers
 // (100 sleeping programs on 2 cores while normal EDTs keep computing), and
 // the OCR access modes hold while a program reads a block.

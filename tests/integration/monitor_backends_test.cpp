@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the ebpf and proc backends see: blocks, unblocks, preemption, threads
 // that are not registered, the threshold. Real threads, pinned to one CPU,
 // blocked in read() on a real pipe.

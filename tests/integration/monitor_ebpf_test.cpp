@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ebpf backend: callback latency, ready() without a system call, nothing left loaded afterwards (also
 // when the process is killed), the error without privilege, exiting workers.
 #include <grp.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Threads for the monitor tests: pinned to one CPU, registered with a
 // Monitor by themselves (as a runtime's workers do), driven through atomics
 // so that waiting for the next step never blocks in the kernel.

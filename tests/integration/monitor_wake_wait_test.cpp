@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ebpf backend's split of oversubscribed time (CoreStats::
 // oversubscribing_wakeups, oversubscribed_wait_ns): a wakeup that gives a
 // core a second ready worker counts, and its wait lasts until the woken

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ebpf backend's wakeup event (Monitor::notify_when_woken): armed, the
 // wakeup that gives a core a second ready worker calls on_core_settled once;
 // a wakeup that leaves it with one, or one that is not armed, does not.

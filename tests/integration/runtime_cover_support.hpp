@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared by the runtime's cover-priority tests with the real BPF monitor
 // (runtime_monitor_test.cpp, runtime_surrender_test.cpp,
 // runtime_suspend_test.cpp, runtime_standby_test.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The runtime with the real blocking monitor: a task blocked in read() on a
 // pipe leaves its core to an idle worker that runs the next task, and the
 // unblocked worker returns to the idle pool afterwards.

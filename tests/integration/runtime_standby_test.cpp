@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cover priority idle+standby (include/strata/runtime.hpp, issue 15), with
 // the real BPF monitor on one CPU: a worker that would park while another of
 // its core is active stands by instead, runnable at SCHED_IDLE and out of the

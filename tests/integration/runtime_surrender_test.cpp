@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cover priority surrender (docs/runtime.md): a cover keeps the normal policy
 // while it covers; when the worker it covers for is woken — here from
 // another CPU, the case SCHED_IDLE alone did not always handle — the

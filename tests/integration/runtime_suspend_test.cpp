@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cover priority idle+suspend (docs/runtime.md, issue 15), with the real BPF
 // monitor: a worker blocks in read(); a second task's worker covers for it,
 // computing; the first is woken (from another CPU) and computes without a

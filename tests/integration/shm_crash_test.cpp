@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SIGKILL a user of a segment at each critical point, many times over, and
 // check that the survivor gets an error naming the dead user within one
 // second, that the port or segment is recovered or marked broken, and that no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tasks in separate mount and pid namespaces (as containers make them) that
 // share only the segment directory share objects and ports. Each task is pid 1
 // - and thread id 1 - of its own pid namespace, so two users of every lock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Segments between processes that do not trust each other, that fork, and
 // that die: a segment planted by another user is refused, a forked child is
 // not a user, a dead consumer is noticed by a producer that never waits, and

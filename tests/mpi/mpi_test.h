@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers for the MPI storage window tests: exact checks that abort the job
  * on the first mismatch (CHECK, CHECK_MPI: tests/support/mpi_check.h), a
  * per-run directory, and views of /proc.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A storage window reuses an existing file (restart), but never one planted
  * by another user: a regular file owned by nobody, or a symbolic link, fails
  * with MPI_ERR_ACCESS on every rank, the message naming the file, its owner

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Boundaries seen from Python: read-only arrays, forks, error messages, Port's sync values."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Two Python processes exchange a 256 MB array through a strata port without
 copying it: neither process's resident memory grows with the size, and both
 processes map the same physical pages (the same file inode in /proc/<pid>/maps;

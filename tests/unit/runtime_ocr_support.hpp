@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Running small OCR programs inside a gtest: EDT functions are plain
 // functions, so they report through the globals of each test file.
 #pragma once

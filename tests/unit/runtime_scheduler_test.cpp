@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The scheduler: every task runs once, stealing spreads work, wait() helps,
 // idle workers park and wake, and a core without a ready worker gets one.
 #include <sched.h>

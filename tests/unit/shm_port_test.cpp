@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Port options, roles, backpressure, loan/commit/release and bad input, in one process.
 #include <cstring>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Starting, talking to and stopping strata-fsd (see client.hpp).
 #include "client.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Collective (reduction) events (extensions/ocr-reduction-event.h): one
 // contribution per slot and generation, reduced in slot order into a new data
 // block that satisfies the dependences registered for that generation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Calls the reference's public headers declare that strata answers the way
 // the reference documents them (issue 26): allocation inside a data block
 // (only NO_ALLOC exists), the asynchronous copy it lists as not supported,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Data blocks: placement in a region of any kind, holds (RW, EW, RO, CONST),
 // release and destruction.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private directories of storage data blocks, and collecting those of dead runs (db_dir.hpp).
 #include "db_dir.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EDT templates, EDTs: creation, satisfaction, data block acquisition, execution.
 #include <algorithm>
 

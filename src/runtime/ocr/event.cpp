@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Events: ONCE, IDEM, STICKY, LATCH, COUNTED, CHANNEL.
 #include "core/log.hpp"
 #include "ocr/ocr.h"

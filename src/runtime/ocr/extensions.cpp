@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Small OCR 1.2 extensions and helpers: ocrAssert, SNPRINTF, the runtime
 // interface (EDT-local storage, worker GUIDs, legacy blocking), ocrDbGetSize,
 // and pause / query / resume.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Labeled GUIDs (extensions/ocr-labeling.h): ranges and maps reserve GUID
 // numbers; objects are created at them with GUID_PROP_IS_LABELED.
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Legacy interoperation (extensions/ocr-legacy.h): a program with its own
 // main() starts the runtime, spawns finish EDTs and waits for their results
 // from its own thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Program-wide calls: shutdown, abort, printing, argc/argv, hints, affinities.
 #include <unistd.h>
 #include <cstdarg>

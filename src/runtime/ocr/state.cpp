@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The GUID table and the program-wide state of an OCR run.
 #include "state.hpp"
 

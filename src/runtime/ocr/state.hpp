@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // OCR objects (templates, EDTs, events, data blocks), the GUID table and the
 // program-wide state of one OCR run (docs/runtime.md).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bpf: privilege, kernel BTF, and the embedded doctor_probe skeleton loaded,
 // attached to sched_switch and seen counting this process's context switches.
 //
