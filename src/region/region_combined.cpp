@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Creating storage and combined regions: plan where the memory and storage
 // parts lie, open the file, reserve the range, map each part. An error at any
 // step after the file is opened rolls the file back; the RAII pieces (range,

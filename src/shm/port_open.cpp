@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Opening a port: Segment::port checks the request, places the port's shared
 // part in the segment (the first user constructs it) and claims a producer or
 // consumer index under the port's lock; Segment::remove_port.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CHECK and CHECK_MPI for the C programs run under mpiexec (the MPI storage
  * window tests in tests/mpi/ and the storage-windows applications in
  * bench/storage-windows/): a failed check prints the rank, where and why, and
