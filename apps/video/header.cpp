@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Control headers' kinds by name, and the checks of received headers (common.hpp): every transport
 // copies a peer's bytes into a Header, then asks these before using a field.
 #include "common.hpp"

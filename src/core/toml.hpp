@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // toml++ as strata includes it, around two bugs of toml++ 3.3.0 (Debian 12)
 // that the fuzz targets found (docs/fuzzing.md):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A check of text before it reaches toml++. TOML forbids control characters
 // (U+0000..U+0008, U+000A..U+001F but line feed, U+007F) outside escapes, and
 // Debian's toml++ 3.3.0 does not always reject them itself: one right after a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: the DSM's messages (src/dsm/wire.hpp, protocol_table.cpp).
 // The input is a stream of wire headers as peers send them, each preceded by
 // a byte saying whether it reaches the chunk's home or a client caching it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: the external-program configuration file (src/external/config.cpp)
 // and the command templates it holds (command.cpp): the TOML text as a user
 // writes it, then each entry's placeholders checked against a template and

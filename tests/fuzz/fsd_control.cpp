@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: strata-fsd's control requests (src/external/fsd/control.cpp,
 // protocol.hpp). The input is a session of requests, one per line, answered
 // in order by one daemon's registry, as the control thread answers the frames

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reads typed values off the front of a fuzz input, the way clang's
 // FuzzedDataProvider does, in a header that GCC builds too (the corpus replay
 // of the default build, docs/fuzzing.md). An exhausted input reads as zeros.

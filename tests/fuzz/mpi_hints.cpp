@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: libstrata-mpi's storage hints (src/mpi/hints.cpp,
 // hint_source.cpp): STRATA_MPI_WINDOW_HINTS and its scope variable as a user
 // sets them, and an MPI_Info's key/value pairs as a program passes them,

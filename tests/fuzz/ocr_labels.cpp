@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: the OCR API's labeled GUIDs and hints (src/runtime/ocr/labels.cpp,
 // program.cpp): the values a program passes. Each input is one OCR run whose
 // mainEdt makes the calls the input spells: GUID ranges and maps of any
@@ -23,9 +24,10 @@ namespace {
 strata::fuzz::Input* g_input = nullptr;
 
 ocrGuid_t label_map(ocrGuid_t start, u64 /*skip*/, s64* params, s64* tuple) {
-    // The label's guid: start + tuple[0] * params[0] (params may be empty: then tuple[0]).
+    // The label's guid: start + tuple[0] * params[0] (params may be empty: then tuple[0]),
+    // modulo 2^64: both are the input's, and a signed product may overflow.
     const s64 step = params != nullptr ? params[0] : 1;
-    return addValueToGuid(start, static_cast<u64>(tuple[0] * step));
+    return addValueToGuid(start, static_cast<u64>(tuple[0]) * static_cast<u64>(step));
 }
 
 ocrGuid_t noop_edt(u32 /*paramc*/, u64* /*paramv*/, u32 /*depc*/, ocrEdtDep_t* /*depv*/) {
@@ -38,7 +40,7 @@ ocrGuid_t pick(strata::fuzz::Input& in, const std::vector<ocrGuid_t>& made) {
         return made[how % made.size()];
     }
     ocrGuid_t any;
-    any.guid = in.take<std::uint64_t>();
+    any.guid = static_cast<intptr_t>(in.take<std::uint64_t>());
     return any;
 }
 

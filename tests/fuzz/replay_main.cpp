@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The corpus replay driver: runs a fuzz target's LLVMFuzzerTestOneInput once
 // on every file named on the command line (or found in a directory named
 // there), like a libFuzzer binary given files. It lets the default GCC build

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: what strata reads from a segment file when it opens one
 // (src/shm/attachment.cpp, layout.hpp) and from a port's header in it when
 // it joins the port (port.cpp, port_layout.hpp). LLVMFuzzerInitialize makes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: the video pipeline's control headers (apps/video/common.hpp,
 // header.cpp). The input is a stream of messages as a peer sends them: a
 // Header's bytes, then as many frame bytes as the header announces when the

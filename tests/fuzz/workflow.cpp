@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Fuzz target: workflow files (src/workflow/parse.cpp), the report a task
 // hands back to `strata run` as JSON (report.cpp), and the single-value
 // parsers behind the command line. A workflow that parses must survive its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a received header may carry before the protocol's tables see it
 // (src/dsm/wire.hpp, wire::decode): the inputs that found these cases are in
 // tests/fuzz/corpus/dsm_messages/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The check of received control headers (apps/video/header.cpp): what a peer's
 // header may announce before a rank acts on it. The inputs that found these
 // cases are in tests/fuzz/corpus/video_header/.

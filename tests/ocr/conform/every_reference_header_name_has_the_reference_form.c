@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Each macro and declaration of the reference runtime's public headers that a
  * proxy application may use is there in the reference's form (issue 26):
  * the GUID helpers of ocr-guid-functions.h (GUID_ASSIGN_VALUE, GUIDFS(g),
@@ -22,9 +23,9 @@
 /* The reference's error codes are fixed numbers, usable in #if. */
 #if OCR_EPERM != 1 || OCR_ENOENT != 2 || OCR_EINTR != 4 || OCR_EIO != 5 || OCR_ENXIO != 6 || OCR_E2BIG != 7 || \
     OCR_ENOEXEC != 8 || OCR_EAGAIN != 11 || OCR_ENOMEM != 12 || OCR_EACCES != 13 || OCR_EFAULT != 14 ||        \
-    OCR_EBUSY != 16 || OCR_ENODEV != 19 || OCR_EINVAL != 22 || OCR_ENOSPC != 28 || OCR_ESPIPE != 29 ||          \
-    OCR_EROFS != 30 || OCR_EDOM != 33 || OCR_ERANGE != 34 || OCR_ENOSYS != 38 || OCR_ENOTEMPTY != 39 ||         \
-    OCR_ENOTSUP != 95 || OCR_EGUIDEXISTS != 100 || OCR_EACQ != 101 || OCR_EPEND != 102 || OCR_ENOP != 103 ||    \
+    OCR_EBUSY != 16 || OCR_ENODEV != 19 || OCR_EINVAL != 22 || OCR_ENOSPC != 28 || OCR_ESPIPE != 29 ||         \
+    OCR_EROFS != 30 || OCR_EDOM != 33 || OCR_ERANGE != 34 || OCR_ENOSYS != 38 || OCR_ENOTEMPTY != 39 ||        \
+    OCR_ENOTSUP != 95 || OCR_EGUIDEXISTS != 100 || OCR_EACQ != 101 || OCR_EPEND != 102 || OCR_ENOP != 103 ||   \
     OCR_EDEFERRED != 104 || OCR_ECANCELED != 125
 #error "OCR error codes differ from the reference's"
 #endif
@@ -37,13 +38,13 @@
 #error "extension bits differ from the reference's"
 #endif
 
-#define CHECK(cond)                                                                \
-    do {                                                                           \
-        if (!(cond)) {                                                             \
-            ocrPrintf("FAILED: %s (%s:%d)\n", #cond, __FILE__, __LINE__);          \
-            ocrAbort(1);                                                           \
-            return NULL_GUID;                                                      \
-        }                                                                          \
+#define CHECK(cond)                                                       \
+    do {                                                                  \
+        if (!(cond)) {                                                    \
+            ocrPrintf("FAILED: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
+            ocrAbort(1);                                                  \
+            return NULL_GUID;                                             \
+        }                                                                 \
     } while (0)
 
 ocrGuid_t mainEdt(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
