@@ -323,6 +323,27 @@ TEST(WorkflowReport, json_reads_back) {
     EXPECT_TRUE(fails_with(report_from_json("{}"), Errc::invalid_argument, {"not a workflow report"}));
 }
 
+TEST(WorkflowReport, a_count_that_is_not_a_non_negative_integer_is_refused_naming_its_key) {
+    // tests/fuzz/corpus/workflow/crash-report-count-1e82: converting 1.1e82 to an integer was undefined.
+    const auto with = [](std::string_view key, std::string_view value) {
+        Report r;
+        r.edges.push_back({"a", "b", Method::copy, 3, 1, 2, 3, 4});
+        auto doc = to_json(r);
+        const auto at = doc.find(fmt::format("\"{}\": ", key));
+        const auto end = doc.find_first_of(",\n", at);
+        return doc.replace(at, end - at, fmt::format("\"{}\": {}", key, value));
+    };
+    for (std::string_view key : {"iterations", "tasks", "checksum_errors", "samples"}) {
+        for (std::string_view value : {"1.1e82", "-1", "2.5"}) {
+            EXPECT_TRUE(fails_with(report_from_json(with(key, value)), Errc::invalid_argument,
+                                   {"not a workflow report", key, "not a count"}))
+                << key << " = " << value;
+        }
+    }
+    STRATA_ASSERT_ASSIGN(sut, report_from_json(with("iterations", "18446744073709551615")));
+    EXPECT_EQ(sut.iterations, 18446744073709551615U);
+}
+
 TEST(WorkflowParse, a_control_character_is_refused_with_its_line_and_column) {
     const std::string text = "[[task]]\nname = \"a\"\n[\x01";
     EXPECT_TRUE(fails_with(parse(text, "wf.toml"), Errc::invalid_argument, {"wf.toml", "line 3, column 2", "U+0001"}));
