@@ -64,9 +64,8 @@ Result<Report> report_from_json(std::string_view text) {
                 return std::unexpected(method.error());
             }
             r.edges.push_back({e.at("from").get<std::string>(), e.at("to").get<std::string>(), *method,
-                               count_at(e, "samples"), e.at("p50_ns").get<double>(),
-                               e.at("p90_ns").get<double>(), e.at("p99_ns").get<double>(),
-                               e.at("max_ns").get<double>()});
+                               count_at(e, "samples"), e.at("p50_ns").get<double>(), e.at("p90_ns").get<double>(),
+                               e.at("p99_ns").get<double>(), e.at("max_ns").get<double>()});
         }
         return r;
     } catch (const nlohmann::json::exception& e) {
