@@ -3,6 +3,7 @@
 #include "config.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -147,7 +148,7 @@ private:
             if (!seconds || !(*seconds > 0) || *seconds > 1e7) {
                 return fail("timeout", describe(*node), "not a number of seconds above 0");
             }
-            entry_.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*seconds * 1000.0 + 0.5));
+            entry_.timeout = std::chrono::milliseconds(std::llround(*seconds * 1000.0));
         }
         auto exposure = string_key("exposure");
         if (!exposure) {

@@ -148,7 +148,11 @@ int store_in_page_cache(Daemon& daemon, Entry& entry, std::string& error) {
                 fmt::format("id={}: cannot read the block at offset {}: {}", entry.name, offset, std::strerror(err));
             return err;
         }
-        fuse_bufvec buf = FUSE_BUFVEC_INIT(length);
+        // What FUSE_BUFVEC_INIT(length) gives, without its C99 compound literal.
+        fuse_bufvec buf{};
+        buf.count = 1;
+        buf.buf[0].size = length;
+        buf.buf[0].fd = -1;
         buf.buf[0].mem = const_cast<char*>(bytes);
         const int rc = fuse_lowlevel_notify_store(daemon.session, entry.ino, static_cast<off_t>(offset), &buf,
                                                   static_cast<fuse_buf_copy_flags>(0));

@@ -268,6 +268,7 @@ std::vector<std::shared_ptr<Entry>> Registry::end(std::uint64_t task) {
 std::vector<std::shared_ptr<Entry>> Registry::all() {
     std::vector<std::shared_ptr<Entry>> entries;
     const std::lock_guard lock(mutex_);
+    entries.reserve(by_name_.size());
     for (const auto& [name, entry] : by_name_) {
         entries.push_back(entry);
     }
