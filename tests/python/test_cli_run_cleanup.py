@@ -73,7 +73,9 @@ def wait_for(predicate, what: str) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-def test_a_run_ended_by_a_signal_removes_its_directory_segment_and_ranks_and_ends_by_that_signal(tmp_path, sig):
+def test_a_run_ended_by_a_signal_removes_its_directory_segment_and_ranks_and_ends_by_that_signal(
+    tmp_path, sig
+):
     shm_dir = tmp_path / "shm"
     shm_dir.mkdir(mode=0o700)
     workflow = paced_shm_workflow(tmp_path / "long.toml", iterations=600, period_us=100_000)
@@ -119,7 +121,11 @@ def test_the_next_run_removes_the_directory_of_a_killed_run_and_keeps_live_and_f
         env = dict(os.environ, STRATA_SHM_DIR=str(tmp_path / "shm"))
         (tmp_path / "shm").mkdir(mode=0o700)
         done = subprocess.run(
-            [strata(), "run", "--quiet", str(workflow)], env=env, capture_output=True, timeout=HANG, check=False
+            [strata(), "run", "--quiet", str(workflow)],
+            env=env,
+            capture_output=True,
+            timeout=HANG,
+            check=False,
         )
         assert done.returncode == 0, done.stderr.decode()
         assert not killed_run.exists(), "the directory of a run whose process is gone is left"
