@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-video's command line: which implementation, which files, and the
 // knobs of each transport. Every bad value is refused before anything runs,
 // with a message naming the option, the value and the cause.
@@ -29,6 +30,7 @@ struct Options {
     std::string output;
     std::string codec = "rawvideo";
     bool overwrite = false;
+    bool quiet = false;  ///< no progress line (the output rank draws one when mpiexec's or its stderr is a terminal)
     std::int64_t frames = 0;  ///< 0: every frame of the input
     int timeout_ms = 10000;
     int heartbeat_ms = 250;

@@ -1,8 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /* EDT templates, EDTs and dependences. */
 #ifndef STRATA_OCR_EDT_H
 #define STRATA_OCR_EDT_H
 
+#include "ocr-event.h"
 #include "ocr-types.h"
+#include "ocr-version.h"
 
 #ifdef __cplusplus
 extern "C" {

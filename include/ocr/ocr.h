@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OCR 1.2 API as strata provides it (docs/runtime.md): include this and
  * link with -lstrata-ocr, which also provides main() (it runs mainEdt).
  *
@@ -10,6 +11,14 @@
  * change nothing: every extension strata has is always declared. */
 #ifndef STRATA_OCR_H
 #define STRATA_OCR_H
+
+/* The reference's ocr.h builds the name of its build-options header from
+ * OCR_TYPE_H with these; strata has no such header and includes none. */
+/* clang-format off: spaces around the '-' would reach the stringified name. */
+#define OCR_OPTIONS_STR(x) #x
+#define OCR_OPTIONS_FILE_CONC(x) OCR_OPTIONS_STR(ocr - options_##x)
+#define OCR_OPTIONS_FILE(x) OCR_OPTIONS_FILE_CONC(x)
+/* clang-format on */
 
 #include "extensions/ocr-hints.h"
 #include "ocr-db.h"

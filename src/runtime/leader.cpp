@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The leader: an unbound thread that wakes idle workers for cores the
 // monitor reports without a ready worker, and rescans every core each period
 // to catch reports lost to the monitor's races (seed 002, §III-D).
@@ -97,11 +98,11 @@ void Runtime::Impl::attend(detail::Core& core, bool scan) {
             return;
         }
     }
-    if (cover_surrender && monitored && monitor->ready(core.cpu) > 1) {
+    if (cover_surrender && monitored && monitor->ready(core.cpu) > core.base) {
         std::lock_guard lock(core.mutex);
         surrender_cover(core);
     }
-    if (core.idle_covers.load(std::memory_order_acquire) > 0 && monitored && monitor->ready(core.cpu) <= 1) {
+    if (core.idle_covers.load(std::memory_order_acquire) > 0 && monitored && monitor->ready(core.cpu) <= core.base) {
         std::lock_guard lock(core.mutex);
         settle_core(core);
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runtime: start, spawn, wait, yield, stop (include/strata/runtime.hpp).
 #include <sys/resource.h>
 
@@ -17,6 +18,9 @@ namespace strata::runtime {
 namespace {
 
 thread_local detail::Worker* tls_worker = nullptr;
+
+// Options::workers above this is surely a mistake (a typo'd count), not a plan.
+constexpr int max_workers = 4096;
 
 class FunctionTask final : public Task {
 public:
@@ -38,88 +42,116 @@ detail::Worker*& current_worker() noexcept {
 }
 }  // namespace detail
 
-Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
-    auto impl = std::make_unique<Impl>();
-    auto cpus = options.cpus.empty() ? allowed_cpus() : validate_cpus(options.cpus);
-    if (!cpus) {
-        return std::unexpected(cpus.error());
+Result<void> Runtime::Impl::place_cores(Options opts) {
+    auto found = opts.cpus.empty() ? allowed_cpus() : validate_cpus(opts.cpus);
+    if (!found) {
+        return std::unexpected(found.error());
     }
-    if (options.max_workers_per_core < 1) {
+    if (opts.max_workers_per_core < 1) {
         return make_error(Errc::invalid_argument,
                           "Runtime::start: max_workers_per_core={}: at least one worker per core is needed",
-                          options.max_workers_per_core);
+                          opts.max_workers_per_core);
     }
-    impl->cpus = std::move(*cpus);
-    impl->max_cpu = *std::max_element(impl->cpus.begin(), impl->cpus.end()) + 1;
-    for (std::size_t i = 0; i < impl->cpus.size(); ++i) {
+    if (opts.workers < 0 || opts.workers > max_workers) {
+        return make_error(Errc::invalid_argument, "Runtime::start: workers={}: expected 0 (one per CPU) to {}",
+                          opts.workers, max_workers);
+    }
+    cpus = std::move(*found);
+    const auto wanted = static_cast<std::size_t>(opts.workers);
+    if (wanted > 0 && wanted < cpus.size()) {
+        cpus.resize(wanted);
+    }
+    max_cpu = *std::max_element(cpus.begin(), cpus.end()) + 1;
+    std::size_t slot_total = 0;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
         auto core = std::make_unique<detail::Core>();
         core->index = static_cast<int>(i);
-        core->cpu = impl->cpus[i];
-        impl->cores.push_back(std::move(core));
+        core->cpu = cpus[i];
+        // More workers than CPUs: the first cores take one more each.
+        if (wanted > cpus.size()) {
+            core->base = static_cast<int>(wanted / cpus.size() + (i < wanted % cpus.size() ? 1 : 0));
+        }
+        slot_total += static_cast<std::size_t>(core->base - 1 + opts.max_workers_per_core);
+        cores.push_back(std::move(core));
     }
-    impl->slots = std::vector<std::atomic<detail::Worker*>>(impl->cpus.size() *
-                                                            static_cast<std::size_t>(options.max_workers_per_core));
-    impl->options = std::move(options);
+    slots = std::vector<std::atomic<detail::Worker*>>(slot_total);
+    options = std::move(opts);
+    return {};
+}
 
-    std::unique_ptr<Runtime> runtime(new Runtime(std::move(impl)));
-    Impl& rt = *runtime->impl_;
-    rt.owner = runtime.get();
-
-    MonitorFactory factory = rt.options.monitor ? rt.options.monitor : monitor_from_env();
+Result<void> Runtime::Impl::start_monitor() {
+    MonitorFactory factory = options.monitor ? options.monitor : monitor_from_env();
     // The monitor's thread is not a worker: it attends to the core at once
     // instead of waking the leader, one thread hop less.
-    auto monitor = factory(rt.max_cpu, [&rt](int cpu) {
+    auto made = factory(max_cpu, [this](int cpu) {
         // Counted before monitor_ready is read, both seq_cst (as in stop()):
         // either stop() sees this event in flight and waits for it, or the
         // event sees monitor_ready cleared and leaves the monitor alone.
-        rt.monitor_events.fetch_add(1, std::memory_order_seq_cst);
-        for (auto& core : rt.cores) {
-            if (core->cpu == cpu && rt.monitor_ready.load(std::memory_order_seq_cst)) {
-                rt.attend(*core);
+        monitor_events.fetch_add(1, std::memory_order_seq_cst);
+        for (auto& core : cores) {
+            if (core->cpu == cpu && monitor_ready.load(std::memory_order_seq_cst)) {
+                attend(*core);
                 // A dozing leader (leader.cpp) scans at its period again from the first event on.
-                if (rt.leader_dozing.load(std::memory_order_seq_cst)) {
-                    rt.notify_leader();
+                if (leader_dozing.load(std::memory_order_seq_cst)) {
+                    notify_leader();
                 }
                 break;
             }
         }
-        rt.monitor_events.fetch_sub(1, std::memory_order_seq_cst);
+        monitor_events.fetch_sub(1, std::memory_order_seq_cst);
     });
-    if (!monitor) {
-        return std::unexpected(monitor.error());
+    if (!made) {
+        return std::unexpected(made.error());
     }
-    rt.monitor = std::move(*monitor);
-    rt.monitored = rt.monitor && rt.monitor->backend() != "off";
-    rt.empty_cores_reported = rt.monitored && rt.monitor->reports_empty_cores();
+    monitor = std::move(*made);
+    monitored = monitor && monitor->backend() != "off";
+    empty_cores_reported = monitored && monitor->reports_empty_cores();
     // Arming the wakeup event once, before any worker exists, is harmless:
     // it tells whether the monitor can report wakeups.
-    const bool wakeups = rt.monitored && !rt.cpus.empty() && rt.monitor->notify_when_woken(rt.cpus.front());
-    auto cover = detail::choose_cover_priority(rt.options.cover_priority, rt.monitored, wakeups);
+    const bool wakeups = monitored && !cpus.empty() && monitor->notify_when_woken(cpus.front());
+    auto cover = detail::choose_cover_priority(options.cover_priority, monitored, wakeups);
     if (!cover) {
-        rt.stop();
+        stop();
         return std::unexpected(cover.error());
     }
-    rt.cover_idle.store(cover->idle || cover->surrender, std::memory_order_release);
-    rt.cover_at_start = cover->idle;
-    rt.cover_surrender = cover->surrender;
-    rt.cover_suspend = cover->suspend;
-    rt.cover_standby = cover->standby;
-    if (rt.cover_suspend) {
-        rt.suspend_nice = detail::base_nice();  // read here: the signal handler only uses the copy
-        Impl::install_suspend_handler();
+    cover_idle.store(cover->idle || cover->surrender, std::memory_order_release);
+    cover_at_start = cover->idle;
+    cover_surrender = cover->surrender;
+    cover_suspend = cover->suspend;
+    cover_standby = cover->standby;
+    if (cover_suspend) {
+        suspend_nice = detail::base_nice();  // read here: the signal handler only uses the copy
+        install_suspend_handler();
     }
-    rt.cover_mode = cover->priority();
-    rt.cover_reason = std::move(cover->reason);
-    rt.monitor_ready.store(true, std::memory_order_release);
+    cover_mode = cover->priority();
+    cover_reason = std::move(cover->reason);
+    monitor_ready.store(true, std::memory_order_release);
+    return {};
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
+    auto impl = std::make_unique<Impl>();
+    if (auto placed = impl->place_cores(std::move(options)); !placed) {
+        return std::unexpected(placed.error());
+    }
+    std::unique_ptr<Runtime> runtime(new Runtime(std::move(impl)));
+    Impl& rt = *runtime->impl_;
+    rt.owner = runtime.get();
+    if (auto started = rt.start_monitor(); !started) {
+        return std::unexpected(started.error());
+    }
     if (rt.options.verbose) {
-        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}; cover priority {}\n", rt.cpus.size(),
-                   describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason(), rt.cover_reason);
+        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}; cover priority {}\n",
+                   runtime->workers(), describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason(),
+                   rt.cover_reason);
     }
 
     for (auto& core : rt.cores) {
-        if (auto worker = rt.add_worker(*core); !worker) {
-            rt.stop();
-            return std::unexpected(worker.error());
+        for (int i = 0; i < core->base; ++i) {
+            if (auto worker = rt.add_worker(*core); !worker) {
+                rt.stop();
+                return std::unexpected(worker.error());
+            }
         }
     }
     rt.leader = std::thread([&rt] { rt.leader_main(); });
@@ -139,10 +171,14 @@ namespace {
 class OutOfBody {
 public:
     explicit OutOfBody(detail::Worker* self) noexcept : self_(self) {
-        if (self_ != nullptr) saved_ = self_->in_body.exchange(0, std::memory_order_relaxed);
+        if (self_ != nullptr) {
+            saved_ = self_->in_body.exchange(0, std::memory_order_relaxed);
+        }
     }
     ~OutOfBody() {
-        if (self_ != nullptr) self_->in_body.store(saved_, std::memory_order_relaxed);
+        if (self_ != nullptr) {
+            self_->in_body.store(saved_, std::memory_order_relaxed);
+        }
     }
     OutOfBody(const OutOfBody&) = delete;
     OutOfBody& operator=(const OutOfBody&) = delete;
@@ -172,6 +208,57 @@ void Runtime::spawn(std::function<void()> function, TaskGroup* group) {
     spawn(task, group);
 }
 
+void Runtime::spawn_prioritized(Task* task, std::uint64_t priority, TaskGroup* group) {
+    const OutOfBody guard(tls_worker);
+    RuntimeAccess::group(*task) = group;
+    if (group != nullptr) {
+        group->pending_.fetch_add(1, std::memory_order_relaxed);
+    }
+    impl_->push_prioritized(task, priority);
+    if (detail::Worker* self = tls_worker; self != nullptr && self->rt == impl_.get()) {
+        impl_->scheduling_point(*self);
+    }
+}
+
+void Runtime::spawn_prioritized(std::function<void()> function, std::uint64_t priority, TaskGroup* group) {
+    auto* task = new FunctionTask(std::move(function));
+    RuntimeAccess::owned(*task) = true;
+    spawn_prioritized(task, priority, group);
+}
+
+namespace {
+
+// The heap's order: std::push_heap keeps its greatest element first, so the
+// "less" one is the lower priority, or the later spawn among equals.
+bool priority_order(const Runtime::Impl::Prioritized& a, const Runtime::Impl::Prioritized& b) {
+    return a.priority != b.priority ? a.priority < b.priority : a.seq > b.seq;
+}
+
+}  // namespace
+
+void Runtime::Impl::push_prioritized(Task* task, std::uint64_t priority) {
+    queued.fetch_add(1, std::memory_order_seq_cst);
+    {
+        std::lock_guard lock(priority_mutex);
+        prioritized.push_back({priority, priority_seq++, task});
+        std::push_heap(prioritized.begin(), prioritized.end(), priority_order);
+        prioritized_size.fetch_add(1, std::memory_order_release);
+    }
+    wake_for_spawn();
+}
+
+Task* Runtime::Impl::take_prioritized() {
+    std::lock_guard lock(priority_mutex);
+    if (prioritized.empty()) {
+        return nullptr;
+    }
+    std::pop_heap(prioritized.begin(), prioritized.end(), priority_order);
+    Task* task = prioritized.back().task;
+    prioritized.pop_back();
+    prioritized_size.fetch_sub(1, std::memory_order_release);
+    return task;
+}
+
 void Runtime::Impl::push(Task* task) {
     queued.fetch_add(1, std::memory_order_seq_cst);
     if (detail::Worker* self = tls_worker; self != nullptr && self->rt == this) {
@@ -184,10 +271,12 @@ void Runtime::Impl::push(Task* task) {
     wake_for_spawn();
 }
 
-// A parked worker is woken for new work only where no worker of the core is
-// active (an active one finds the task itself), or, with a monitor, where no
-// worker is ready: the monitor reported that core when it emptied, maybe
-// before this task existed, so nobody else would act before the next scan.
+// A parked worker is woken for new work only where the core has fewer active
+// workers than it keeps side by side (an active one finds the task itself;
+// with several per core, each of them must be there to run tasks at once),
+// or, with a monitor, where no worker is ready: the monitor reported that
+// core when it emptied, maybe before this task existed, so nobody else would
+// act before the next scan.
 void Runtime::Impl::wake_for_spawn() {
     if (monitored) {
         for (auto& core : cores) {
@@ -200,7 +289,7 @@ void Runtime::Impl::wake_for_spawn() {
         return;
     }
     for (auto& core : cores) {
-        if (core->active.load(std::memory_order_acquire) == 0 && unpark_one(*core)) {
+        if (core->active.load(std::memory_order_acquire) < core->base && unpark_one(*core)) {
             return;
         }
     }
@@ -226,7 +315,11 @@ Task* Runtime::Impl::find_task(detail::Worker& self) {
     // behind workers that keep spawning into their own deques (8, not the 61
     // of Go and Tokio: EDTs run for milliseconds, so 61 looks are a long wait).
     constexpr unsigned inject_period = 8;
-    Task* task = ++self.looks % inject_period == 0 ? take_injected() : nullptr;
+    // Prioritized tasks first: they start before every task without a priority.
+    Task* task = prioritized_size.load(std::memory_order_acquire) > 0 ? take_prioritized() : nullptr;
+    if (task == nullptr && ++self.looks % inject_period == 0) {
+        task = take_injected();
+    }
     if (task == nullptr) {
         task = self.deque.pop();
     }
@@ -360,15 +453,31 @@ void Runtime::Impl::drop_queued() {
             drop(task);
         }
     }
-    std::lock_guard lock(inject_mutex);
-    for (Task* task : inject) {
-        drop(task);
+    {
+        std::lock_guard lock(inject_mutex);
+        for (Task* task : inject) {
+            drop(task);
+        }
+        inject.clear();
     }
-    inject.clear();
+    std::lock_guard lock(priority_mutex);
+    for (const Prioritized& entry : prioritized) {
+        drop(entry.task);
+    }
+    prioritized.clear();
+    prioritized_size.store(0, std::memory_order_release);
 }
 
 const std::vector<int>& Runtime::cpus() const noexcept {
     return impl_->cpus;
+}
+
+int Runtime::workers() const noexcept {
+    int count = 0;
+    for (const auto& core : impl_->cores) {
+        count += core->base;
+    }
+    return count;
 }
 
 std::string_view Runtime::monitor_backend() const noexcept {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The scheduler's insides (include/strata/runtime.hpp): workers, cores with
 // their idle pools, the injection queue and the leader.
 #pragma once
@@ -73,6 +74,10 @@ struct Worker {
 struct Core {
     int index = 0;
     int cpu = 0;
+    // Workers the core keeps ready side by side (its share of
+    // Options::workers, usually 1): more are covers for blocked ones, and
+    // fewer ready means the core can take a woken one.
+    int base = 1;
     std::mutex mutex;
     std::vector<Worker*> idle;                 // parked workers, guarded by mutex
     std::vector<Worker*> members;              // every worker of this core, guarded by mutex
@@ -135,6 +140,19 @@ struct Runtime::Impl {
     std::deque<Task*> inject;
     std::atomic<std::int64_t> inject_size{0};
 
+    // Tasks spawned with a priority: a heap, the highest priority first, then
+    // the earliest spawn (priority_order). find_task looks here first; the
+    // size lets it skip the lock when there are none.
+    struct Prioritized {
+        std::uint64_t priority = 0;
+        std::uint64_t seq = 0;
+        Task* task = nullptr;
+    };
+    std::mutex priority_mutex;
+    std::vector<Prioritized> prioritized;  // guarded by priority_mutex
+    std::uint64_t priority_seq = 0;        // guarded by priority_mutex
+    std::atomic<std::int64_t> prioritized_size{0};
+
     std::atomic<std::int64_t> queued{0};  // tasks spawned and not yet taken
     std::atomic<int> sleepers{0};         // parked workers
     std::atomic<bool> stopping{false};
@@ -150,7 +168,11 @@ struct Runtime::Impl {
     std::atomic<bool> leader_dozing{false};
 
     // scheduler.cpp
+    Result<void> place_cores(Options opts);  // Runtime::start: the CPUs, cores and worker slots
+    Result<void> start_monitor();            // Runtime::start: the monitor and the cover priority it allows
     void push(Task* task);
+    void push_prioritized(Task* task, std::uint64_t priority);
+    Task* take_prioritized();
     Task* find_task(detail::Worker& self);
     Task* take_injected();
     void execute(detail::Worker& self, Task* task);

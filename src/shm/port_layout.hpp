@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a port holds in the segment (port.hpp describes the protocol).
 //
 // Message s lives in slot s % slots. A slot goes free -> loaned (by one
@@ -147,7 +148,7 @@ inline void copy_text(char* out, std::size_t capacity, std::string_view text) {
     out[n] = '\0';
 }
 
-/// The text of a fixed field (up to its NUL).
+/// A NUL-terminated text in a fixed array of the segment, never read past `capacity`.
 inline std::string_view text_of(const char* text, std::size_t capacity) {
     return {text, ::strnlen(text, capacity)};
 }

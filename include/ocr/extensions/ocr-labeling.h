@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Labeled GUIDs (OCR 1.2 extension, ENABLE_EXTENSION_LABELING): GUIDs the
  * program computes from an index or a tuple before the object exists, so
  * EDTs that never talked can name the same event.
@@ -32,7 +33,8 @@ typedef enum {
     GUID_USER_EVENT_IDEM = 19,
     GUID_USER_EVENT_STICKY = 21,
     GUID_USER_EVENT_LATCH = 22,
-    GUID_USER_EVENT_CHANNEL = 23
+    GUID_USER_EVENT_CHANNEL = 23,
+    GUID_USER_EVENT_COLLECTIVE = 24
 } ocrGuidUserKind;
 
 /** Reserves numberGuid GUIDs of `kind`; *rangeGuid names the range. */

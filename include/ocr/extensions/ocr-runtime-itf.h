@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runtime interface (OCR 1.2 extension, ENABLE_EXTENSION_RTITF): EDT-local
  * storage, worker identity, and telling the runtime that the calling EDT is
  * about to block in legacy code. */
@@ -21,7 +22,8 @@ ocrGuid_t ocrElsUserGet(u8 offset);
 void ocrElsUserSet(u8 offset, ocrGuid_t data);
 /** The running EDT (NULL_GUID outside EDTs). */
 void currentEdtUserGet(ocrGuid_t* guid);
-/** Workers the runtime runs (one per allowed CPU). */
+/** Workers that run EDTs side by side: STRATA_WORKERS, else the
+ *  configuration file's count (-ocr:cfg, OCR_CONFIG), else one per allowed CPU. */
 u64 ocrNbWorkers(void);
 /** A GUID naming the calling worker thread; distinct per worker, stable for
  *  the thread's life (NULL_GUID outside the runtime's workers). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Running the programs a demo section starts (mpiexec jobs, example binaries
 // built beside strata), with a time limit so a hung job cannot hang the demo.
 #pragma once
@@ -17,7 +18,7 @@ struct CommandOutcome {
     std::string output;  ///< stdout and stderr together
 };
 
-/// Runs a /bin/sh command under `timeout 60`.
+/// Runs a /bin/sh command under `timeout 60`, stdin from /dev/null.
 CommandOutcome run_command(const std::string& command);
 
 /// run_command, and an io_error naming the command, "timed out" or "failed", and the output's start unless it exits 0.

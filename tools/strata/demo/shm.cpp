@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The shared-objects section of `strata demo` (docs/shm.md): a vector in a
 // segment, handed by handle to another process through a port without a copy;
 // a producer SIGKILLed between loan and commit reported to the consumer; a
@@ -58,7 +59,7 @@ void tour_shm(Tour& tour, const std::filesystem::path& dir) {
         if (!v) return std::unexpected(v.error());
         return fmt::format("{} ({} bytes free of {})", seg->path().string(), seg->free_bytes(), seg->size());
     });
-    if (!seg) {
+    if (!seg && !tour.planning()) {
         return;
     }
 
