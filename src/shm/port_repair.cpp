@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Repairing a port after its lock's holder died (port_repair.hpp), and the
 // recovery of what dead users held (Port::recover_dead_peers).
 #include "shm/port_repair.hpp"
@@ -48,8 +49,8 @@ bool repair_window(PortShared& p, unsigned k, PortRepair& r) {
         r.freed = true;
         return true;
     }
-    r.fault = fmt::format("slot {} holds message {} in state {}, at or past the next message {} (P3)", k,
-                          slot.sequence, slot.state, w);
+    r.fault = fmt::format("slot {} holds message {} in state {}, at or past the next message {} (P3)", k, slot.sequence,
+                          slot.state, w);
     return false;
 }
 
@@ -184,10 +185,11 @@ std::string messages_text(const std::vector<std::uint64_t>& sequences) {
 Result<void> Port::heal(std::string_view op, std::uint64_t dead_holder) {
     shm_detail::PortRepair repair = shm_detail::repair_port(*shared_);
     if (!repair.fault.empty()) {
-        mark_broken(fmt::format("port '{}' is broken: after {} died holding its lock, {}, which no step of strata's "
-                                "leaves (the port was overwritten); close every user of port '{}', then remove it "
-                                "with Segment::remove_port and recreate it",
-                                name_, attachment_->describe(dead_holder), repair.fault, name_));
+        mark_broken(
+            fmt::format("port '{}' is broken: after {} died holding its lock, {}, which no step of strata's "
+                        "leaves (the port was overwritten); close every user of port '{}', then remove it "
+                        "with Segment::remove_port and recreate it",
+                        name_, attachment_->describe(dead_holder), repair.fault, name_));
         unlock();
         return std::unexpected(broken_error(op));
     }
@@ -269,10 +271,11 @@ void Port::recover_locked(std::uint64_t dead_holder, const std::string& repaired
         const std::vector<std::uint64_t> lost = shm_detail::abandon_loans(*shared_, peer.token, freed);
         crash_point();
         const std::string who = attachment_->describe(peer.token);
-        report_death(lost.empty() ? fmt::format("producer {} ({}) died{}; no message was lost", i, who, held(peer.token))
-                                  : fmt::format("producer {} ({}) died between loan and commit{}; message {} is "
-                                                "dropped and skipped by the consumers",
-                                                i, who, held(peer.token), messages_text(lost)));
+        report_death(lost.empty()
+                         ? fmt::format("producer {} ({}) died{}; no message was lost", i, who, held(peer.token))
+                         : fmt::format("producer {} ({}) died between loan and commit{}; message {} is "
+                                       "dropped and skipped by the consumers",
+                                       i, who, held(peer.token), messages_text(lost)));
         holder_reported |= peer.token == dead_holder;
         kill_step();
         peer.state = shm_detail::peer_departed;
@@ -292,9 +295,10 @@ void Port::recover_locked(std::uint64_t dead_holder, const std::string& repaired
             *freed |= shm_detail::drop_holder(slot, 1ULL << i);
         }
         crash_point();
-        report_death(fmt::format("consumer {} ({}) died{}; the {} slot(s) it held or had not yet received are "
-                                 "released and it leaves the fan-out",
-                                 i, attachment_->describe(peer.token), held(peer.token), holding));
+        report_death(
+            fmt::format("consumer {} ({}) died{}; the {} slot(s) it held or had not yet received are "
+                        "released and it leaves the fan-out",
+                        i, attachment_->describe(peer.token), held(peer.token), holding));
         holder_reported |= peer.token == dead_holder;
         kill_step();
         peer.state = shm_detail::peer_departed;
@@ -316,10 +320,10 @@ void Port::report_holder_death(std::uint64_t dead_holder, const std::string& rep
         }
     }
     const std::vector<std::uint64_t> lost = shm_detail::abandon_loans(*shared_, dead_holder, freed);
-    report_death(fmt::format("{} died holding the port's lock (repaired: {}){}", who, repaired,
-                             lost.empty() ? "; no message was lost"
-                                          : fmt::format("; message {} is dropped and skipped by the consumers",
-                                                        messages_text(lost))));
+    report_death(fmt::format(
+        "{} died holding the port's lock (repaired: {}){}", who, repaired,
+        lost.empty() ? "; no message was lost"
+                     : fmt::format("; message {} is dropped and skipped by the consumers", messages_text(lost))));
 }
 
 }  // namespace strata

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Repairing a port whose lock's holder died: the invariants P1-P7 and what
 // each interrupted step leaves are listed in port_layout.hpp. Pure functions
 // of the port's shared state, so unit tests can build every prefix by hand.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Stopping a child at a named point of the shm layer (strata/shm/testing.hpp)
 // so the test can SIGKILL it exactly there.
 //

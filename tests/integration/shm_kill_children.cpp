@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The producers and consumers of a kill round (shm_kill_rounds.hpp).
 #include <cstring>
 #include <random>
@@ -67,10 +68,8 @@ Result<Joined> join(const Options& options, const Config& config, bool widen, Po
     if (!seg) {
         return std::unexpected(seg.error());
     }
-    const PortOptions shape{.slots = config.slots,
-                            .slot_bytes = sizeof(Payload),
-                            .consumers = config.consumers,
-                            .sync = config.sync};
+    const PortOptions shape{
+        .slots = config.slots, .slot_bytes = sizeof(Payload), .consumers = config.consumers, .sync = config.sync};
     auto port = seg->port(port_name(config), role, shape);
     if (!port) {
         return std::unexpected(port.error());

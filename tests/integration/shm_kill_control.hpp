@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the processes of a kill round share (shm_kill_rounds.hpp): an
 // anonymous shared mapping made before the fork, so it outlives the victim
 // and holds nothing the port under test holds.
@@ -19,9 +20,9 @@ inline constexpr std::uint64_t kMaxMessages = 1U << 16U;
 /// What one child reports.
 struct ChildReport {
     std::atomic<int> joined{0};
-    std::atomic<int> told{0};  ///< its first error is recorded
+    std::atomic<int> told{0};              ///< its first error is recorded
     std::atomic<std::int64_t> told_ns{0};  ///< CLOCK_MONOTONIC of it
-    int first_code = 0;  ///< an Errc
+    int first_code = 0;                    ///< an Errc
     char first_error[768] = {};
     int unexpected_code = 0;  ///< an error it could not go on after (then it exits 1)
     char unexpected[768] = {};

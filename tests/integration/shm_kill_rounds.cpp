@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The parent of the kill rounds (shm_kill_rounds.hpp): starts the children,
 // kills one, waits for the survivors and checks the accounting.
 #include "integration/shm_kill_rounds.hpp"
@@ -111,8 +112,8 @@ void judge_errors(Round& r, const std::vector<Child>& children, std::int64_t kil
         ++r.survivors;
         const ChildReport& rep = *c.report;
         const std::string first(rep.first_error);
-        r.broken |= rep.first_code == static_cast<int>(Errc::broken) ||
-                    rep.unexpected_code == static_cast<int>(Errc::broken);
+        r.broken |=
+            rep.first_code == static_cast<int>(Errc::broken) || rep.unexpected_code == static_cast<int>(Errc::broken);
         if (rep.told.load() == 0) {
             fail(r, fmt::format("{} was never told of the death", c.name()));
             continue;

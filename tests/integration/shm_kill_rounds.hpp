@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Rounds of SIGKILL at random moments against ports in use: the engine of
 // the port-healing test (shm_port_heal_random_test.cpp, a few hundred rounds)
 // and of the long-run report (bench/shm-kills, 2,000 rounds).
@@ -52,22 +53,22 @@ struct Round {
     bool widen = false;
     std::string victim;  ///< "producer 1", "consumer 0"
     int victim_pid = 0;
-    long delay_us = 0;  ///< from the start signal to the kill
-    bool in_lock = false;  ///< a survivor's error says the victim held the port's lock
-    std::string repaired;  ///< the repair the error names ("loan of message 17 undone"), if any
-    std::uint64_t committed = 0;  ///< messages whose commit returned
-    std::uint64_t delivered = 0;  ///< messages received, summed over the surviving consumers
+    long delay_us = 0;                 ///< from the start signal to the kill
+    bool in_lock = false;              ///< a survivor's error says the victim held the port's lock
+    std::string repaired;              ///< the repair the error names ("loan of message 17 undone"), if any
+    std::uint64_t committed = 0;       ///< messages whose commit returned
+    std::uint64_t delivered = 0;       ///< messages received, summed over the surviving consumers
     unsigned in_flight_delivered = 0;  ///< the victim's in-flight message, delivered to every survivor
-    unsigned lost = 0;        ///< committed, not received by a surviving consumer
-    unsigned duplicated = 0;  ///< received more than once
+    unsigned lost = 0;                 ///< committed, not received by a surviving consumer
+    unsigned duplicated = 0;           ///< received more than once
     unsigned out_of_order = 0;
     unsigned phantom = 0;  ///< received, never attempted (or an in-flight one only some received)
     unsigned survivors = 0;
-    unsigned named = 0;  ///< survivors whose first error is peer_dead naming the victim
-    bool broken = false;  ///< a survivor saw Errc::broken
+    unsigned named = 0;          ///< survivors whose first error is peer_dead naming the victim
+    bool broken = false;         ///< a survivor saw Errc::broken
     double first_error_ms = -1;  ///< from the kill to the first survivor's error
     double last_error_ms = -1;   ///< ... to the last survivor's
-    std::string failure;  ///< empty when the round passed
+    std::string failure;         ///< empty when the round passed
 };
 
 struct Options {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A few hundred SIGKILLs at random moments against ports in use, producers
 // and consumers, blocking and busy-poll, 1 and 4 slots (shm_kill_rounds.hpp):
 // no port ends broken, every survivor is told which peer died, and nothing
@@ -33,8 +34,8 @@ TEST(ShmPortHealRandom, users_killed_at_random_moments_leave_no_port_broken_and_
         int failures = 0;
         options.on_round = [&](const test::kills::Round& r) {
             if (!r.failure.empty()) {
-                ADD_FAILURE() << "round " << r.index << " (" << r.config.name() << (r.widen ? ", widened" : "")
-                              << ", " << r.victim << " killed after " << r.delay_us << " us): " << r.failure;
+                ADD_FAILURE() << "round " << r.index << " (" << r.config.name() << (r.widen ? ", widened" : "") << ", "
+                              << r.victim << " killed after " << r.delay_us << " us): " << r.failure;
                 ++failures;
             }
             return failures < 5;  // the first few failures say enough

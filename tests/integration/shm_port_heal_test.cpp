@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A user SIGKILLed while it holds a port's lock: the survivors take the lock
 // over, repair the port and carry on (docs/shm.md, "Crash safety"). Each test
 // kills at a named point between two steps of a critical section
@@ -328,8 +329,7 @@ TEST_F(ShmPortHeal, a_producer_killed_while_joining_leaves_the_producer_count_ri
         test::kill_child(victim);
         const std::string context = fmt::format("kill {}", kill);
         (void)produce_through_death(out, next, 2);
-        expect_messages_and_one_death(in, next, 2, victim, {"active producers 1 -> 2", "no message was lost"},
-                                      context);
+        expect_messages_and_one_death(in, next, 2, victim, {"active producers 1 -> 2", "no message was lost"}, context);
         // With the count right, the stream ends when the parent's producer closes.
         STRATA_ASSERT_OK(out.close());
         const auto end = in.recv(5s);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The port repair (src/shm/port_repair.hpp) on states built by hand: each
 // prefix of each critical section a killed lock holder can leave
 // (src/shm/port_layout.hpp lists them), and values no prefix leaves.
