@@ -30,26 +30,26 @@ DEFINITIONS = {
         EXPERIMENT,
         "—",
         f"0 ports broken in 2,000 kills ({SHAPES}), and every port opens again after the run",
-        "NAMED",
+        "c1852aa",
     ),
     "named": Definition(
         EXPERIMENT,
         "—",
         "every survivor's first error is peer_dead and names the killed process's pid",
-        "NAMED",
+        "c1852aa",
     ),
     "exactly-once": Definition(
         EXPERIMENT,
         "—",
         "every message committed before the kill received exactly once, in order, by every surviving "
         "consumer; the victim's message in flight by all of them or none; no message never sent",
-        "NAMED",
+        "c1852aa",
     ),
     "every-round": Definition(
         EXPERIMENT,
         "—",
         "every round passes every check above and every survivor ends by itself (no hang)",
-        "NAMED",
+        "c1852aa",
     ),
 }
 
