@@ -87,7 +87,7 @@ struct DbInfo {
     std::uint64_t size = 0;
     RegionKind kind = RegionKind::memory;
     bool heap = false;           ///< a small memory block from the heap, not a mapping
-    std::filesystem::path path;  ///< storage: its file; shared: /dev/shm/<name>
+    std::filesystem::path path;  ///< storage: its file; shared: its segment file (strata.<name>.seg)
 };
 /// Information on a live data block; not_found for an unknown GUID.
 Result<DbInfo> db_info(ocrGuid_t db);

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "core/log.hpp"
+#include "db_shared.hpp"
 #include "ocr/ocr.h"
 #include "state.hpp"
 
@@ -68,12 +69,12 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
             }
             break;
         case DbPlacement::shared: {
-            auto region = Region::shared(size, {.name = fmt::format("strata-ocr-{}-{}", ::getpid(), serial)});
-            if (!region) {
-                return std::unexpected(region.error());
+            auto shared = make_shared_block(length, serial, &db->data);
+            if (!shared) {
+                return std::unexpected(shared.error());
             }
-            db->region.emplace(std::move(*region));
-            break;
+            db->shared = std::move(*shared);
+            return db;
         }
         case DbPlacement::memfd: {
             const int fd =
@@ -232,8 +233,11 @@ Result<DbInfo> db_info(ocrGuid_t guid) {
     info.heap = db->heap != nullptr;
     if (db->region) {
         info.kind = db->region->kind();
-        info.path = db->region->kind() == RegionKind::shared ? std::filesystem::path("/dev/shm") / db->region->name()
-                                                             : db->region->path();
+        info.path = db->region->path();
+    }
+    if (db->shared) {
+        info.kind = RegionKind::shared;
+        info.path = shared_block_path(*db->shared);
     }
     return info;
 }
