@@ -39,10 +39,13 @@ std::uint64_t word_sum(const Bytes& bytes) {
     return sum;
 }
 
-// The integer after "key": in the reader's JSON line; -1 when absent.
-long long field(const std::string& json, const std::string& key) {
+// The text of the number after "key": in the reader's JSON line; empty when absent.
+const char* number_at(const std::string& json, const std::string& key) {
     const auto at = json.find("\"" + key + "\": ");
-    return at == std::string::npos ? -1 : std::strtoll(json.c_str() + at + key.size() + 4, nullptr, 10);
+    return at == std::string::npos ? "" : json.c_str() + at + key.size() + 4;
+}
+long long field(const std::string& json, const std::string& key) {
+    return std::strtoll(number_at(json, key), nullptr, 10);
 }
 
 std::string reader_config() {
@@ -66,7 +69,7 @@ TEST(ExternalHandle, a_python_task_reads_a_shared_block_by_handle_without_copyin
     std::printf("reader (block of %zu MiB): %s", size >> 20U, json.c_str());
     EXPECT_EQ(field(json, "size"), static_cast<long long>(size)) << json;
     EXPECT_NE(json.find("\"dtype\": \"uint8\""), std::string::npos) << json;
-    EXPECT_EQ(static_cast<std::uint64_t>(field(json, "checksum")), expected) << json;
+    EXPECT_EQ(std::strtoull(number_at(json, "checksum"), nullptr, 10), expected) << json;
     EXPECT_NE(json.find("\"write_refused\": true"), std::string::npos)
         << "an input's handle must be read-only: " << json;
     // Zero-copy: every page of the block became resident as shared memory

@@ -139,7 +139,8 @@ TEST(RuntimeOcrDbCheckpointCrash, a_save_killed_midway_leaves_the_previous_check
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!saving && std::chrono::steady_clock::now() < deadline) {
         bool tmp = false;
-        for (const auto& e : fs::directory_iterator(dir.path())) tmp = tmp || e.path().filename().string().starts_with(tmp_prefix);
+        for (const auto& e : fs::directory_iterator(dir.path()))
+            tmp = tmp || e.path().filename().string().starts_with(tmp_prefix);
         saving = tmp && fs::exists(g_path);
         if (!saving) std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
