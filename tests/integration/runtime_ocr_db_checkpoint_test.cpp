@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -37,6 +38,7 @@ std::string g_path;
 std::atomic<int> g_save_rc{-1};
 std::atomic<int> g_restore_rc{-1};
 std::atomic<u64> g_wrong{~u64{0}};
+std::optional<strata::RegionKind> g_kind;  // of the saved block; nullopt: heap, memfd
 
 unsigned char pattern(u64 i, unsigned seed) {
     return static_cast<unsigned char>((i * 131U + seed) >> 3U);
@@ -48,6 +50,8 @@ ocrGuid_t save_edt(u32, u64*, u32, ocrEdtDep_t*) {
     unsigned char* data = nullptr;
     ocrDbCreate(&db, reinterpret_cast<void**>(&data), block_bytes, DB_PROP_NONE, NULL_HINT, NO_ALLOC);
     for (u64 i = 0; i < block_bytes; ++i) data[i] = pattern(i, 7);
+    auto info = strata::ocr::db_info(db);
+    g_kind = info && (info->kind != strata::RegionKind::memory) ? std::optional(info->kind) : std::nullopt;
     g_save_rc = ocrDbCheckpoint(db, g_path.c_str(), OCR_DB_CHECKPOINT_SAVE);
     ocrDbDestroy(db);
     ocrShutdown();
@@ -88,6 +92,12 @@ TEST_P(RuntimeOcrDbCheckpoint, a_block_saved_in_one_run_is_restored_into_a_new_b
     g_save_rc = g_restore_rc = -1;
     ASSERT_EQ(run_one<save_edt>(GetParam()), 0);
     ASSERT_EQ(g_save_rc.load(), 0);
+    switch (GetParam()) {
+        case DbPlacement::storage: EXPECT_EQ(g_kind, strata::RegionKind::storage); break;
+        case DbPlacement::combined: EXPECT_EQ(g_kind, strata::RegionKind::combined); break;
+        case DbPlacement::shared: EXPECT_EQ(g_kind, strata::RegionKind::shared); break;
+        default: EXPECT_EQ(g_kind, std::nullopt); break;
+    }
     // The file holds exactly the block, read here without strata.
     std::ifstream file(g_path, std::ios::binary);
     std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -106,8 +116,8 @@ TEST_P(RuntimeOcrDbCheckpoint, a_block_saved_in_one_run_is_restored_into_a_new_b
 }
 
 INSTANTIATE_TEST_SUITE_P(Placements, RuntimeOcrDbCheckpoint,
-                         ::testing::Values(DbPlacement::storage, DbPlacement::memory, DbPlacement::shared,
-                                           DbPlacement::memfd),
+                         ::testing::Values(DbPlacement::storage, DbPlacement::combined, DbPlacement::memory,
+                                           DbPlacement::shared, DbPlacement::memfd),
                          [](const auto& param) { return std::string(strata::ocr::to_string(param.param)); });
 
 // The child's program: a 32 MiB storage block filled with round r's value,

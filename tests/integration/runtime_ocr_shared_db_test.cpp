@@ -182,6 +182,49 @@ TEST(RuntimeOcrSharedDb, a_read_only_holder_gets_a_read_only_handle_whose_loader
         << " code=" << g_child.exit_code << ")";
 }
 
+ocrGuid_t empty_shared_block(u32, u64*, u32, ocrEdtDep_t*) {
+    ocrGuid_t db;
+    void* data = nullptr;
+    g_rc = ocrDbCreate(&db, &data, 0, DB_PROP_NONE, NULL_HINT, NO_ALLOC);
+    ocrDbShmHandle_t h;
+    if (g_rc == 0 && data != nullptr) g_rc = ocrDbGetShmHandle(db, &h);
+    if (g_rc == 0 && data != nullptr) {
+        g_size = h.size;
+        g_text = h.text;
+        g_child = strata::test::run_in_child([] {
+            auto named = strata::parse_named_handle(g_text);
+            STRATA_CHILD_CHECK_OK(named);
+            auto seg = strata::open_segment(*named);
+            STRATA_CHILD_CHECK_OK(seg);
+            auto block = seg->load<strata::vector<std::uint8_t>>(named->handle);
+            STRATA_CHILD_CHECK_OK(block);
+            STRATA_CHILD_CHECK((*block)->empty());
+            return 0;
+        });
+    } else if (data == nullptr) {
+        g_rc = -2;
+    }
+    ocrDbDestroy(db);
+    ocrShutdown();
+    return NULL_GUID;
+}
+
+TEST(RuntimeOcrSharedDb, a_shared_block_of_zero_bytes_has_an_address_and_an_empty_object) {
+    reset();
+    EXPECT_EQ(run_ocr_program(
+                  [](u32, u64*, u32, ocrEdtDep_t*) -> ocrGuid_t {
+                      ocrGuid_t tpl, edt;
+                      ocrEdtTemplateCreate(&tpl, empty_shared_block, 0, 0);
+                      ocrEdtCreate(&edt, tpl, 0, nullptr, 0, nullptr, EDT_PROP_NONE, NULL_HINT, nullptr);
+                      return NULL_GUID;
+                  },
+                  {}, strata::ocr::DbPlacement::shared),
+              0);
+    ASSERT_EQ(g_rc.load(), 0) << "-2: ocrDbCreate gave a null address";
+    EXPECT_EQ(g_size, 0U);
+    EXPECT_TRUE(g_child.exited && g_child.exit_code == 0);
+}
+
 ocrGuid_t memory_block_handle(u32, u64*, u32, ocrEdtDep_t*) {
     ocrGuid_t db;
     void* data = nullptr;

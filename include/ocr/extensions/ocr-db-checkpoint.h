@@ -11,10 +11,11 @@
  * O_NOFOLLOW, mode 0600), makes them durable (fdatasync), renames that file
  * over `path` and syncs the directory: `path` holds the previous checkpoint or
  * this one, never a mix, whenever the program is killed. A block placed on
- * storage (OCR_HINT_DB_FAR, STRATA_OCR_DB_PLACEMENT=storage) is copied from
+ * storage (OCR_HINT_DB_FAR, STRATA_OCR_DB_PLACEMENT=storage), and the file
+ * half of a combined one (STRATA_OCR_DB_PLACEMENT=combined), is copied from
  * its region's file to the checkpoint inside the kernel (copy_file_range,
  * through the page cache its mapping writes), so a block larger than memory
- * is not paged through the program; other blocks are written from memory.
+ * is not paged through the program; other bytes are written from memory.
  * A temporary file of a killed SAVE is removed by the next SAVE to `path`.
  *
  * RESTORE replaces the block's bytes with the file's, which must be a regular

@@ -101,12 +101,15 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
             }
             return adopt_memfd(fd, length);
         }
-        case DbPlacement::storage: {
+        case DbPlacement::storage:
+        case DbPlacement::combined: {
             auto dir = state()->db_dir();
             if (!dir) {
                 return std::unexpected(dir.error());
             }
-            auto region = Region::storage(size, {.path = *dir / fmt::format("{}.db", serial), .create_only = true});
+            const StorageOptions file{.path = *dir / fmt::format("{}.db", serial), .create_only = true};
+            auto region = placement == DbPlacement::storage ? Region::storage(size, file)
+                                                            : Region::combined(size, {.storage = file});
             if (!region) {
                 return std::unexpected(region.error());
             }
@@ -248,6 +251,7 @@ std::string_view to_string(DbPlacement placement) noexcept {
         case DbPlacement::shared: return "shared";
         case DbPlacement::storage: return "storage";
         case DbPlacement::memfd: return "memfd";
+        case DbPlacement::combined: return "combined";
     }
     return "?";
 }
@@ -265,7 +269,11 @@ Result<DbPlacement> parse_db_placement(std::string_view text, std::string_view p
     if (text == "memfd") {
         return DbPlacement::memfd;
     }
-    return make_error(Errc::invalid_argument, "{}={}: expected memory, shared, storage or memfd", param, text);
+    if (text == "combined") {
+        return DbPlacement::combined;
+    }
+    return make_error(Errc::invalid_argument, "{}={}: expected memory, shared, storage, memfd or combined", param,
+                      text);
 }
 
 }  // namespace strata::ocr

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "core/file_owner.hpp"
@@ -47,20 +48,33 @@ Result<void> transfer(Op op, int fd, std::byte* data, std::size_t length, std::s
     return {};
 }
 
-// A storage block's bytes copied from its region's file inside the kernel;
-// false when the kernel cannot (another file system type, old kernel): the
-// caller writes them from the mapping instead.
-bool copy_in_kernel(const Db& db, int to, const fs::path& path) {
-    if (!db.region || db.region->kind() != RegionKind::storage) {
-        return false;
+// Where the block's file part begins: blocks on storage (0) and combined
+// blocks (after their memory part) keep [begin, size) in their region's
+// file, from its offset 0; nullopt for blocks wholly in memory.
+std::optional<std::uint64_t> file_part_begin(const Db& db) {
+    if (!db.region || db.region->storage_bytes() == 0) {
+        return std::nullopt;
     }
+    const std::uint64_t begin = db.region->memory_bytes();
+    auto tier = db.region->placement(db.region->data() + begin);
+    if (begin >= db.size || !tier || *tier != Tier::storage) {
+        return std::nullopt;
+    }
+    return begin;
+}
+
+// The file part of the block copied from its region's file to `to` at the
+// same offset, inside the kernel (through the page cache the shared mapping
+// writes): false when the kernel cannot (another file system type, an old
+// kernel), and the caller writes those bytes from the mapping instead.
+bool copy_in_kernel(const Db& db, std::uint64_t begin, int to, const fs::path& path) {
     const int from = ::open(db.region->path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (from < 0) {
         return false;
     }
     const ScopeGuard close_from([&] { ::close(from); });
     loff_t in = 0;
-    loff_t out = 0;
+    auto out = static_cast<loff_t>(begin);
     while (static_cast<std::uint64_t>(out) < db.size) {
         const ssize_t n = ::copy_file_range(from, &in, to, &out,
                                             static_cast<std::size_t>(db.size - static_cast<std::uint64_t>(out)), 0);
@@ -70,10 +84,21 @@ bool copy_in_kernel(const Db& db, int to, const fs::path& path) {
         if (n <= 0) {
             strata::detail::log().debug("ocrDbCheckpoint: path={}: copy_file_range stopped at {}: writing instead",
                                         path.string(), out);
-            return false;  // the caller's pwrite rewrites every byte from the start
+            return false;
         }
     }
     return true;
+}
+
+// The block's bytes into `fd`: the file part in the kernel where it can, the rest from memory.
+Result<void> write_block(const Db& db, int fd, const fs::path& tmp) {
+    auto* data = static_cast<std::byte*>(db.data);
+    const auto size = static_cast<std::size_t>(db.size);
+    const auto begin = file_part_begin(db);
+    if (begin && copy_in_kernel(db, *begin, fd, tmp)) {
+        return transfer(::pwrite, fd, data, static_cast<std::size_t>(*begin), "writing the block's memory part", tmp);
+    }
+    return transfer(::pwrite, fd, data, size, "writing the block", tmp);
 }
 
 // Removes temporary files of SAVEs to `path` by processes that are gone.
@@ -124,12 +149,8 @@ Result<void> save_checkpoint(const Db& db, const fs::path& path) {
     ScopeGuard remove_tmp([&] { ::unlink(tmp.c_str()); });
     {
         const ScopeGuard close_fd([&] { ::close(fd); });
-        if (!copy_in_kernel(db, fd, path)) {
-            auto written = transfer(::pwrite, fd, static_cast<std::byte*>(db.data), static_cast<std::size_t>(db.size),
-                                    "writing the block", tmp);
-            if (!written) {
-                return std::unexpected(written.error());
-            }
+        if (auto written = write_block(db, fd, tmp); !written) {
+            return std::unexpected(written.error());
         }
         if (::fdatasync(fd) != 0) {
             return make_sys_error(errno, "path={}: fdatasync of {}", path.string(), tmp.string());

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <random>
 
 #include "core/log.hpp"
@@ -54,6 +55,12 @@ Result<std::shared_ptr<SharedBlock>> make_shared_block(std::uint64_t length, std
         segment->container<BlockBytes>("block", static_cast<std::size_t>(length), boost::container::default_init);
     if (!bytes) {
         return std::unexpected(bytes.error());
+    }
+    // A block's address is never null, not even for 0 bytes (as for every placement).
+    try {
+        (*bytes)->reserve(8);
+    } catch (const std::bad_alloc& e) {
+        return make_error(Errc::no_space, "ocrDbCreate: len={}: segment '{}': {}", length, name, e.what());
     }
     auto block = std::make_shared<SharedBlock>(SharedBlock{std::move(*segment), *bytes});
     *data = block->bytes->data();
