@@ -5,7 +5,10 @@
 // gets a handle that maps the block PROT_READ; blocks elsewhere have none.
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -16,6 +19,7 @@
 #include "ocr/ocr.h"
 #include "strata/shm.hpp"
 #include "support/process.hpp"
+#include "support/resources.hpp"
 #include "support/result.hpp"
 #include "unit/runtime_ocr_support.hpp"
 
@@ -223,6 +227,87 @@ TEST(RuntimeOcrSharedDb, a_shared_block_of_zero_bytes_has_an_address_and_an_empt
     ASSERT_EQ(g_rc.load(), 0) << "-2: ocrDbCreate gave a null address";
     EXPECT_EQ(g_size, 0U);
     EXPECT_TRUE(g_child.exited && g_child.exit_code == 0);
+}
+
+// The child's program: two shared blocks, their handles written to fd
+// g_pipe_fd, then it waits to be killed.
+int g_pipe_fd = -1;
+
+ocrGuid_t two_blocks_then_wait(u32, u64*, u32, ocrEdtDep_t*) {
+    std::string lines;
+    for (int b = 0; b < 2; ++b) {
+        ocrGuid_t db;
+        unsigned char* data = nullptr;
+        ocrDbShmHandle_t h;
+        if (ocrDbCreate(&db, reinterpret_cast<void**>(&data), block_bytes, DB_PROP_NONE, NULL_HINT, NO_ALLOC) != 0 ||
+            ocrDbGetShmHandle(db, &h) != 0) {
+            std::_Exit(3);
+        }
+        for (u64 i = 0; i < block_bytes; ++i) data[i] = pattern(i);
+        lines += std::string(h.text) + "\n";
+    }
+    if (::write(g_pipe_fd, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) std::_Exit(4);
+    for (;;) ::pause();
+}
+
+TEST(RuntimeOcrSharedDb, a_killed_program_leaves_a_loaded_block_readable_and_gc_takes_the_block_no_one_loaded) {
+    strata::test::TempDir dir;
+    ::setenv("STRATA_SHM_DIR", dir.path().c_str(), 1);
+    struct RestoreShmDir {
+        ~RestoreShmDir() { ::unsetenv("STRATA_SHM_DIR"); }
+    } restore_shm_dir;
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    g_pipe_fd = fds[1];
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        run_ocr_program(
+            [](u32, u64*, u32, ocrEdtDep_t*) -> ocrGuid_t {
+                ocrGuid_t tpl, edt;
+                ocrEdtTemplateCreate(&tpl, two_blocks_then_wait, 0, 0);
+                ocrEdtCreate(&edt, tpl, 0, nullptr, 0, nullptr, EDT_PROP_NONE, NULL_HINT, nullptr);
+                return NULL_GUID;
+            },
+            {}, strata::ocr::DbPlacement::shared);
+        std::_Exit(2);
+    }
+    ::close(fds[1]);
+    std::string text;
+    char buffer[1024];
+    for (ssize_t n;
+         std::count(text.begin(), text.end(), '\n') < 2 && (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) {
+        text.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fds[0]);
+    const auto newline = text.find('\n');
+    ASSERT_NE(newline, std::string::npos) << "the program printed no handle";
+    const std::string loaded_text = text.substr(0, newline);
+    const std::string other_text = text.substr(newline + 1, text.find('\n', newline + 1) - newline - 1);
+    {
+        STRATA_ASSERT_ASSIGN(named, strata::parse_named_handle(loaded_text));
+        STRATA_ASSERT_ASSIGN(seg, strata::open_segment(named));
+        STRATA_ASSERT_ASSIGN(block, seg.load<strata::vector<std::uint8_t>>(named.handle));
+        ::kill(child, SIGKILL);
+        const auto status = strata::test::wait_for_child(child);
+        EXPECT_TRUE(status.signaled) << "the program ended by itself (exit " << status.exit_code << ")";
+        u64 wrong = 0;
+        for (u64 i = 0; i < block_bytes; ++i) wrong += (*block)[i] != pattern(i) ? 1U : 0U;
+        EXPECT_EQ(wrong, 0U) << "bytes of the loaded block changed when its program died";
+        STRATA_ASSERT_ASSIGN(other, strata::parse_named_handle(other_text));
+        // gc takes the dead program's segments no one uses (the other block, its
+        // argument block) and leaves the loaded one, with its one live user.
+        STRATA_ASSERT_ASSIGN(collected, strata::collect_segments(dir.path()));
+        EXPECT_NE(std::find(collected.begin(), collected.end(), other.segment), collected.end());
+        STRATA_ASSERT_ASSIGN(kept, strata::list_segments(dir.path()));
+        ASSERT_EQ(kept.size(), 1U);
+        EXPECT_EQ(kept[0].name, named.segment);
+        EXPECT_EQ(kept[0].users_alive, 1U);
+        EXPECT_TRUE(strata::test::fails_with(strata::open_segment(other), strata::Errc::not_found, {other.segment}));
+    }
+    STRATA_ASSERT_ASSIGN(left, strata::list_segments(dir.path()));
+    EXPECT_TRUE(left.empty()) << "the last user's close did not remove " << (left.empty() ? "" : left[0].name);
 }
 
 ocrGuid_t memory_block_handle(u32, u64*, u32, ocrEdtDep_t*) {
