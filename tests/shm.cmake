@@ -2,7 +2,8 @@
 strata_add_test_binary(strata_shm_unit_tests LABEL unit TIMEOUT 60 PREFIX "shm." SOURCES
   unit/shm_segment_test.cpp
   unit/shm_objects_test.cpp
-  unit/shm_handle_test.cpp)
+  unit/shm_handle_test.cpp
+  unit/shm_named_handle_test.cpp)
 target_sources(strata_shm_unit_tests PRIVATE unit/shm_port_test.cpp)
 target_sources(strata_shm_unit_tests PRIVATE unit/shm_boundary_test.cpp)
 # The port repair on hand-built states (src/shm/port_repair.hpp).
