@@ -262,7 +262,7 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
         if (auto c = check_job(m.header, m.bytes().size(), pool ? pool->bytes() : 0, "the input"); !c) return c;
         if (!pool) {
             pool = std::make_shared<BufferPool>(info.frame_bytes());
-            ctx.stats.first_frame_s = ctx.elapsed();
+            ctx.first_frame();
         }
         auto* out = pool->take();
         task.process(m.bytes(), *out, info);
