@@ -173,7 +173,8 @@
 #include <mpi.h>
 #include <stdint.h>
 
-typedef struct strata_handle { /* NOLINT(modernize-use-using,readability-identifier-naming): C */
+/* NOLINTNEXTLINE(modernize-use-using,readability-identifier-naming): a C header */
+typedef struct strata_handle {
     uint64_t segment;    /* id of the segment that holds the object */
     uint64_t generation; /* the object's generation */
     uint64_t offset;     /* byte offset from the segment's start */
