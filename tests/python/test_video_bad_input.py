@@ -57,10 +57,14 @@ def test_a_missing_input_fails_cleanly_and_never_leaves_an_output(tmp_path, impl
     missing = tmp_path / "missing.mkv"
     for run in range(RUNS):
         output = tmp_path / f"o{run}.nut"
-        job = subprocess.run(plain_mpiexec(impl, ranks, missing, output), capture_output=True, text=True, timeout=60)
+        job = subprocess.run(
+            plain_mpiexec(impl, ranks, missing, output), capture_output=True, text=True, timeout=60
+        )
         text = job.stdout + job.stderr
         assert job.returncode in (1, 9), f"run {run}: exit {job.returncode}\n{text}"
-        assert f"not_found: --input={missing}: cannot open: No such file or directory" in text, f"run {run}\n{text}"
+        assert f"not_found: --input={missing}: cannot open: No such file or directory" in text, (
+            f"run {run}\n{text}"
+        )
         for rank in range(ranks):
             said_why = re.search(rf"^strata-video: rank {rank} \([^)]*\): error: ", text, re.MULTILINE)
             assert said_why, f"run {run}: rank {rank} ended without saying why\n{text}"
