@@ -4,7 +4,8 @@ strata_add_test_binary(strata_dsm_unit_tests LABEL unit TIMEOUT 120 PREFIX "dsm.
   unit/dsm_protocol_table_test.cpp
   unit/dsm_protocol_sequences_test.cpp
   unit/dsm_explorer_test.cpp
-  unit/dsm_protocol_doc_test.cpp)
+  unit/dsm_protocol_doc_test.cpp
+  unit/dsm_admission_test.cpp)
 target_link_libraries(strata_dsm_unit_tests PRIVATE strata_dsm_protocol)
 target_compile_definitions(strata_dsm_unit_tests PRIVATE STRATA_DSM_DOC="${CMAKE_SOURCE_DIR}/docs/dsm.md")
 
