@@ -124,9 +124,14 @@ def main() -> int:
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--max-delay", type=float, default=1.0, help="longest wait before a kill (s)")
-    parser.add_argument("--drop-caches", action="store_true", help="drop the page cache after every kill (root)")
-    parser.add_argument("--sync", default="on_sync",
-                        help="storage_alloc_sync; on_free (MPI_Win_sync does not write back) must fail the check")
+    parser.add_argument(
+        "--drop-caches", action="store_true", help="drop the page cache after every kill (root)"
+    )
+    parser.add_argument(
+        "--sync",
+        default="on_sync",
+        help="storage_alloc_sync; on_free (MPI_Win_sync does not write back) must fail the check",
+    )
     parser.add_argument("--kinds", default="kernel,direct", help="window kinds, in turn: kernel, direct")
     parser.add_argument("--json")
     parser.add_argument("--dir", help="where the checkpoint files go (default: a new directory in /var/tmp)")
@@ -173,8 +178,10 @@ def main() -> int:
         "resumed_from_last_complete": sum(r["resumed_from"] == r["expected"][0] for r in restarts),
         "resumed_from_next": sum(r["resumed_from"] == r["expected"][1] for r in restarts),
         "per_kind": {
-            kind: {"kills": sum(r["kind"] == kind for r in kills),
-                   "restarts_ok": sum(r["kind"] == kind and r["restart_ok"] for r in restarts)}
+            kind: {
+                "kills": sum(r["kind"] == kind for r in kills),
+                "restarts_ok": sum(r["kind"] == kind and r["restart_ok"] for r in restarts),
+            }
             for kind in kinds
         },  # fmt: skip
         "rounds": [{k: v for k, v in r.items() if k != "job_output"} for r in rounds],

@@ -70,9 +70,10 @@ void application(int rank, int size, const std::vector<int>& tags, std::string& 
         MPI_Get_count(&status, MPI_BYTE, &bytes);
         if (bytes != static_cast<int>(sizeof(Message)) || in.magic != kMagic || in.from != status.MPI_SOURCE ||
             in.tag != status.MPI_TAG || !seen.emplace(in.from, in.tag).second) {
-            failure = fmt::format("rank {}: a message that is not the application's (or twice) reached it: {} bytes "
-                                  "from rank {} with tag {} (magic {:#x}, says rank {} tag {})",
-                                  rank, bytes, status.MPI_SOURCE, status.MPI_TAG, in.magic, in.from, in.tag);
+            failure = fmt::format(
+                "rank {}: a message that is not the application's (or twice) reached it: {} bytes "
+                "from rank {} with tag {} (magic {:#x}, says rank {} tag {})",
+                rank, bytes, status.MPI_SOURCE, status.MPI_TAG, in.magic, in.from, in.tag);
         }
     }
     MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
@@ -168,7 +169,8 @@ int main(int argc, char** argv) {
         std::fflush(stderr);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    if (rank == 0) std::printf("%zu tags x %d senders: every message was the application's own\n", tags.size(), size - 1);
+    if (rank == 0)
+        std::printf("%zu tags x %d senders: every message was the application's own\n", tags.size(), size - 1);
     MPI_Finalize();
     return 0;
 }

@@ -39,11 +39,16 @@ def harness(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, dict]:
 
 
 def test_every_restart_after_a_random_kill_finds_the_last_complete_checkpoint_intact(tmp_path):
-    require(os.access("/proc/sys/vm/drop_caches", os.W_OK), "root, to drop the page cache between kill and restart")
+    require(
+        os.access("/proc/sys/vm/drop_caches", os.W_OK),
+        "root, to drop the page cache between kill and restart",
+    )
     run, summary = harness(tmp_path, "--kills", "40", "--drop-caches")
     assert run.returncode == 0, run.stdout + run.stderr
     assert summary["kills"] >= 40
-    assert summary["restarts_ok"] == summary["restarts_checked"] == summary["kills"]  # each kill, then its restart
+    assert (
+        summary["restarts_ok"] == summary["restarts_checked"] == summary["kills"]
+    )  # each kill, then its restart
     assert summary["per_kind"]["kernel"]["kills"] > 0 and summary["per_kind"]["direct"]["kills"] > 0
     # The kills landed while checkpoints were being written: most rounds completed some.
     progressed = [r for r in summary["rounds"] if r["last_complete_before_kill"] > r["resumed_from"]]
