@@ -65,3 +65,13 @@ def test_the_check_catches_a_window_whose_sync_makes_nothing_durable(tmp_path):
     # cannot resume at all (the ranks lost different steps; -1).
     assert failed[0]["resumed_from"] < failed[0]["expected"][0], failed[0]
     assert "expected one of" in run.stderr
+
+
+def test_the_committed_200_kill_report_matches_its_data():
+    report = REPO / "bench" / "storage-windows" / "kill_report.py"
+    run = subprocess.run([sys.executable, str(report), "--check"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(
+        (REPO / "docs" / "benchmarks" / "checkpoint-kills" / "raw" / "kills-200.json").read_text()
+    )
+    assert summary["kills"] >= 200 and summary["drop_caches"]
