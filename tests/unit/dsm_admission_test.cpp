@@ -38,7 +38,8 @@ TEST(DsmAdmission, a_rank_outside_the_dsm_is_refused_whatever_it_sends) {
 
 TEST(DsmAdmission, a_server_may_forward_for_a_client_of_the_job_only) {
     EXPECT_EQ(refusal(kRead, 1, 2, kJob), "");
-    EXPECT_EQ(refusal(kRead, 1, 3, kJob), "a read_req message forwarded by server rank 1 names client 3, not one of the 3");
+    EXPECT_EQ(refusal(kRead, 1, 3, kJob),
+              "a read_req message forwarded by server rank 1 names client 3, not one of the 3");
     EXPECT_NE(refusal(kRead, 1, -1, kJob), "");
 }
 
