@@ -126,8 +126,9 @@ def strata() -> str:
 
 
 def numbers_masked(text: bytes) -> str:
-    """A report with its measurements masked: what must not change with the line."""
-    return re.sub(r"\d+(\.\d+)?", "N", text.decode())
+    """A report with its measurements masked: what must not change with the line. Runs of blanks
+    become one, since a table's columns widen with its numbers (9.5 in one run, 10.25 in the next)."""
+    return re.sub(r"[ \t]+", " ", re.sub(r"\d+(\.\d+)?", "N", text.decode()))
 
 
 # --- strata run ---------------------------------------------------------------------------------------
