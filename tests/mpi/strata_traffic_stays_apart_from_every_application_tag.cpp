@@ -2,7 +2,8 @@
 // a thread of every rank sends to every other rank on every tag of a dense sample of
 // [0, MPI_TAG_UB] (0..1023, each 2^k-1, 2^k, 2^k+1, MPI_TAG_UB) on MPI_COMM_WORLD and receives with
 // MPI_ANY_SOURCE and MPI_ANY_TAG, while the main thread allocates a storage window on
-// MPI_COMM_WORLD (libstrata-mpi's collective set-up), puts into it, syncs and frees it, then runs
+// MPI_COMM_WORLD (libstrata-mpi's collective set-up), puts into it, syncs and frees it, streams
+// 500 messages through a sync=mpi shm port (libstrata-mpi's wake-up messages), then runs
 // libstrata-dsm (rank 0 serves, the others write and read chunks). Every message the application
 // receives must be its own (magic, sender and tag as the status says, once each), and after a
 // barrier nothing is left to probe on MPI_COMM_WORLD.
@@ -11,8 +12,11 @@
 // would: the program must then fail (the test that shows the check can fail).
 //
 // Run: mpiexec -n 4 strata_traffic_stays_apart_from_every_application_tag DIR [--stray]
+#include <unistd.h>
+
 #include <cinttypes>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -21,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "../mpi_dsm/dsm_test.hpp"
+#include "strata/shm.hpp"
 
 namespace {
 
@@ -103,6 +108,48 @@ void storage_window(int rank, int size, const std::string& dir) {
     DSM_CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
 }
 
+// libstrata-mpi's own point-to-point messages: a sync=mpi port from rank 0 to rank 1, whose
+// waits and wake-ups are zero-byte messages on libstrata-mpi's duplicate of MPI_COMM_WORLD.
+void mpi_port_stream(int rank, unsigned messages) {
+    int job = static_cast<int>(::getpid());
+    MPI_Bcast(&job, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    const std::string name = fmt::format("tags-port-{}", job);
+    const strata::PortOptions options{.slots = 2, .slot_bytes = 64, .consumers = 1, .sync = strata::PortSync::mpi};
+    std::optional<strata::Segment> seg;
+    if (rank == 0) {
+        auto s = strata::Segment::open(name, strata::SegmentMode::create_only, 1U << 20U);
+        DSM_CHECK_OK(s);
+        seg.emplace(std::move(*s));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        auto out = seg->port("p", strata::PortRole::producer, options);
+        DSM_CHECK_OK(out);
+        for (unsigned i = 0; i < messages; ++i) {
+            auto loan = out->loan(std::chrono::seconds(30));
+            DSM_CHECK_OK(loan);
+            loan->bytes()[0] = static_cast<std::byte>(i & 0xFFU);
+            DSM_CHECK_OK(out->commit(std::move(*loan), 1));
+        }
+        DSM_CHECK_OK(out->close());
+    } else if (rank == 1) {
+        auto s = strata::Segment::open(name, strata::SegmentMode::open_only, 0);
+        DSM_CHECK_OK(s);
+        seg.emplace(std::move(*s));
+        auto in = seg->port("p", strata::PortRole::consumer, options);
+        DSM_CHECK_OK(in);
+        for (unsigned i = 0; i < messages; ++i) {
+            auto sample = in->recv(std::chrono::seconds(30));
+            DSM_CHECK_OK(sample);
+            DSM_CHECK(sample->sequence() == i && sample->bytes()[0] == static_cast<std::byte>(i & 0xFFU));
+            DSM_CHECK_OK(in->release(std::move(*sample)));
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    seg.reset();
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 void dsm_rounds(int rounds) {
     auto node = strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1});
     DSM_CHECK_OK(node);
@@ -154,6 +201,7 @@ int main(int argc, char** argv) {
     MPI_Request stray_send = MPI_REQUEST_NULL;
     if (stray && rank == 0) MPI_Isend(&other, sizeof other, MPI_BYTE, 1, 7, MPI_COMM_WORLD, &stray_send);
     storage_window(rank, size, dir);
+    mpi_port_stream(rank, 500);
     dsm_rounds(50);
     app.join();
     MPI_Barrier(MPI_COMM_WORLD);
