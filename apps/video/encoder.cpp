@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Encoder (encoder.hpp): libavcodec + libavformat writing through an AVIO
 // context on a descriptor the Encoder opened itself: an unnamed file in the
 // output's directory (O_TMPFILE), linked under the output's name by finish().

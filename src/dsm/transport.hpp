@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI two-sided transport of the DSM: nonblocking sends of header+payload,
 // a poll that receives whatever arrived, per-kind counters, and liveness
 // (when each peer was last heard of, pings to those a waiter depends on).

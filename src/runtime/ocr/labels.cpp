@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Labeled GUIDs (extensions/ocr-labeling.h): ranges and maps reserve GUID
 // numbers; objects are created at them with GUID_PROP_IS_LABELED.
 #include <chrono>
@@ -50,7 +51,9 @@ u8 make_map(ocrGuid_t* out, u64 count, ocrGuidUserKind kind, ocrGuid_t (*functio
     map->count = count;
     map->object_kind = object_kind;
     map->function = function;
-    if (nparams > 0) map->params.assign(params, params + nparams);
+    if (nparams > 0) {
+        map->params.assign(params, params + nparams);
+    }
     *out = s->table.insert(std::move(map));
     return 0;
 }
@@ -131,8 +134,12 @@ u8 ocrGuidFromIndex(ocrGuid_t* outGuid, ocrGuid_t rangeGuid, u64 idx) {
 
 u8 ocrGuidFromLabel(ocrGuid_t* outGuid, ocrGuid_t mapGuid, s64* tuple) {
     OcrState* s = state();
-    if (s == nullptr || outGuid == nullptr) return OCR_EINVAL;
-    if (ocrGuidIsNull(mapGuid)) mapGuid = guid_of(g_default_map.load(std::memory_order_acquire));
+    if (s == nullptr || outGuid == nullptr) {
+        return OCR_EINVAL;
+    }
+    if (ocrGuidIsNull(mapGuid)) {
+        mapGuid = guid_of(g_default_map.load(std::memory_order_acquire));
+    }
     auto map = s->table.find_as<GuidMap>(mapGuid, Kind::guid_map);
     if (!map || map->function == nullptr) {
         strata::detail::log().warn("strata-ocr: ocrGuidFromLabel({}): not a live GUID map", show(mapGuid));
@@ -157,10 +164,14 @@ ocrGuid_t addValueToGuid(ocrGuid_t input, u64 value) {
 
 u8 ocrGetGuidKind(ocrGuidUserKind* outKind, ocrGuid_t guid) {
     OcrState* s = state();
-    if (s == nullptr || outKind == nullptr) return OCR_EINVAL;
+    if (s == nullptr || outKind == nullptr) {
+        return OCR_EINVAL;
+    }
     *outKind = GUID_USER_NONE;
     auto object = s->table.find(guid);
-    if (!object) return 0;
+    if (!object) {
+        return 0;
+    }
     switch (object->kind) {
         case Kind::db: *outKind = GUID_USER_DB; break;
         case Kind::edt: *outKind = GUID_USER_EDT; break;
