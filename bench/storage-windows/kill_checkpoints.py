@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Kills a checkpointing job at random moments and checks every restart (docs/mpi-storage-windows.md
 "Durability").
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes docs/benchmarks/checkpoint-kills/results.json and results.md from the raw report of
 kill_checkpoints.py (docs/benchmarks/checkpoint-kills/raw/kills-200.json), byte for byte the same
 on every run, so the committed pages cannot drift from the data.
@@ -74,7 +75,10 @@ def build(raw: dict) -> tuple[dict, str]:
 def main() -> int:
     raw = json.loads(RAW.read_text())
     results, page = build(raw)
-    outputs = {DOCS / "results.json": json.dumps(results, indent=1, ensure_ascii=False) + "\n", DOCS / "results.md": page}
+    outputs = {
+        DOCS / "results.json": json.dumps(results, indent=1, ensure_ascii=False) + "\n",
+        DOCS / "results.md": page,
+    }
     if "--check" in sys.argv[1:]:
         stale = [str(p) for p, text in outputs.items() if not p.exists() or p.read_text() != text]
         if stale:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // wire::refusal (admission.hpp) and wire::kind_name (wire.hpp): pure logic, in the protocol
 // library so that the unit tests run exactly this code.
 #include "dsm/admission.hpp"

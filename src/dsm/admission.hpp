@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which rank may send a server which message (docs/dsm.md "Security"). MPI
 // names the sending rank of the DSM's own communicator and nobody can forge
 // it; what a header says about the client it speaks for can be anything. A

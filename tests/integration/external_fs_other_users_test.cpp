@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd's mount against processes of another user (docs/external-fs.md "Security"): a
 // throwaway user made for the test (useradd, removed after), with every directory above the mount
 // point opened to it for the duration, so that the mount itself (no allow_other) is the only thing

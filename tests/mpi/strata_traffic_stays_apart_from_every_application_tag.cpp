@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata's own MPI traffic never meets the application's (docs/dsm.md, docs/mpi-storage-windows.md):
 // a thread of every rank sends to every other rank on every tag of a dense sample of
 // [0, MPI_TAG_UB] (0..1023, each 2^k-1, 2^k, 2^k+1, MPI_TAG_UB) on MPI_COMM_WORLD and receives with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Storage-window checkpoints survive any kill (docs/mpi-storage-windows.md "Durability").
 
 bench/storage-windows/kill_checkpoints.py SIGKILLs a rank of sw-crash at random moments of its

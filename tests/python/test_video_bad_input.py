@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """strata-video given bad input as a user gives it: plain mpiexec, a missing, truncated or empty input.
 
 docs/video.md "Files": the output appears under its name only when the job succeeded (it is written

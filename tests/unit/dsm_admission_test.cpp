@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // wire::refusal (src/dsm/admission.hpp): which rank a DSM server takes which message from.
 // A job of 2 servers (ranks 0, 1) and 3 clients (ranks 2..4), seen by server 0.
 #include <gtest/gtest.h>
