@@ -72,18 +72,18 @@ static void direct_steps(const char* path, const slots* shape, uint64_t steps[2]
     steps[0] = steps[1] = 0;
     const int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
     if (fd < 0) {
-        SW_CHECK(errno == ENOENT, "--check-direct: %s: %s", path, strerror(errno));
+        CHECK(errno == ENOENT, "--check-direct: %s: %s", path, strerror(errno));
         return;
     }
     slots s = *shape;
     const size_t bytes = 2 * s.slot_bytes;
     s.base = aligned_alloc(4096, bytes);
-    SW_CHECK(s.base, "cannot allocate %zu bytes", bytes);
+    CHECK(s.base, "cannot allocate %zu bytes", bytes);
     memset(s.base, 0, bytes);
     size_t done = 0;
     while (done < bytes) {
         const ssize_t n = pread(fd, s.base + done, bytes - done, (off_t)done);
-        SW_CHECK(n >= 0, "--check-direct: reading %s: %s", path, strerror(errno));
+        CHECK(n >= 0, "--check-direct: reading %s: %s", path, strerror(errno));
         if (n == 0) break; /* shorter: the slots beyond stay zero, so invalid */
         done += (size_t)n;
     }
@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
 
     /* Resume: the newest step every rank holds intact. */
     const uint64_t mine[2] = {valid_step(&s, 0), valid_step(&s, 1)};
-    SW_CHECK(!check_direct || (mine[0] == on_device[0] && mine[1] == on_device[1]),
+    CHECK(!check_direct || (mine[0] == on_device[0] && mine[1] == on_device[1]),
              "rank %d: the window holds steps %" PRIu64 " and %" PRIu64 ", the device (O_DIRECT) %" PRIu64
              " and %" PRIu64,
              rank, mine[0], mine[1], on_device[0], on_device[1]);
