@@ -49,6 +49,20 @@ def plain_mpiexec(impl: str, ranks: int, video: Path, output: Path, *extra: str)
     return cmd
 
 
+def assert_failed_as_documented(job: subprocess.CompletedProcess, impl: str, ranks: int, text: str) -> None:
+    """Exit 1; under plain mpiexec, 9 is allowed when every pipeline rank has said why first
+    (docs/video.md: a rank SIGKILLed in the last moments of its own exit on a loaded machine). A
+    DSM job's server (rank 0) learns only of a job that never started; after a failure later on
+    it serves until mpiexec kills it (docs/video.md, "Bad input")."""
+    if ranks == 1:
+        assert job.returncode == 1, text
+        return
+    assert job.returncode in (1, 9), f"exit {job.returncode}\n{text}"
+    for rank in range(1 if impl == "dsm" else 0, ranks):
+        said_why = re.search(rf"^strata-video: rank {rank} \([^)]*\): error: ", text, re.MULTILINE)
+        assert said_why, f"rank {rank} ended without saying why\n{text}"
+
+
 @pytest.mark.parametrize("impl,ranks", [("mpi-async", 3), ("dsm", 4), ("zmq", 3)])
 def test_a_missing_input_fails_cleanly_and_never_leaves_an_output(tmp_path, impl, ranks):
     # Plain mpiexec SIGKILLs every rank still running once one exits non-zero: the ranks leave
@@ -104,7 +118,7 @@ def test_a_truncated_input_is_an_error_with_strict_and_leaves_no_output(tmp_path
     )
     job = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     text = job.stdout + job.stderr
-    assert job.returncode == 1, text
+    assert_failed_as_documented(job, impl, ranks, text)
     assert f"corrupted: --input={videos['truncated']}: truncated:" in text and "(--strict)" in text, text
     assert not output.exists()
 
@@ -131,6 +145,6 @@ def test_an_input_without_frames_fails_and_writes_no_output(tmp_path, videos, im
     )
     job = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     text = job.stdout + job.stderr
-    assert job.returncode == 1, text
+    assert_failed_as_documented(job, impl, ranks, text)
     assert f"--input={videos['empty']}: no frames" in text, text
     assert not output.exists(), f"{output} was written although it holds no frame"
