@@ -123,9 +123,8 @@ int main(int argc, char** argv) {
     /* Resume: the newest step every rank holds intact. */
     const uint64_t mine[2] = {valid_step(&s, 0), valid_step(&s, 1)};
     CHECK(!check_direct || (mine[0] == on_device[0] && mine[1] == on_device[1]),
-             "rank %d: the window holds steps %" PRIu64 " and %" PRIu64 ", the device (O_DIRECT) %" PRIu64
-             " and %" PRIu64,
-             rank, mine[0], mine[1], on_device[0], on_device[1]);
+          "rank %d: the window holds steps %" PRIu64 " and %" PRIu64 ", the device (O_DIRECT) %" PRIu64 " and %" PRIu64,
+          rank, mine[0], mine[1], on_device[0], on_device[1]);
     uint64_t newest = mine[0] > mine[1] ? mine[0] : mine[1], resume = 0;
     MPI_Allreduce(&newest, &resume, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     uint64_t* state = malloc(size);
