@@ -56,6 +56,13 @@ pid_t spawn_container(const std::filesystem::path& shared, Body body) {
                 std::perror("mount");
                 ::_exit(13);
             }
+            // The test directory lives under $TMPDIR, which need not be /tmp: hide its parent too.
+            if (const auto parent = shared.parent_path();
+                parent != "/tmp" && parent != "/dev/shm" &&
+                ::mount("tmpfs", parent.c_str(), "tmpfs", 0, "size=1m") != 0) {
+                std::perror("mount over the test directory's parent");
+                ::_exit(13);
+            }
             if (std::filesystem::exists(shared)) {
                 std::fprintf(stderr, "the host path %s is still visible\n", shared.c_str());
                 ::_exit(14);
