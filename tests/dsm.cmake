@@ -5,7 +5,8 @@ strata_add_test_binary(strata_dsm_unit_tests LABEL unit TIMEOUT 120 PREFIX "dsm.
   unit/dsm_protocol_sequences_test.cpp
   unit/dsm_explorer_test.cpp
   unit/dsm_protocol_doc_test.cpp
-  unit/dsm_wire_test.cpp)
+  unit/dsm_wire_test.cpp
+  unit/dsm_admission_test.cpp)
 target_link_libraries(strata_dsm_unit_tests PRIVATE strata_dsm_protocol strata::dsm)
 target_compile_definitions(strata_dsm_unit_tests PRIVATE STRATA_DSM_DOC="${CMAKE_SOURCE_DIR}/docs/dsm.md")
 
@@ -47,3 +48,24 @@ add_test(NAME dsm.example.a_bad_argument_exits_2_naming_it
   COMMAND /bin/sh -c "out=$(\"$0\" -n 2 \"$1\" 9 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'servers=9: not an integer in \\[1, 1\\]'"
           ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_stencil>)
 set_tests_properties(dsm.example.a_bad_argument_exits_2_naming_it PROPERTIES LABELS "integration;mpi" TIMEOUT 60)
+
+# Tag and communicator isolation (tests/mpi/strata_traffic_stays_apart_from_every_application_tag.cpp):
+# the application uses every tag on MPI_COMM_WORLD while libstrata-mpi and libstrata-dsm talk;
+# --stray injects one foreign message, which the program must catch and name.
+add_executable(strata_traffic_stays_apart_from_every_application_tag
+  mpi/strata_traffic_stays_apart_from_every_application_tag.cpp)
+target_link_libraries(strata_traffic_stays_apart_from_every_application_tag PRIVATE strata_mpi strata::dsm MPI::MPI_CXX
+  fmt::fmt strata_warnings)
+foreach(mode clean stray)
+  set(name mpi.strata_traffic_stays_apart_from_every_application_tag)
+  if(mode STREQUAL stray)
+    set(name mpi.a_foreign_message_among_the_application_tags_is_caught)
+  endif()
+  add_test(NAME ${name}
+    COMMAND /bin/sh -c "d=$(mktemp -d /var/tmp/strata-tags-XXXXXX) && \"$0\" -n 4 \"$1\" \"$d\" $2; rc=$?; rm -rf \"$d\"; exit $rc"
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:strata_traffic_stays_apart_from_every_application_tag>
+            $<IF:$<STREQUAL:${mode},stray>,--stray,>)
+  set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT 180)
+endforeach()
+set_tests_properties(mpi.a_foreign_message_among_the_application_tags_is_caught PROPERTIES
+  PASS_REGULAR_EXPRESSION "a message that is not the application.s|is still waiting on MPI_COMM_WORLD")

@@ -64,6 +64,14 @@ void Context::error(const std::string& message) const {
     append_log(options, rank, line);
 }
 
+void Context::warning(const std::string& message) const {
+    const std::string line = fmt::format("{}: warning: {}", who(), message);
+    if (progress != nullptr) progress->clear();
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+    append_log(options, rank, line);
+}
+
 void Context::note(const std::string& message) const {
     const std::string line = fmt::format("{}: {}", who(), message);
     if (const char* v = std::getenv("STRATA_VIDEO_VERBOSE"); v != nullptr && v[0] == '1') {

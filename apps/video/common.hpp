@@ -54,6 +54,8 @@ struct Context {
     void error(const std::string& message) const;
     /// Prints a line to --log-dir only (and to stderr with STRATA_VIDEO_VERBOSE=1).
     void note(const std::string& message) const;
+    /// "strata-video: rank R (...): warning: message" on stderr and in the log.
+    void warning(const std::string& message) const;
     /// Writes the stats (no-op without --stats).
     Result<void> write_stats(const std::string& extra_json = {}) const;
     [[nodiscard]] double elapsed() const;

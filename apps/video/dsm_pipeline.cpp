@@ -390,7 +390,26 @@ Result<void> wait_collective(Context& ctx, MPI_Request& request, const std::stri
     }
 }
 
-Result<void> run_client(Context& ctx, dsm::Node& node, Setup& setup, bool& by_peer) {
+/// The input's setup outcome, from the input to every rank, servers included (MPI_COMM_WORLD):
+/// clients call it after leave(), servers after serve() returned. A server learns this way that
+/// the job never started and fails with the input's reason instead of serving on until mpiexec
+/// kills it (hydra then reports "BAD TERMINATION ... Killed (signal 9)").
+Result<void> share_setup_outcome(Context& ctx, Setup& setup) {
+    MPI_Request bcast = MPI_REQUEST_NULL;
+    MPI_Ibcast(&setup, sizeof setup, MPI_BYTE, ctx.options.dsm_servers, MPI_COMM_WORLD, &bcast);
+    return wait_collective(ctx, bcast, "the input to tell whether the job started");
+}
+
+Result<void> serve_and_learn_outcome(Context& ctx, dsm::Node& node, Setup& setup, bool& by_peer) {
+    if (auto served = node.serve(); !served) return served;
+    if (auto shared = share_setup_outcome(ctx, setup); !shared) return shared;
+    if (setup.ok != 0) return {};
+    by_peer = true;
+    return make_error(Errc::peer_dead, "the input could not start: {}",
+                      std::string(setup.error, strnlen(setup.error, sizeof setup.error)));
+}
+
+Result<void> run_client(Context& ctx, dsm::Node& node, Setup& setup, bool& by_peer, bool& agreed) {
     Run run{ctx, node, ctx.options.impl == Impl::dsm_acquire, Setup{}};
     run.workers = node.clients() - 2;
     std::optional<InputTask> input;
@@ -419,6 +438,7 @@ Result<void> run_client(Context& ctx, dsm::Node& node, Setup& setup, bool& by_pe
     MPI_Ibcast(&run.setup, sizeof run.setup, MPI_BYTE, 0, node.clients_comm(), &bcast);
     if (auto r = wait_collective(ctx, bcast, "the input (DSM client 0) to set up the chunks"); !r) return r;
     setup = run.setup;
+    agreed = true;
     if (run.setup.ok == 0) {
         if (ctx.role == Role::input) return ready;
         by_peer = true;
@@ -487,6 +507,9 @@ int run_dsm(const Options& options) {
     ctx.started();
     exit_on_hydra_notice(ctx);
     const bool across_nodes = spans_nodes(ctx);
+    MPI_Comm failure_comm = MPI_COMM_NULL;  // a job that never started ends on every rank together
+    MPI_Comm_dup(MPI_COMM_WORLD, &failure_comm);
+    MPI_Comm_set_errhandler(failure_comm, MPI_ERRORS_RETURN);
     auto node = dsm::Node::join(MPI_COMM_WORLD, {.servers = servers,
                                                  .timeout = std::chrono::milliseconds(options.timeout_ms),
                                                  .heartbeat = std::chrono::milliseconds(options.heartbeat_ms)});
@@ -497,18 +520,29 @@ int run_dsm(const Options& options) {
     Result<void> r;
     bool by_peer = false;
     Setup setup;
+    bool agreed = false;          // every client has the input's setup outcome
+    bool agreed_failure = false;  // every rank knows the job did not start
     if (ctx.role == Role::server) {
-        r = node->serve();
+        r = serve_and_learn_outcome(ctx, *node, setup, by_peer);
+        agreed_failure = !r && by_peer;
     } else {
-        r = run_client(ctx, *node, setup, by_peer);
+        r = run_client(ctx, *node, setup, by_peer, agreed);
         if (r) {
             if (auto left = node->leave(); !left) r = std::unexpected(named(left.error(), "leave"));
+        }
+        if (r) {
+            r = share_setup_outcome(ctx, setup);
+        } else if (agreed && setup.ok == 0) {
+            // Every client knows the job did not start and none died: leave together, so the servers
+            // stop serving and fail with the input's reason.
+            agreed_failure = node->leave() && share_setup_outcome(ctx, setup);
         }
     }
     ctx.stats.total_s = ctx.elapsed();
     if (!r) {
         ctx.error(r.error().what());
         if (!by_peer && ctx.role != Role::server) abort_others(ctx, *node, setup, r.error().message);
+        if (agreed_failure) leave_together_on(failure_comm);
         ctx.exit_now(1);
     }
     const dsm::Traffic t = node->traffic();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Encoder (encoder.hpp): libavcodec + libavformat writing through an AVIO
-// context on a descriptor the Encoder opened itself (O_EXCL, O_NOFOLLOW).
+// context on a descriptor the Encoder opened itself: an unnamed file in the
+// output's directory (O_TMPFILE), linked under the output's name by finish().
 #include "encoder.hpp"
 
 extern "C" {
@@ -14,6 +15,10 @@ extern "C" {
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace strata::video {
 
@@ -56,11 +61,80 @@ const char* muxer_for(const std::string& path) {
     return nullptr;
 }
 
+std::string directory_of(const std::string& path) {
+    const auto parent = std::filesystem::path(path).parent_path();
+    return parent.empty() ? std::string(".") : parent.string();
+}
+
+// An existing output is refused before any frame is encoded, not at the end (unless --overwrite,
+// which replaces a regular file only).
+Result<void> check_target(const EncoderOptions& options) {
+    struct stat st {};
+    if (::lstat(options.path.c_str(), &st) != 0) {
+        if (errno == ENOENT) return {};
+        return make_sys_error(errno, "--output={}: cannot check", options.path);
+    }
+    if (!options.overwrite) {
+        return make_error(Errc::already_exists, "--output={}: exists (pass --overwrite to replace it)", options.path);
+    }
+    if (!S_ISREG(st.st_mode)) {
+        return make_error(Errc::invalid_argument, "--output={}: exists and is not a regular file", options.path);
+    }
+    return {};
+}
+
+struct OutputFd {
+    int fd = -1;
+    bool unnamed = false;
+};
+
+// An unnamed file in the output's directory: a rank killed at any moment (mpiexec kills the
+// others as soon as one fails) leaves nothing under the output's name. File systems without
+// O_TMPFILE get the file under its name at once, removed on failure as far as the rank lives.
+Result<OutputFd> open_output(const EncoderOptions& options) {
+    const int unnamed = ::open(directory_of(options.path).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (unnamed >= 0) return OutputFd{unnamed, true};
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+        return make_sys_error(errno, "--output={}: cannot create", options.path);
+    }
+    if (options.overwrite) ::unlink(options.path.c_str());
+    const int fd = ::open(options.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) return OutputFd{fd, false};
+    const int err = errno;
+    if (err == EEXIST) {
+        return make_error(Errc::already_exists, "--output={}: exists (pass --overwrite to replace it)", options.path);
+    }
+    return make_sys_error(err, "--output={}: cannot create", options.path);
+}
+
+// Gives the finished unnamed file its name: linkat of /proc/self/fd/N (AT_EMPTY_PATH would need
+// CAP_DAC_READ_SEARCH). --overwrite links under a name beside the output, then renames it over
+// the old file in one step.
+Result<void> publish(int fd, const EncoderOptions& options) {
+    const std::string source = fmt::format("/proc/self/fd/{}", fd);
+    const std::string name = options.overwrite ? fmt::format("{}.strata-{}", options.path, ::getpid()) : options.path;
+    if (::linkat(AT_FDCWD, source.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) != 0) {
+        const int err = errno;
+        if (err == EEXIST && !options.overwrite) {
+            return make_error(Errc::already_exists, "--output={}: appeared while the job ran; the result is dropped",
+                              options.path);
+        }
+        return make_sys_error(err, "--output={}: cannot give the finished file its name {}", options.path, name);
+    }
+    if (options.overwrite && ::rename(name.c_str(), options.path.c_str()) != 0) {
+        const int err = errno;
+        ::unlink(name.c_str());
+        return make_sys_error(err, "--output={}: cannot replace it", options.path);
+    }
+    return {};
+}
+
 }  // namespace
 
 struct Encoder::Impl {
     EncoderOptions options;
     int fd = -1;
+    bool unnamed = false;  ///< O_TMPFILE: nothing to remove, the file has no name until finish()
     bool finished = false;
     AVFormatContext* format = nullptr;
     AVIOContext* io = nullptr;
@@ -83,7 +157,7 @@ struct Encoder::Impl {
         }
         if (fd >= 0) {
             ::close(fd);
-            if (!finished) {
+            if (!finished && !unnamed) {
                 ::unlink(options.path.c_str());
             }
         }
@@ -114,6 +188,9 @@ Encoder::~Encoder() = default;
 std::int64_t Encoder::frames() const noexcept {
     return impl_->frames;
 }
+bool Encoder::named_before_finish() const noexcept {
+    return !impl_->unnamed;
+}
 
 Result<Encoder> Encoder::create(const EncoderOptions& options) {
     if (!known_codec(options.codec)) {
@@ -133,25 +210,11 @@ Result<Encoder> Encoder::create(const EncoderOptions& options) {
                           "--output={}: no container for this file name (use .mkv, .nut, .avi, or .raw for bare bytes)",
                           options.path);
     }
-    if (options.overwrite) {
-        struct stat st {};
-        if (::lstat(options.path.c_str(), &st) == 0) {
-            if (!S_ISREG(st.st_mode)) {
-                return make_error(Errc::invalid_argument, "--output={}: exists and is not a regular file",
-                                  options.path);
-            }
-            ::unlink(options.path.c_str());
-        }
-    }
-    impl->fd = ::open(options.path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (impl->fd < 0) {
-        const int err = errno;
-        if (err == EEXIST) {
-            return make_error(Errc::already_exists, "--output={}: exists (pass --overwrite to replace it)",
-                              options.path);
-        }
-        return make_sys_error(err, "--output={}: cannot create", options.path);
-    }
+    if (auto target = check_target(options); !target) return std::unexpected(target.error());
+    auto fd = open_output(options);
+    if (!fd) return std::unexpected(fd.error());
+    impl->fd = fd->fd;
+    impl->unnamed = fd->unnamed;
     auto* buffer = static_cast<unsigned char*>(av_malloc(io_buffer_size));
     impl->io = buffer == nullptr
                    ? nullptr
@@ -243,6 +306,9 @@ Result<void> Encoder::finish() {
     avio_flush(e.io);
     if (e.io->error < 0) {
         return make_error(Errc::io_error, "--output={}: cannot write: {}", e.options.path, av_error_text(e.io->error));
+    }
+    if (e.unnamed) {
+        if (auto p = publish(e.fd, e.options); !p) return p;
     }
     e.finished = true;
     return {};

@@ -20,6 +20,11 @@ std::string mpi_error_text(int code) {
 MpiLink::MpiLink(Context& ctx) : ctx_(ctx) {
     MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_dup(comm_, &failure_comm_);
+}
+
+void MpiLink::leave_together() {
+    leave_together_on(failure_comm_);
 }
 
 MpiLink::~MpiLink() = default;  // the communicator is left to MPI_Finalize (freeing it could wait for a dead peer)
@@ -182,6 +187,17 @@ void MpiLink::cancel(MPI_Request& request) {
     if (request == MPI_REQUEST_NULL) return;
     MPI_Cancel(&request);
     (void)wait(request, "a cancelled receive");
+}
+
+void leave_together_on(MPI_Comm comm) {
+    MPI_Request barrier = MPI_REQUEST_NULL;
+    if (MPI_Ibarrier(comm, &barrier) != MPI_SUCCESS) return;
+    const double until = now_s() + 1.0;
+    while (now_s() < until) {
+        int done = 0;
+        if (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done != 0) return;
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
 }
 
 void MpiLink::abort_all(const std::string& why) {

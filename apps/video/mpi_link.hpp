@@ -62,6 +62,11 @@ public:
     void abort_all(const std::string& why);
     /// true when the failure came from another rank's abort (no need to tell the others again).
     [[nodiscard]] bool aborted_by_peer() const { return aborted_by_peer_; }
+    /// Every failing rank calls this right before it exits: a barrier of the failing ranks (at most
+    /// 1 s; a dead peer makes it time out). mpiexec SIGKILLs every rank still running as soon as one
+    /// exits non-zero, so ranks that all know the failure leave together instead of the first
+    /// exit killing the others before they report ("BAD TERMINATION ... Killed (signal 9)").
+    void leave_together();
 
     /// Called between polls to explain a timeout (e.g. which workers hold frames).
     std::function<std::string()> describe_wait;
@@ -73,6 +78,7 @@ private:
 
     Context& ctx_;
     MPI_Comm comm_ = MPI_COMM_NULL;
+    MPI_Comm failure_comm_ = MPI_COMM_NULL;  ///< only leave_together(): never matches finish_rank's barrier
     struct Owned {
         std::unique_ptr<Header> header;
         MPI_Request request = MPI_REQUEST_NULL;
@@ -81,6 +87,9 @@ private:
     std::deque<Owned> sent_;
     bool aborted_by_peer_ = false;
 };
+
+/// A barrier on `comm` bounded by 1 s, for ranks that all fail (MpiLink::leave_together).
+void leave_together_on(MPI_Comm comm);
 
 /// Collective at start (under a watchdog): true when the ranks are on more than one node,
 /// i.e. MPICH's netmod (UCX) carries traffic between them.

@@ -304,6 +304,7 @@ int run_mpi(const Options& options) {
     if (!r) {
         ctx.error(r.error().what());
         if (!link->aborted_by_peer()) link->abort_all(r.error().message);
+        link->leave_together();
         ctx.exit_now(1);  // without MPI_Finalize, which would wait for the failed peer
     }
     if (auto s = ctx.write_stats(); !s) ctx.error(s.error().what());

@@ -120,6 +120,8 @@ ParseOutcome parse_options(int argc, char** argv, Options& o) {
     app.add_option("--output,-o", o.output, "file to write: .mkv, .nut, .avi, or .raw/.gray for bare bytes");
     app.add_option("--codec", o.codec, "rawvideo | ffv1 (lossless)");
     app.add_flag("--overwrite", o.overwrite, "replace an existing output file");
+    app.add_flag("--strict", o.strict,
+                 "a truncated input (fewer frames than its container declares) fails the job instead of a warning");
     app.add_flag("--quiet,-q", o.quiet,
                  "no progress line (the output rank shows frames done of the total when stderr, or mpiexec's on "
                  "this node, is a terminal)");

@@ -22,6 +22,29 @@ InputTask::InputTask(Context& ctx, Decoder decoder) : ctx_(&ctx), decoder_(std::
     if (limit > 0 && (info_.frames == 0 || info_.frames > limit)) info_.frames = limit;
 }
 
+Result<void> InputTask::check_end() const {
+    const std::string& input = ctx_->options.input;
+    if (decoded_ == 0) {
+        return make_error(Errc::invalid_argument,
+                          "--input={}: no frames: its video stream holds no decodable frame (no output is written: a "
+                          "video without frames cannot be opened)",
+                          input);
+    }
+    // The container's own count (or its duration in frames); 0 when it declares none.
+    std::int64_t expected = decoder_.info().frames;
+    if (ctx_->options.frames > 0 && expected > ctx_->options.frames) expected = ctx_->options.frames;
+    if (decoded_ >= expected) return {};
+    if (ctx_->options.strict) {
+        return make_error(Errc::corrupted, "--input={}: truncated: {} of {} frames the container declares (--strict)",
+                          input, decoded_, expected);
+    }
+    ctx_->warning(
+        fmt::format("--input={}: truncated: {} of {} frames the container declares; the output holds the {} "
+                    "(--strict makes this an error)",
+                    input, decoded_, expected, decoded_));
+    return {};
+}
+
 Result<bool> InputTask::decode() {
     if (ctx_->options.frames > 0 && decoded_ >= ctx_->options.frames) return false;
     if (decoded_ == 0) ctx_->stats.first_decode_unix = unix_s();
@@ -31,6 +54,9 @@ Result<bool> InputTask::decode() {
     if (got && *got) {
         ++decoded_;
         ctx_->stats.frames = decoded_;
+    }
+    if (got && !*got) {
+        if (auto end = check_end(); !end) return std::unexpected(end.error());
     }
     return got;
 }
@@ -48,7 +74,9 @@ Result<OutputTask> OutputTask::create(Context& ctx) {
                                     .overwrite = ctx.options.overwrite,
                                     .threads = ctx.options.encode_threads});
     if (!encoder) return std::unexpected(encoder.error());
-    remove_on_hydra_notice(ctx.options.output);  // a rank ended by hydra's notice leaves no partial file
+    if (encoder->named_before_finish()) {
+        remove_on_hydra_notice(ctx.options.output);  // a rank ended by hydra's notice leaves no partial file
+    }
     return OutputTask(ctx, std::move(*encoder));
 }
 

@@ -25,6 +25,7 @@ public:
     /// The decoder's stream, its frame count capped by --frames.
     [[nodiscard]] const StreamInfo& info() const { return info_; }
     /// Decodes the next frame (kept inside the decoder); false after the last one or after --frames.
+    /// An input without frames is an error; a truncated one a warning (docs/video.md "Bad input").
     Result<bool> decode();
     /// Writes the decoded frame as grey into `into` (info().frame_bytes()).
     Result<void> convert(std::span<std::uint8_t> into);
@@ -33,6 +34,9 @@ public:
 
 private:
     InputTask(Context& ctx, Decoder decoder);
+    /// At the end of the input: no frame is an error; fewer than the container declares a warning
+    /// (an error with --strict).
+    Result<void> check_end() const;
     Context* ctx_;
     Decoder decoder_;
     StreamInfo info_;

@@ -12,14 +12,20 @@
  * step's state, and continue from there. So kill -9 at any moment costs at
  * most the step in progress.
  *
+ * --check-direct: before the window maps the file, each rank reads its file
+ * with O_DIRECT (what the device holds, not the page cache) and requires the
+ * same valid steps there as through the window (kill_checkpoints.py).
+ *
  * Usage: crash --dir DIR [--steps 20] [--size 16M] [--step-ms 0]
  *              [--crash-rank R --crash-step S]   (R kills itself halfway through
  *                                                  writing checkpoint S)
- *              [--json FILE] [--repeat N]
- * Prints "checkpoint S complete" (rank 0) and a JSON line with the step it
- * resumed from. Writes DIR/pid-<rank> so a harness can kill a rank. */
+ *              [--check-direct] [--json FILE] [--repeat N]
+ * Prints "resumed from S" and "checkpoint S complete" (rank 0) and a JSON
+ * line with the step it resumed from. Writes DIR/pid-<rank> so a harness can
+ * kill a rank. */
 #include "sw.h"
 
+#include <fcntl.h>
 #include <signal.h>
 
 enum { HEADER = 4096 };
@@ -60,6 +66,33 @@ static uint64_t valid_step(const slots* s, int slot) {
     return checksum(slot_data(s, slot), s->words, h->step) == h->checksum ? h->step : 0;
 }
 
+/* The valid steps of both slots as the file on the device holds them: read
+ * with O_DIRECT into an aligned buffer. A file not made yet holds none. */
+static void direct_steps(const char* path, const slots* shape, uint64_t steps[2]) {
+    steps[0] = steps[1] = 0;
+    const int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+    if (fd < 0) {
+        CHECK(errno == ENOENT, "--check-direct: %s: %s", path, strerror(errno));
+        return;
+    }
+    slots s = *shape;
+    const size_t bytes = 2 * s.slot_bytes;
+    s.base = aligned_alloc(4096, bytes);
+    CHECK(s.base, "cannot allocate %zu bytes", bytes);
+    memset(s.base, 0, bytes);
+    size_t done = 0;
+    while (done < bytes) {
+        const ssize_t n = pread(fd, s.base + done, bytes - done, (off_t)done);
+        CHECK(n >= 0, "--check-direct: reading %s: %s", path, strerror(errno));
+        if (n == 0) break; /* shorter: the slots beyond stay zero, so invalid */
+        done += (size_t)n;
+    }
+    close(fd);
+    steps[0] = valid_step(&s, 0);
+    steps[1] = valid_step(&s, 1);
+    free(s.base);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
     sw_config config = sw_config_from(argc, argv, "storage");
@@ -79,10 +112,19 @@ int main(int argc, char** argv) {
 
     slots s = {.slot_bytes = HEADER + (size + 4095) / 4096 * 4096, .words = size / 8};
     MPI_Win win;
+    uint64_t on_device[2] = {0, 0};
+    const int check_direct = sw_flag(argc, argv, "--check-direct");
+    if (check_direct) {
+        snprintf(path, sizeof path, "%s/crash-%d.dat", config.dir, rank);
+        direct_steps(path, &s, on_device);
+    }
     s.base = sw_win_allocate(&config, "crash-%r.dat", 0, 2 * s.slot_bytes, 1, &win);
 
     /* Resume: the newest step every rank holds intact. */
     const uint64_t mine[2] = {valid_step(&s, 0), valid_step(&s, 1)};
+    CHECK(!check_direct || (mine[0] == on_device[0] && mine[1] == on_device[1]),
+          "rank %d: the window holds steps %" PRIu64 " and %" PRIu64 ", the device (O_DIRECT) %" PRIu64 " and %" PRIu64,
+          rank, mine[0], mine[1], on_device[0], on_device[1]);
     uint64_t newest = mine[0] > mine[1] ? mine[0] : mine[1], resume = 0;
     MPI_Allreduce(&newest, &resume, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     uint64_t* state = malloc(size);
@@ -98,6 +140,10 @@ int main(int argc, char** argv) {
         }
     }
 
+    if (rank == 0) {
+        printf("resumed from %" PRIu64 "\n", resume);
+        fflush(stdout);
+    }
     double checkpoint_seconds = 0;
     for (uint64_t step = resume + 1; step <= (uint64_t)steps; ++step) {
         for (uint64_t i = 0; i < s.words; ++i) state[i] = value(rank, step, i); /* the computation */

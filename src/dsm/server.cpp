@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "dsm/admission.hpp"
 #include "dsm/node_impl.hpp"
 
 namespace strata::dsm {
@@ -275,6 +276,18 @@ void Node::Impl::server_lock(Incoming& in) {
 void Node::Impl::server_handle(Incoming& in) {
     using wire::Kind;
     const auto kind = static_cast<Kind>(in.header.kind);
+    const std::string refused = wire::refusal(in.header.kind, in.source, in.header.client,
+                                              {.servers = servers, .clients = clients, .self = net->rank()});
+    if (!refused.empty()) {
+        // A client hears why its request failed; a server is never answered (two servers refusing
+        // each other's error replies would never stop).
+        const bool client = in.source >= servers && in.source < servers + clients;
+        if (client && kind != Kind::error) {
+            server_reply_error(in.source, in.header.kind, in.header.chunk, Errc::permission_denied,
+                               fmt::format("dsm: refused: {}", refused));
+        }
+        return;
+    }
     if (in.header.kind < proto::kWireMsgCount) {
         server_protocol(in);
         return;

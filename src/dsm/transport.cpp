@@ -25,16 +25,6 @@ std::string mpi_error_text(int code) {
 
 namespace wire {
 
-std::string_view kind_name(int kind) noexcept {
-    constexpr std::string_view extra[] = {"alloc_req",  "alloc_ack", "error", "adopt", "lock_req",
-                                          "lock_grant", "unlock",    "bye",   "ping",  "pong"};
-    if (kind < proto::kWireMsgCount) {
-        return proto::to_string(static_cast<proto::Msg>(kind));
-    }
-    const int i = kind - proto::kWireMsgCount;
-    return i < static_cast<int>(std::size(extra)) ? extra[i] : "unknown";
-}
-
 Header to_header(const proto::Message& m, std::uint64_t chunk, std::uint64_t size) {
     Header h;
     h.kind = static_cast<std::uint8_t>(m.kind);
