@@ -14,7 +14,7 @@ strata_install_test(prefix_has_the_library_layout_with_relative_rpaths layout.sh
 strata_install_test(examples_build_with_find_package_and_pkg_config_and_run examples.sh 180
                     ${MPIEXEC_EXECUTABLE})
 strata_install_test(installed_strata_runs_doctor_demo_and_bench_with_the_source_tree_hidden source_hidden.sh 240)
-strata_install_test(deb_depends_on_what_strata_links_and_installs_with_dpkg deb.sh 240)
+strata_install_test(deb_depends_on_what_strata_links_and_installs_with_dpkg deb.sh 600)
 strata_install_test(bench_suites_answer_help_and_refuse_unknown_options bench_scripts.sh 120)
 strata_install_test(pip_installs_the_python_package_into_a_clean_venv pip.sh 600)
 strata_install_test(manylinux_wheel_installs_into_a_clean_venv_and_imports_with_the_build_tree_hidden wheel.sh 600)
