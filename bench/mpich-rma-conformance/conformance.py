@@ -384,8 +384,10 @@ def write_results(out: Path, results: list[dict], modes: list[str], timeout_cap:
     raw.mkdir(parents=True, exist_ok=True)
     for row in results:
         for mode, result in row["modes"].items():
-            if "output" in result:
-                (raw / f"{raw_stem(row['test'])}.{mode}.txt").write_text(result.pop("output"))
+            output = result.pop("output", None)
+            # Only what did not pass needs its output read: the tree keeps it small.
+            if output is not None and result.get("outcome") != "pass":
+                (raw / f"{raw_stem(row['test'])}.{mode}.txt").write_text(output)
     document = {
         "suite": "mpich-rma-conformance",
         "command": "bench/mpich-rma-conformance/run"
