@@ -69,6 +69,8 @@ install(TARGETS strata_mpi strata_ocr EXPORT strataTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT development)
 install(TARGETS ${_strata_cxx_libraries} EXPORT strataCxxTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT development)
+# The distributed OCR runtime's MPI module, beside libstrata-ocr which loads it (docs/runtime.md).
+install(TARGETS strata_ocr_dist LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
 
 # --- programs ----------------------------------------------------------------
 set_target_properties(strata_cli strata_fsd PROPERTIES INSTALL_RPATH "$ORIGIN/${_strata_bin_to_lib}")

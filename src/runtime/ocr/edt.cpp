@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/log.hpp"
+#include "dist/api.hpp"
 #include "ocr/ocr.h"
 #include "state.hpp"
 
@@ -31,14 +32,9 @@ std::shared_ptr<FinishScope> enclosing_scope() {
 // returned event does, with its data block.
 void complete_output(ocrGuid_t output_event, ocrGuid_t result, const CallSite& site, const std::string& edt) {
     OcrState* s = state();
-    auto event = s->table.find_as<Event>(output_event, Kind::event);
-    if (!event) {
-        s->deferred_error(
-            site, "EDT output event", OCR_EINVAL,
-            fmt::format("EDT {} returned, but its output event {} no longer exists", edt, show(output_event)));
-        return;
-    }
     if (kind_of(result) == Kind::event) {
+        // The output event fires with the returned event (where either lives).
+        if (dist::route_add_dependence(result, 0, output_event, 0, DB_DEFAULT_MODE, site)) return;
         if (auto returned = s->table.find_as<Event>(result, Kind::event)) {
             add_event_dependence(returned, Event::Waiter{output_event, 0, DB_DEFAULT_MODE, site});
         } else {
@@ -48,16 +44,17 @@ void complete_output(ocrGuid_t output_event, ocrGuid_t result, const CallSite& s
         }
         return;
     }
-    satisfy_event(event, result, 0, site);
-}
-
-void scope_done(std::shared_ptr<FinishScope> scope) {
-    while (scope && scope->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        if (!is_null(scope->output_event)) {
-            complete_output(scope->output_event, scope->result, {}, "(finish EDT)");
-        }
-        scope = scope->parent;  // the finish EDT itself now counts as done in its parent's scope
+    if (dist::route_satisfy(output_event, 0, result, DB_DEFAULT_MODE, site, false)) {
+        return;
     }
+    auto event = s->table.find_as<Event>(output_event, Kind::event);
+    if (!event) {
+        s->deferred_error(
+            site, "EDT output event", OCR_EINVAL,
+            fmt::format("EDT {} returned, but its output event {} no longer exists", edt, show(output_event)));
+        return;
+    }
+    satisfy_event(event, result, 0, site);
 }
 
 void run_edt(const std::shared_ptr<Edt>& edt) {
@@ -77,10 +74,10 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
         depv[i].guid = slot.mode == DB_MODE_NULL ? NULL_GUID : slot.db;
         depv[i].mode = slot.mode;
         depv[i].ptr = nullptr;
-        if (slot.block && slot.mode != DB_MODE_NULL) {
-            auto hold =
-                std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.db == slot.block; });
-            depv[i].ptr = hold != edt->holds.end() ? hold->pointer() : slot.block->data;
+        if (!is_null(slot.db) && slot.mode != DB_MODE_NULL) {
+            auto hold = std::find_if(edt->holds.begin(), edt->holds.end(),
+                                     [&](const Hold& h) { return h.guid.guid == slot.db.guid; });
+            depv[i].ptr = hold != edt->holds.end() ? hold->pointer() : slot.block ? slot.block->data : nullptr;
         }
     }
     Edt* previous = current_edt();
@@ -94,6 +91,19 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
 }
 
 }  // namespace
+
+void scope_done(std::shared_ptr<FinishScope> scope) {
+    while (scope && scope->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (!is_null(scope->output_event)) {
+            complete_output(scope->output_event, scope->result, {}, "(finish EDT)");
+        }
+        if (scope->remote_rank >= 0) {
+            dist::proxy_scope_done(*scope);  // a proxy: the creator's rank counts it done
+            return;
+        }
+        scope = scope->parent;  // the finish EDT itself now counts as done in its parent's scope
+    }
+}
 
 void complete_edt(const std::shared_ptr<Edt>& edt, ocrGuid_t result) {
     OcrState* s = state();
@@ -117,6 +127,10 @@ void continue_acquire(const std::shared_ptr<Edt>& edt) {
     while (edt->next_hold < edt->holds.size()) {
         Hold& hold = edt->holds[edt->next_hold];
         ++edt->next_hold;
+        if (!hold.db) {
+            if (!dist::acquire_remote(edt, edt->next_hold - 1)) return;  // another rank's block
+            continue;
+        }
         if (!hold.db->acquire_or_wait(edt, hold.mode, &hold.copy)) {
             return;
         }
@@ -142,19 +156,25 @@ void start_acquire(const std::shared_ptr<Edt>& edt) {
         }
     };
     for (const Slot& slot : edt->slots) {
-        if (!slot.block || slot.mode == DB_MODE_NULL) {
+        // A block of another rank has no object here: its hold asks the owner.
+        if ((!slot.block && !dist::is_remote(slot.db)) || is_null(slot.db) || slot.mode == DB_MODE_NULL) {
             continue;
         }
         const ocrDbAccessMode_t mode = edt->body ? edt->body->hold_mode(slot.mode) : slot.mode;
-        auto it = std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.db == slot.block; });
+        auto it = std::find_if(edt->holds.begin(), edt->holds.end(),
+                               [&](const Hold& h) { return h.guid.guid == slot.db.guid; });
         if (it == edt->holds.end()) {
-            edt->holds.push_back(Hold{slot.block, mode, {}, false});
+            Hold hold;
+            hold.db = slot.block;
+            hold.mode = mode;
+            hold.guid = slot.db;
+            edt->holds.push_back(std::move(hold));
         } else if (strength(mode) > strength(it->mode)) {
             it->mode = mode;
         }
     }
     std::sort(edt->holds.begin(), edt->holds.end(),
-              [](const Hold& a, const Hold& b) { return id_of(a.db->guid) < id_of(b.db->guid); });
+              [](const Hold& a, const Hold& b) { return id_of(a.guid) < id_of(b.guid); });
     continue_acquire(edt);
 }
 
@@ -169,7 +189,7 @@ void satisfy_edt(const std::shared_ptr<Edt>& edt, u32 slot, ocrGuid_t db, ocrDbA
                  const CallSite& site) {
     OcrState* s = state();
     std::shared_ptr<Db> block;
-    if (!is_null(db)) {
+    if (!is_null(db) && !dist::is_remote(db)) {
         block = s->table.find_as<Db>(db, Kind::db);
         if (!block) {
             s->deferred_error(site, "ocrAddDependence/ocrEventSatisfy", OCR_EINVAL,
@@ -216,8 +236,8 @@ namespace {
 // Why ocrAddDependence would refuse `source` as a dependence, or an empty
 // string: checked for every slot before ocrEdtCreate registers anything.
 std::string refused_source(OcrState* s, ocrGuid_t source) {
-    if (is_null(source) || ocrGuidIsUninitialized(source)) {
-        return {};
+    if (is_null(source) || ocrGuidIsUninitialized(source) || dist::is_remote(source)) {
+        return {};  // another rank's object is checked where it lives
     }
     if (kind_of(source) == Kind::db && s->table.find(source)) {
         return {};
@@ -252,10 +272,70 @@ void abandon_created_edt(const std::shared_ptr<Edt>& edt) {
     }
 }
 
+// Why ocrEdtCreate refuses these counts (EDT_PARAM_DEF resolved from the template), or "".
+std::string refused_counts(const EdtTemplate& tpl, u32& paramc, u32& depc, const u64* paramv) {
+    if (paramc == EDT_PARAM_DEF) paramc = tpl.paramc;
+    if (depc == EDT_PARAM_DEF) depc = tpl.depc;
+    if (paramc == EDT_PARAM_UNK || depc == EDT_PARAM_UNK) {
+        return "paramc or depc is unknown in both the template and the call";
+    }
+    if (tpl.paramc != EDT_PARAM_UNK && paramc != tpl.paramc) {
+        return fmt::format("paramc={} but the template ({}) says {}", paramc, tpl.name, tpl.paramc);
+    }
+    if (tpl.depc != EDT_PARAM_UNK && depc != tpl.depc) {
+        return fmt::format("depc={} but the template ({}) says {}", depc, tpl.name, tpl.depc);
+    }
+    if (paramc > 0 && paramv == nullptr) {
+        return fmt::format("paramc={} with paramv=NULL", paramc);
+    }
+    if (paramc == 0 && paramv != nullptr) {
+        return "paramc=0 with a non-NULL paramv (the specification requires NULL)";
+    }
+    return {};
+}
+
+// Adds depv's dependences to the new EDT `id`; a refusal undoes a local EDT's registration.
+u8 add_depv(ocrGuid_t id, u32 depc, const ocrGuid_t* depv, const CallSite& site, const std::shared_ptr<Edt>& edt) {
+    for (u32 i = 0; depv != nullptr && i < depc; ++i) {
+        if (ocrGuidIsUninitialized(depv[i])) continue;
+        strataOcrCallSite(site.file, site.line);
+        if (u8 rc = (ocrAddDependence)(depv[i], id, i, DB_DEFAULT_MODE); rc != 0) {
+            // A source destroyed or filled since it was checked.
+            if (edt) abandon_created_edt(edt);
+            return rc;
+        }
+    }
+    return 0;
+}
+
 }  // namespace
+
+std::shared_ptr<Edt> new_edt(ocrEdt_t function, std::string name, const std::vector<u64>& params, u32 depc,
+                             u16 properties, const CallSite& site, std::shared_ptr<FinishScope> scope) {
+    auto edt = std::make_shared<Edt>();
+    edt->function = function;
+    edt->name = std::move(name);
+    edt->params = params;
+    edt->properties = properties;
+    edt->created_at = site;
+    edt->slots.resize(depc);
+    edt->unsatisfied = depc;
+    edt->scope = std::move(scope);
+    if (edt->scope) {
+        edt->scope->pending.fetch_add(1, std::memory_order_acq_rel);
+    }
+    if ((properties & EDT_PROP_FINISH) != 0) {
+        edt->own_scope = std::make_shared<FinishScope>();
+        edt->own_scope->parent = edt->scope;
+    }
+    return edt;
+}
 
 void deliver(ocrGuid_t destination, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mode, const CallSite& site) {
     OcrState* s = state();
+    if (dist::route_satisfy(destination, slot, db, mode, site, false)) {
+        return;
+    }
     switch (kind_of(destination)) {
         case Kind::edt:
             if (auto edt = s->table.find_as<Edt>(destination, Kind::edt)) {
@@ -302,6 +382,9 @@ u8 ocrEdtTemplateCreate_internal(ocrGuid_t* guid, ocrEdt_t funcPtr, u32 paramc, 
 u8(ocrEdtTemplateDestroy)(ocrGuid_t guid) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (kind_of(guid) == Kind::edt_template && dist::route_destroy(guid, site)) {
+        return 0;
+    }
     if (s == nullptr || kind_of(guid) != Kind::edt_template || !s->table.erase(guid)) {
         strata::detail::log().warn("strata-ocr: {}: ocrEdtTemplateDestroy({}): not a live EDT template", site.str(),
                                    show(guid));
@@ -311,7 +394,7 @@ u8(ocrEdtTemplateDestroy)(ocrGuid_t guid) {
 }
 
 u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* paramv, u32 depc, ocrGuid_t* depv,
-                 u16 properties, ocrHint_t* /*hint*/, ocrGuid_t* outputEvent) {
+                 u16 properties, ocrHint_t* hint, ocrGuid_t* outputEvent) {
     const CallSite site = take_call_site();
     OcrState* s = state();
     auto invalid = [&](const std::string& why) -> u8 {
@@ -322,33 +405,27 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
     if (s == nullptr) {
         return invalid("no OCR program is running");
     }
-    auto tpl = s->table.find_as<EdtTemplate>(templateGuid, Kind::edt_template);
+    auto tpl = dist::is_remote(templateGuid) ? dist::find_template(templateGuid)
+                                             : s->table.find_as<EdtTemplate>(templateGuid, Kind::edt_template);
     if (!tpl) {
         return invalid("not a live EDT template");
     }
-    if (paramc == EDT_PARAM_DEF) paramc = tpl->paramc;
-    if (depc == EDT_PARAM_DEF) depc = tpl->depc;
-    if (paramc == EDT_PARAM_UNK || depc == EDT_PARAM_UNK) {
-        return invalid("paramc or depc is unknown in both the template and the call");
-    }
-    if (tpl->paramc != EDT_PARAM_UNK && paramc != tpl->paramc) {
-        return invalid(fmt::format("paramc={} but the template ({}) says {}", paramc, tpl->name, tpl->paramc));
-    }
-    if (tpl->depc != EDT_PARAM_UNK && depc != tpl->depc) {
-        return invalid(fmt::format("depc={} but the template ({}) says {}", depc, tpl->name, tpl->depc));
-    }
-    if (paramc > 0 && paramv == nullptr) {
-        return invalid(fmt::format("paramc={} with paramv=NULL", paramc));
-    }
-    if (paramc == 0 && paramv != nullptr) {
-        return invalid("paramc=0 with a non-NULL paramv (the specification requires NULL)");
+    if (const std::string why = refused_counts(*tpl, paramc, depc, paramv); !why.empty()) {
+        return invalid(why);
     }
     if (is_labeled(properties) && (guid == nullptr || kind_of(*guid) != Kind::edt)) {
         return invalid("GUID_PROP_IS_LABELED without a labeled EDT GUID in *guid");
     }
     if ((properties & EDT_PROP_OEVT_VALID) != 0 &&
-        (outputEvent == nullptr || !s->table.find_as<Event>(*outputEvent, Kind::event))) {
+        (outputEvent == nullptr || kind_of(*outputEvent) != Kind::event ||
+         (!dist::is_remote(*outputEvent) && !s->table.find_as<Event>(*outputEvent, Kind::event)))) {
         return invalid("EDT_PROP_OEVT_VALID without a live event in *outputEvent");
+    }
+    // An affinity hint places the EDT on its rank; a labeled GUID on its owner.
+    std::string bad_hint;
+    int where = is_labeled(properties) ? owner_of(*guid) : dist::hinted_rank(hint, true, &bad_hint);
+    if (where == -2) {
+        return invalid(bad_hint);
     }
     // Every dependence is checked before anything is registered: a refused
     // one must leave no EDT counted in its finish scope or among the waiting.
@@ -359,15 +436,18 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
             return why.starts_with("the CHANNEL") ? OCR_EBUSY : OCR_EINVAL;
         }
     }
+    if (where >= 0 && where != dist::rank()) {
+        ocrGuid_t id = is_labeled(properties) ? *guid : NULL_GUID;
+        const u8 rc = is_labeled(properties)
+                          ? dist::create_labeled_edt(*tpl, paramc, paramv, depc, properties, id, outputEvent, site)
+                          : dist::create_edt_on(where, *tpl, paramc, paramv, depc, properties, &id, outputEvent, site);
+        if (rc != 0) return rc;
+        if (guid != nullptr) *guid = id;
+        return add_depv(id, depc, depv, site, nullptr);
+    }
 
-    auto edt = std::make_shared<Edt>();
-    edt->function = tpl->function;
-    edt->name = tpl->name;
-    edt->params.assign(paramv, paramv + paramc);
-    edt->properties = properties;
-    edt->created_at = site;
-    edt->slots.resize(depc);
-    edt->unsatisfied = depc;
+    std::vector<u64> params(paramv, paramv + paramc);
+    auto edt = new_edt(tpl->function, tpl->name, params, depc, properties, site, enclosing_scope());
     if (outputEvent != nullptr) {
         if ((properties & EDT_PROP_OEVT_VALID) != 0) {
             edt->output_event = *outputEvent;
@@ -378,15 +458,7 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
             edt->output_event = s->table.insert(std::move(event));
             *outputEvent = edt->output_event;
         }
-    }
-    edt->scope = enclosing_scope();
-    if (edt->scope) {
-        edt->scope->pending.fetch_add(1, std::memory_order_acq_rel);
-    }
-    if ((properties & EDT_PROP_FINISH) != 0) {
-        edt->own_scope = std::make_shared<FinishScope>();
-        edt->own_scope->output_event = edt->output_event;
-        edt->own_scope->parent = edt->scope;
+        if (edt->own_scope) edt->own_scope->output_event = edt->output_event;
     }
     if (is_labeled(properties)) {
         // Created at the caller's labeled GUID; on failure undo what was set up above.
@@ -410,19 +482,10 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
         start_acquire(edt);
         return 0;
     }
-    if (depv != nullptr) {
-        for (u32 i = 0; i < depc; ++i) {
-            if (!ocrGuidIsUninitialized(depv[i])) {
-                strataOcrCallSite(site.file, site.line);
-                if (u8 rc = (ocrAddDependence)(depv[i], id, i, DB_DEFAULT_MODE); rc != 0) {
-                    // A source destroyed or filled since the check above: undo the registration.
-                    abandon_created_edt(edt);
-                    if (guid != nullptr) *guid = NULL_GUID;
-                    if (outputEvent != nullptr && (properties & EDT_PROP_OEVT_VALID) == 0) *outputEvent = NULL_GUID;
-                    return rc;
-                }
-            }
-        }
+    if (u8 rc = add_depv(id, depc, depv, site, edt); rc != 0) {
+        if (guid != nullptr) *guid = NULL_GUID;
+        if (outputEvent != nullptr && (properties & EDT_PROP_OEVT_VALID) == 0) *outputEvent = NULL_GUID;
+        return rc;
     }
     return 0;
 }
@@ -430,6 +493,9 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
 u8(ocrEdtDestroy)(ocrGuid_t guid) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (kind_of(guid) == Kind::edt && dist::route_destroy(guid, site)) {
+        return 0;  // checked where it lives
+    }
     auto edt = s != nullptr ? s->table.find_as<Edt>(guid, Kind::edt) : nullptr;
     if (!edt) {
         strata::detail::log().warn("strata-ocr: {}: ocrEdtDestroy({}): not an EDT that waits for dependences",
@@ -453,6 +519,10 @@ u8(ocrEdtDestroy)(ocrGuid_t guid) {
         if (auto event = s->table.find_as<Event>(scope->output_event, Kind::event)) {
             satisfy_event(event, NULL_GUID, 0, site);
         }
+        if (scope->remote_rank >= 0) {
+            dist::proxy_scope_done(*scope);
+            break;
+        }
         scope = scope->parent;
     }
     return 0;
@@ -465,7 +535,9 @@ u8(ocrAddDependence)(ocrGuid_t source, ocrGuid_t destination, u32 slot, ocrDbAcc
         return OCR_EINVAL;
     }
     const Kind dst_kind = kind_of(destination);
-    if ((dst_kind != Kind::edt && dst_kind != Kind::event) || !s->table.find(destination)) {
+    // Another rank's destination is checked where it lives, when the satisfaction arrives.
+    if ((dst_kind != Kind::edt && dst_kind != Kind::event) ||
+        (!dist::is_remote(destination) && !s->table.find(destination) && !dist::awaited(destination))) {
         strata::detail::log().warn(
             "strata-ocr: {}: ocrAddDependence({} -> {}, slot {}): the destination is not a "
             "live EDT or event",
@@ -479,12 +551,15 @@ u8(ocrAddDependence)(ocrGuid_t source, ocrGuid_t destination, u32 slot, ocrDbAcc
             }
             [[fallthrough]];
         case Kind::db:
-            if (!is_null(source) && !s->table.find(source)) {
+            if (!is_null(source) && !s->table.find(source) && !dist::is_remote(source) && !dist::awaited(source)) {
                 break;
             }
             deliver(destination, slot, source, mode, site);
             return 0;
         case Kind::event:
+            if (dist::route_add_dependence(source, 0, destination, slot, mode, site)) {
+                return 0;  // checked where the event lives
+            }
             if (auto event = s->table.find_as<Event>(source, Kind::event)) {
                 return add_event_dependence(event, Event::Waiter{destination, slot, mode, site});
             }

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dist/api.hpp"
+#include "dist/cluster.hpp"
 #include "ocr/extensions/ocr-db-info.h"
 #include "ocr/extensions/ocr-pause.h"
 #include "ocr/extensions/ocr-runtime-itf.h"
@@ -106,18 +108,26 @@ u8 ocrInformLegacyCodeBlocking(void) {
 
 u8 ocrDbGetSize(ocrGuid_t db, u64* size) {
     OcrState* s = state();
-    auto block = s != nullptr ? s->table.find_as<Db>(db, Kind::db) : nullptr;
-    if (!block || size == nullptr) {
+    const bool remote = strata::ocr::dist::is_remote(db);
+    auto block = s != nullptr && !remote ? s->table.find_as<Db>(db, Kind::db) : nullptr;
+    if ((!block && !remote) || size == nullptr) {
         return OCR_EINVAL;
     }
     if (Edt* edt = current_edt()) {
-        const bool holds = std::any_of(edt->holds.begin(), edt->holds.end(),
-                                       [&](const Hold& h) { return h.db == block && !h.released; });
-        const bool in_depv =
-            std::any_of(edt->slots.begin(), edt->slots.end(), [&](const Slot& slot) { return slot.block == block; });
-        if (!holds && !in_depv) {
+        auto hold = std::find_if(edt->holds.begin(), edt->holds.end(),
+                                 [&](const Hold& h) { return h.guid.guid == db.guid && !h.released; });
+        const bool in_depv = std::any_of(edt->slots.begin(), edt->slots.end(),
+                                         [&](const Slot& slot) { return slot.db.guid == db.guid; });
+        if (hold == edt->holds.end() && !in_depv) {
             return OCR_EACCES;
         }
+        if (hold != edt->holds.end() && hold->remote) {
+            *size = hold->remote->size;
+            return 0;
+        }
+    }
+    if (remote) {
+        return strata::ocr::dist::remote_db_size(db, size);  // a round trip to its owner
     }
     *size = block->size;
     return 0;
