@@ -40,9 +40,9 @@ namespace strata::net {
 using Clock = std::chrono::steady_clock;
 
 struct ChannelConfig {
-    int tag = 0;     ///< the tag of the channel's messages (byte ranges use the other tags)
-    int kinds = 1;   ///< message kinds: the first byte of a message, below this
-    std::string who;  ///< the user named in errors ("dsm", "strata-ocr")
+    int tag = 0;                  ///< the tag of the channel's messages (byte ranges use the other tags)
+    int kinds = 1;                ///< message kinds: the first byte of a message, below this
+    std::string who;              ///< the user named in errors ("dsm", "strata-ocr")
     std::vector<std::byte> ping;  ///< the message check_alive() sends (its user answers it)
 };
 

@@ -114,10 +114,11 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
 // hold; RO neither waits nor holds. An external read excludes writers both
 // ways (the program must read a block nobody changes) and lets RO and CONST in.
 //
-// Holds of other ranks (dist/blocks.cpp): a write hold excludes every hold but
-// RO, as EW does and RW too (its bytes replace the block's when they come
-// back); a CONST reader whose bytes are on their way (senders) keeps writers
-// out until they are.
+// Holds of other ranks (dist/blocks.cpp): a write hold excludes every other
+// hold, RO included, until its bytes are back: they replace the block's, and
+// the writer's EDT may have ended, and satisfied what made a reader runnable,
+// before they arrive. A CONST reader whose bytes are on their way (senders)
+// keeps writers out until they are.
 bool Db::fits(ocrDbAccessMode_t mode) const {
     const bool no_writer = !ew_held && !remote_writer;
     if (mode == db_mode_external_read) {
@@ -127,7 +128,7 @@ bool Db::fits(ocrDbAccessMode_t mode) const {
         return no_writer && rw_holders == 0 && external_readers == 0 && senders == 0;
     }
     switch (mode) {
-        case DB_MODE_RO: return true;
+        case DB_MODE_RO: return !remote_writer;
         case DB_MODE_EW: return no_writer && rw_holders == 0 && external_readers == 0 && senders == 0;
         case DB_MODE_RW: return no_writer && external_readers == 0 && senders == 0;
         default: return no_writer;  // CONST, remote CONST

@@ -7,8 +7,8 @@
 // (no copy through the runtime). RO and CONST copies are kept (budget
 // copy_budget) and sent again only when the owner's version differs. A write
 // hold (RW, EW) of another rank is exclusive at the owner: the copy's bytes
-// come back with its release, before any other hold but RO is granted, so no
-// update is lost and every later acquirer sees them.
+// come back with its release, before any other hold (RO included) is granted,
+// so no update is lost and every later acquirer sees them (db.cpp, Db::fits).
 #include <new>
 
 #include "api.hpp"
@@ -21,11 +21,11 @@ namespace strata::ocr {
 
 RemoteCopy::RemoteCopy(std::uint64_t size_, std::uint64_t version_) : size(size_), version(version_) {
     data = static_cast<std::byte*>(
-        ::operator new(std::max<std::size_t>(static_cast<std::size_t>(size), 8), std::align_val_t{64}));
+        ::operator new (std::max<std::size_t>(static_cast<std::size_t>(size), 8), std::align_val_t{64}));
 }
 
 RemoteCopy::~RemoteCopy() {
-    ::operator delete(data, std::align_val_t{64});
+    ::operator delete (data, std::align_val_t{64});
 }
 
 void* remote_data(const RemoteCopy& copy) noexcept {
@@ -263,11 +263,10 @@ void on_release(Cluster& c, int source, Reader& in) {
     }
     // Straight into the block: the writer holds it alone (RO readers may see the bytes land).
     const std::uint64_t transfer = in.u64();
-    auto received = c.wire().receive_bytes(source, transfer,
-                                           {static_cast<std::byte*>(db->data), static_cast<std::size_t>(db->size)}, db,
-                                           [db](bool ok) {
-                                               if (ok) finish_write(db);
-                                           });
+    auto received = c.wire().receive_bytes(
+        source, transfer, {static_cast<std::byte*>(db->data), static_cast<std::size_t>(db->size)}, db, [db](bool ok) {
+            if (ok) finish_write(db);
+        });
     if (!received) c.peer_died(source, received.error().message);
 }
 

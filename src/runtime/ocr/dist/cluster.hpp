@@ -128,7 +128,7 @@ public:
         std::size_t hold = 0;
         std::shared_ptr<RemoteCopy> cached;  // the copy here when asked, if any
     };
-    std::unordered_map<std::uint64_t, Acquisition> acquisitions;          // guarded by blocks_mutex()
+    std::unordered_map<std::uint64_t, Acquisition> acquisitions;            // guarded by blocks_mutex()
     std::unordered_map<std::uint64_t, std::shared_ptr<RemoteCopy>> copies;  // guarded by blocks_mutex(): RO/CONST
     std::uint64_t copies_bytes = 0;                                         // guarded by blocks_mutex()
     std::unordered_map<std::uint64_t, std::shared_ptr<Db>> written;  // guarded by blocks_mutex(): remote write holds
@@ -160,12 +160,12 @@ private:
     std::thread thread_;
     std::atomic<bool> stop_{false};
 
-    std::mutex dispatch_mutex_;  // held while a handler runs: quiesce() waits for it
-    bool quiet_ = false;         // guarded by dispatch_mutex_
+    std::mutex dispatch_mutex_;   // held while a handler runs: quiesce() waits for it
+    bool quiet_ = false;          // guarded by dispatch_mutex_
     std::vector<bool> said_bye_;  // guarded by dispatch_mutex_
     std::atomic<bool> died_{false};
     std::mutex peers_mutex_;
-    std::vector<std::pair<long, std::string>> peers_;  // guarded by peers_mutex_: pid and host of each rank
+    std::vector<std::pair<long, std::string>> peers_;    // guarded by peers_mutex_: pid and host of each rank
     std::chrono::steady_clock::time_point notice_at_{};  // when Hydra said a rank died (comm thread only)
 
     std::mutex pending_mutex_;

@@ -15,7 +15,7 @@
 namespace strata::ocr::dist {
 
 enum class Msg : std::uint8_t {
-    ping,            ///< "are you there" (answered by the communication thread)
+    ping,  ///< "are you there" (answered by the communication thread)
     pong,
     hello,           ///< the sender's pid and host (to clean up after it if it dies)
     shutdown,        ///< ocrShutdown / ocrAbort / an error on the sender: exit code
@@ -39,11 +39,11 @@ std::string_view to_string(Msg kind) noexcept;
 
 /// What a call asks for (Msg::call).
 enum class Call : std::uint8_t {
-    fetch_template,  ///< an EDT template's function, counts and name
-    fetch_map,       ///< a GUID range or map
-    create_labeled,  ///< an object at a labeled GUID of the receiver (the result code)
-    guid_kind,       ///< ocrGetGuidKind of an object of the receiver
-    db_size,         ///< ocrDbGetSize of a data block of the receiver
+    fetch_template,    ///< an EDT template's function, counts and name
+    fetch_map,         ///< a GUID range or map
+    create_labeled,    ///< an object at a labeled GUID of the receiver (the result code)
+    guid_kind,         ///< ocrGetGuidKind of an object of the receiver
+    db_size,           ///< ocrDbGetSize of a data block of the receiver
     collective_bytes,  ///< the size of one contribution to a COLLECTIVE event of the receiver
 };
 

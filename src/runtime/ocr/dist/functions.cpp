@@ -57,8 +57,7 @@ Result<FunctionRef> encode_function(const void* function) {
     Found found;
     found.address = reinterpret_cast<std::uintptr_t>(function);
     if (dl_iterate_phdr(find_containing, &found) == 0) {
-        return make_error(Errc::invalid_argument, "function {}: in no object loaded in this process",
-                          function);
+        return make_error(Errc::invalid_argument, "function {}: in no object loaded in this process", function);
     }
     return FunctionRef{found.name != nullptr ? found.name : "", found.address - found.base};
 }

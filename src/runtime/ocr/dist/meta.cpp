@@ -211,8 +211,7 @@ Made make_labeled(Cluster& c, int source, ocrGuid_t guid, u16 properties, Reader
     }
 }
 
-void answer_call(Cluster& c, int source, std::uint64_t token, Call what, ocrGuid_t guid, u16 properties,
-                 Reader& in) {
+void answer_call(Cluster& c, int source, std::uint64_t token, Call what, ocrGuid_t guid, u16 properties, Reader& in) {
     OcrState& s = c.state();
     switch (what) {
         case Call::fetch_template: {

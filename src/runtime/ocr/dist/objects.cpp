@@ -191,8 +191,8 @@ std::shared_ptr<Edt> build_edt(Cluster& c, int source, EdtSpec& spec, ocrGuid_t 
         if (proxy) proxy_scope_done(*proxy);
         return nullptr;
     }
-    return new_edt(reinterpret_cast<ocrEdt_t>(*function), spec.name, spec.params, spec.depc, spec.properties,
-                   spec.site, proxy);
+    return new_edt(reinterpret_cast<ocrEdt_t>(*function), spec.name, spec.params, spec.depc, spec.properties, spec.site,
+                   proxy);
 }
 
 std::shared_ptr<Event> new_output_event() {
@@ -313,8 +313,8 @@ bool on_satisfy(Cluster& c, int /*source*/, Reader& in) {
         return true;
     }
     if (u8 rc = satisfy_event(event, db, slot, site); rc != 0) {
-        strata::detail::log().warn("strata-ocr: {}: ocrEventSatisfy({}) on rank {}: {}", site.str(),
-                                   show(destination), c.rank(), error_name(rc));
+        strata::detail::log().warn("strata-ocr: {}: ocrEventSatisfy({}) on rank {}: {}", site.str(), show(destination),
+                                   c.rank(), error_name(rc));
     }
     return true;
 }
@@ -336,8 +336,8 @@ bool on_add_dependence(Cluster& c, int /*source*/, Reader& in) {
         return true;
     }
     const Event::Waiter waiter{destination, slot, mode, site};
-    const u8 rc = event->collective ? add_collective_dependence(event, sslot, waiter)
-                                    : add_event_dependence(event, waiter);
+    const u8 rc =
+        event->collective ? add_collective_dependence(event, sslot, waiter) : add_event_dependence(event, waiter);
     if (rc != 0) {
         strata::detail::log().warn("strata-ocr: {}: ocrAddDependence({} -> {}, slot {}) on rank {}: {}", site.str(),
                                    show(source_event), show(destination), slot, c.rank(), error_name(rc));
