@@ -21,3 +21,25 @@ foreach(line IN LISTS _strata_ocr_dist_lines)
       LABELS "integration;mpi" TIMEOUT 60 PROCESSORS ${cores})
   endforeach()
 endforeach()
+
+# Errors across ranks: the message names the object, its rank and the call
+# site, and every rank ends with exit code 1 (with one rank the call itself
+# returns the code, so these run on 2 and 4 ranks).
+set(STRATA_OCR_DIST_SOURCE ${CMAKE_CURRENT_SOURCE_DIR}/ocr/dist)
+strata_ocr_program(ocr_dist_a_satisfaction_of_a_destroyed_event_of_another_rank_is_named
+  ocr/dist/a_satisfaction_of_a_destroyed_event_of_another_rank_is_named.c)
+target_include_directories(ocr_dist_a_satisfaction_of_a_destroyed_event_of_another_rank_is_named PRIVATE
+  ${STRATA_OCR_DIST_SOURCE})
+foreach(ranks 2 4)
+  add_test(NAME ocr.dist.a_satisfaction_of_a_destroyed_event_of_another_rank_is_named.on_${ranks}_ranks
+    COMMAND /bin/sh ${STRATA_EXPECT_OUTPUT} 1
+      "strata-ocr: .*a_satisfaction_of_a_destroyed_event_of_another_rank_is_named.c:[0-9]+: ocrEventSatisfy: OCR_EINVAL: event 0x[0-9a-f]+ \\(of rank 0\\) is not a live event"
+      -- $<TARGET_FILE:strata_cli> ocr -n ${ranks}
+         $<TARGET_FILE:ocr_dist_a_satisfaction_of_a_destroyed_event_of_another_rank_is_named>)
+  set_tests_properties(ocr.dist.a_satisfaction_of_a_destroyed_event_of_another_rank_is_named.on_${ranks}_ranks
+    PROPERTIES LABELS "integration;mpi" TIMEOUT 60 PROCESSORS 2)
+endforeach()
+
+# The workload the failure tests kill a rank of (tests/python/test_ocr_dist_failures.py).
+strata_ocr_program(ocr_dist_keeps_every_rank_busy ocr/dist/keeps_every_rank_busy.c)
+target_include_directories(ocr_dist_keeps_every_rank_busy PRIVATE ${STRATA_OCR_DIST_SOURCE})

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -28,21 +29,32 @@ void set(const char* name, const std::string& value) {
     }
 }
 
-// `mpiexec -disable-auto-cleanup -n N program args...`, mpiexec being
-// $STRATA_MPIEXEC (split at blanks: a launcher with its options) or mpiexec.
-// Without -disable-auto-cleanup Hydra SIGKILLs every rank when one dies; with
-// it the survivors get its notice (SIGUSR1), name the dead rank, remove their
-// files and end (docs/runtime.md, "Failures").
+// mpiexec for N ranks. Without -disable-auto-cleanup Hydra SIGKILLs every rank
+// when one dies; with it the survivors get its notice (SIGUSR1), name the dead
+// rank, remove their files and end (docs/runtime.md, "Failures") -- but
+// MPICH 4.0.2's proxy still SIGKILLs the other ranks it started once one of
+// them dies, so on this machine each rank gets a proxy of its own (the fork
+// launcher, one "host" per rank; the ranks find the CPUs they share
+// themselves). $STRATA_MPIEXEC (split at blanks: a launcher with its options,
+// its hosts included) replaces all but -disable-auto-cleanup -n N.
 std::vector<std::string> mpiexec_command(int ranks, std::vector<std::string> command) {
     std::vector<std::string> full;
     const char* launcher = std::getenv("STRATA_MPIEXEC");
-    std::string words = launcher != nullptr && *launcher != '\0' ? launcher : "mpiexec";
-    for (std::size_t at = 0; at < words.size();) {
-        const std::size_t start = words.find_first_not_of(" \t", at);
-        if (start == std::string::npos) break;
-        const std::size_t end = words.find_first_of(" \t", start);
-        full.push_back(words.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        at = end == std::string::npos ? words.size() : end;
+    if (launcher != nullptr && *launcher != '\0') {
+        const std::string words = launcher;
+        for (std::size_t at = 0; at < words.size();) {
+            const std::size_t start = words.find_first_not_of(" \t", at);
+            if (start == std::string::npos) break;
+            const std::size_t end = words.find_first_of(" \t", start);
+            full.push_back(words.substr(start, end == std::string::npos ? std::string::npos : end - start));
+            at = end == std::string::npos ? words.size() : end;
+        }
+    } else {
+        std::string hosts;
+        for (int r = 0; r < ranks; ++r) {
+            hosts += fmt::format("{}127.0.{}.{}", r == 0 ? "" : ",", (r + 1) / 250, (r + 1) % 250 + 1);
+        }
+        full = {"mpiexec", "-launcher", "fork", "-hosts", hosts, "-ppn", "1"};
     }
     full.insert(full.end(), {"-disable-auto-cleanup", "-n", std::to_string(ranks)});
     full.insert(full.end(), std::make_move_iterator(command.begin()), std::make_move_iterator(command.end()));
@@ -114,6 +126,11 @@ int run_ocr_program(const OcrOptions& options, std::vector<std::string> command)
     }
     if (options.ranks > 1) {
         command = mpiexec_command(options.ranks, std::move(command));
+        // mpiexec writes Hydra's notice of a dead rank to every proxy, the dead
+        // rank's own (gone) too: ignored, SIGPIPE would end mpiexec and its
+        // proxies would SIGKILL the survivors before they report (the
+        // disposition survives exec).
+        ::signal(SIGPIPE, SIG_IGN);
     }
     std::vector<char*> argv;
     argv.reserve(command.size() + 1);

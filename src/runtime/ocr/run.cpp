@@ -110,36 +110,37 @@ Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& 
     if (state() != nullptr) {
         return make_error(Errc::busy, "run_ocr: an OCR program is already running in this process");
     }
-    // More than one rank under mpiexec: this rank is one policy domain of the
-    // job, on its share of the node's CPUs unless STRATA_CPUS chose them.
     auto launch = dist::launch_from_env();
     if (!launch) {
         return std::unexpected(launch.error());
     }
-    OcrOptions run_options = options;
-    if (*launch && run_options.runtime.cpus.empty()) {
-        auto allowed = runtime::allowed_cpus();
-        if (!allowed) {
-            return std::unexpected(allowed.error());
+    auto s = std::make_unique<OcrState>(options);
+    // More than one rank under mpiexec: this rank is one policy domain of the
+    // job, on its share of its host's CPUs unless STRATA_CPUS chose them.
+    std::unique_ptr<dist::Cluster> cluster;
+    runtime::Options runtime_options = options.runtime;
+    if (*launch) {
+        auto started = dist::Cluster::start(*s, **launch);
+        if (!started) {
+            return std::unexpected(started.error());
         }
-        run_options.runtime.cpus = dist::cpus_of_rank(*allowed, (*launch)->local_rank, (*launch)->local_size);
+        cluster = std::move(*started);
+        if (runtime_options.cpus.empty()) {
+            auto allowed = runtime::allowed_cpus();
+            if (!allowed) {
+                return std::unexpected(allowed.error());
+            }
+            runtime_options.cpus = dist::cpus_of_rank(*allowed, cluster->local_rank(), cluster->local_size());
+        }
     }
-    auto s = std::make_unique<OcrState>(run_options);
-    auto runtime = runtime::Runtime::start(run_options.runtime);
+    auto runtime = runtime::Runtime::start(runtime_options);
     if (!runtime) {
         return std::unexpected(runtime.error());
     }
     s->runtime = std::move(*runtime);
     set_state(s.get());
-    std::unique_ptr<dist::Cluster> cluster;
-    if (*launch) {
-        auto started = dist::Cluster::start(*s, **launch);
-        if (!started) {
-            s->runtime->stop();
-            set_state(nullptr);
-            return std::unexpected(started.error());
-        }
-        cluster = std::move(*started);
+    if (cluster) {
+        cluster->run();
     }
     // mainEdt runs on rank 0; the other ranks serve until the job ends.
     if (dist::rank() == 0) {

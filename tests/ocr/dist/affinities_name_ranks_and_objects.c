@@ -47,9 +47,11 @@ ocrGuid_t mainEdt(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     u64 asked = n;
     CHECK(ocrAffinityGet(AFFINITY_PD, &asked, listed) == 0 && asked == n, "ocrAffinityGet");
     for (u64 r = 0; r < n; ++r) {
-        CHECK(ocrAffinityGetAt(AFFINITY_PD, r, &one) == 0 && ocrAffinityToHintValue(one) == ocrAffinityToHintValue(listed[r]),
+        CHECK(ocrAffinityGetAt(AFFINITY_PD, r, &one) == 0 &&
+                  ocrAffinityToHintValue(one) == ocrAffinityToHintValue(listed[r]),
               "ocrAffinityGetAt(%llu)", (unsigned long long)r);
-        for (u64 q = 0; q < r; ++q) CHECK(ocrAffinityToHintValue(listed[q]) != ocrAffinityToHintValue(listed[r]), "equal");
+        for (u64 q = 0; q < r; ++q)
+            CHECK(ocrAffinityToHintValue(listed[q]) != ocrAffinityToHintValue(listed[r]), "equal");
     }
     CHECK(ocrAffinityGetAt(AFFINITY_PD, n, &one) == OCR_EINVAL, "an index past the last is accepted");
     /* A finish EDT starts a probe on every rank; its output event ends the run. */

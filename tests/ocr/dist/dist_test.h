@@ -47,15 +47,15 @@ static inline ocrHint_t* on_rank(ocrHint_t* hint, u64 rank, int edt) {
     return hint;
 }
 
-#define CHECK(cond, ...)                                              \
-    do {                                                              \
-        if (!(cond)) {                                                \
+#define CHECK(cond, ...)                                                            \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
             ocrPrintf("FAILED on rank %llu: ", (unsigned long long)current_rank()); \
-            ocrPrintf(__VA_ARGS__);                                   \
-            ocrPrintf("\n");                                          \
-            ocrAbort(3);                                              \
-            return NULL_GUID;                                         \
-        }                                                             \
+            ocrPrintf(__VA_ARGS__);                                                 \
+            ocrPrintf("\n");                                                        \
+            ocrAbort(3);                                                            \
+            return NULL_GUID;                                                       \
+        }                                                                           \
     } while (0)
 
 #endif /* STRATA_OCR_DIST_TEST_H */

@@ -21,21 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Liveness: a silent peer is pinged after `heartbeat`; one silent for `timeout`
-// is dead. After Hydra's notice that a rank died, silence of `notice_timeout`
-// suffices (every live peer's communication thread answers within milliseconds).
-constexpr auto heartbeat = 500ms;
-constexpr auto notice_heartbeat = 100ms;
-constexpr auto notice_timeout = 2000ms;
-// A rank that learned of a dead peer exits within this, cleanly or not.
-constexpr auto death_exit_bound = 5000ms;
-
-std::atomic<bool> g_hydra_notice{false};
-
-void on_hydra_notice(int /*signal*/) {
-    g_hydra_notice.store(true);
-}
-
 Result<int> env_int(const char* name, int fallback) {
     const char* text = std::getenv(name);
     if (text == nullptr || *text == '\0') return fallback;
@@ -49,11 +34,6 @@ Result<int> env_int(const char* name, int fallback) {
     return value;
 }
 
-std::chrono::milliseconds peer_timeout() {
-    auto ms = env_int("STRATA_OCR_PEER_TIMEOUT_MS", 3000);
-    return std::chrono::milliseconds(ms && *ms > 0 ? *ms : 3000);
-}
-
 // The directory of libstrata-ocr itself: the plugin sits beside it.
 std::filesystem::path own_directory() {
     Dl_info info{};
@@ -61,25 +41,6 @@ std::filesystem::path own_directory() {
         return {};
     }
     return std::filesystem::path(info.dli_fname).parent_path();
-}
-
-// Removes /dev/shm/strata-ocr-<pid>-* (shared data blocks of process `pid`).
-void remove_segments_of(long pid) {
-    const std::string prefix = fmt::format("strata-ocr-{}-", pid);
-    DIR* dir = ::opendir("/dev/shm");
-    if (dir == nullptr) return;
-    while (dirent* entry = ::readdir(dir)) {
-        if (std::string_view(entry->d_name).starts_with(prefix)) {
-            ::unlinkat(::dirfd(dir), entry->d_name, 0);
-        }
-    }
-    ::closedir(dir);
-}
-
-std::string host_name() {
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    return name;
 }
 
 // Sleeps a little longer each time nothing arrived, so that an idle rank does
@@ -114,11 +75,7 @@ Result<std::optional<Launch>> launch_from_env() {
     if (!size) return std::unexpected(size.error());
     if (*size <= 1) return std::nullopt;
     auto rank = env_int("PMI_RANK", 0);
-    auto local_rank = env_int("MPI_LOCALRANKID", 0);
-    auto local_size = env_int("MPI_LOCALNRANKS", 1);
     if (!rank) return std::unexpected(rank.error());
-    if (!local_rank) return std::unexpected(local_rank.error());
-    if (!local_size) return std::unexpected(local_size.error());
     if (*size > guid_max_ranks) {
         return make_error(Errc::resource_exhausted, "PMI_SIZE={}: strata's OCR GUIDs name at most {} ranks", *size,
                           guid_max_ranks);
@@ -126,7 +83,7 @@ Result<std::optional<Launch>> launch_from_env() {
     if (*rank >= *size) {
         return make_error(Errc::invalid_argument, "PMI_RANK={}: not below PMI_SIZE={}", *rank, *size);
     }
-    return Launch{*rank, *size, *local_rank, std::max(1, *local_size)};
+    return Launch{*rank, *size};
 }
 
 std::vector<int> cpus_of_rank(const std::vector<int>& cpus, int local_rank, int local_size) {
@@ -161,13 +118,7 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
         return make_error(Errc::internal, "MPI says rank {} of {}, PMI said rank {} of {}", (*wire)->rank(),
                           (*wire)->size(), launch.rank, launch.size);
     }
-    // After MPI_Init, whose own handler for Hydra's notice would end the rank at once.
-    struct sigaction action {};
-    action.sa_handler = on_hydra_notice;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    ::sigaction(SIGUSR1, &action, nullptr);
-    ::signal(SIGPIPE, SIG_IGN);
+    watch_hydra_notice();  // after MPI_Init, whose own handler would end the rank at once
 
     std::unique_ptr<Cluster> c(new Cluster(state, std::move(*wire), plugin));
     state.table.set_rank(c->rank_, c->size_);
@@ -175,14 +126,57 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
     // Nothing can tell when the last EDT of all ranks ended without a shutdown: the
     // stuck-program check of one rank would fire while others still work.
     state.detect_stuck.store(false, std::memory_order_release);
-    for (int r = 0; r < c->size_; ++r) {
-        if (r == c->rank_) continue;
+    if (auto met = c->meet(); !met) return std::unexpected(met.error());
+    return c;
+}
+
+// Every rank tells the others its pid and host, and waits for theirs: the
+// ranks of one host then share its CPUs (local_rank, local_size), and the
+// survivors of a dead rank remove the files it left on their host. What else
+// arrives meanwhile waits for the communication thread.
+Result<void> Cluster::meet() {
+    for (int r = 0; r < size_; ++r) {
+        if (r == rank_) continue;
         Writer hello(Msg::hello);
         hello.u64(static_cast<std::uint64_t>(::getpid())).str(host_name());
-        c->send(r, hello);
+        send(r, hello);
     }
-    c->thread_ = std::thread([raw = c.get()] { raw->loop(); });
-    return c;
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    for (int heard = 1; heard < size_;) {
+        int source = -1;
+        std::shared_ptr<std::vector<std::byte>> message;
+        auto got = wire_->poll(source, message);
+        if (!got) return std::unexpected(got.error());
+        if (!*got) {
+            if (std::chrono::steady_clock::now() > until) {
+                return make_error(Errc::timeout, "rank {}: {} of the {} ranks did not start within 60 s", rank_,
+                                  size_ - heard, size_);
+            }
+            std::this_thread::sleep_for(20us);
+            continue;
+        }
+        if (Reader(*message).kind() == Msg::hello) {
+            (void)handle(source, message);
+            ++heard;
+        } else {
+            backlog_.emplace_back(source, std::move(message));
+        }
+    }
+    const std::string host = host_name();
+    for (int r = 0; r < size_; ++r) {
+        if (peers_[static_cast<std::size_t>(r)].second != host) continue;
+        if (r < rank_) ++local_rank_;
+        ++local_size_;
+    }
+    return {};
+}
+
+void Cluster::run() {
+    thread_ = std::thread([this] {
+        for (auto& [source, message] : backlog_) dispatch(source, message);
+        backlog_.clear();
+        loop();
+    });
 }
 
 Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
@@ -194,6 +188,7 @@ Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
     created_up_to_.assign(static_cast<std::size_t>(size_), 0);
     peers_.assign(static_cast<std::size_t>(size_), {0L, std::string()});
     peers_[static_cast<std::size_t>(rank_)] = {static_cast<long>(::getpid()), host_name()};
+    cleaned_.assign(static_cast<std::size_t>(size_), false);
 }
 
 Cluster::~Cluster() {
@@ -253,7 +248,8 @@ void Cluster::dispatch(int source, const std::shared_ptr<std::vector<std::byte>>
         said_bye_[static_cast<std::size_t>(source)] = true;
         return;
     }
-    if (quiet_ && kind != Msg::ping && kind != Msg::shutdown && kind != Msg::hello) {
+    if (quiet_ && kind != Msg::ping && kind != Msg::shutdown && kind != Msg::hello && kind != Msg::dead &&
+        kind != Msg::cleaned) {
         return;  // the run ended here: what others still send no longer matters
     }
     if (!handle(source, message)) {
@@ -282,6 +278,8 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
         }
         case Msg::shutdown: state_.finish_from_peer(static_cast<int>(in.u32())); return true;
         case Msg::bye: return true;
+        case Msg::dead: on_dead(source, in); return true;
+        case Msg::cleaned: on_cleaned(source); return true;
         case Msg::create_edt: on_create_edt(*this, source, in); return true;
         case Msg::create_db: on_create_db(*this, source, in); return true;
         case Msg::satisfy: return on_satisfy(*this, source, in);
@@ -401,68 +399,6 @@ Result<std::shared_ptr<std::vector<std::byte>>> Cluster::call(int dest, Writer& 
                           wire_->is_dead(dest) ? "died before it answered" : "did not answer: the run ended");
     }
     return reply;
-}
-
-void Cluster::check_peers() {
-    const bool notice = g_hydra_notice.load();
-    if (notice && notice_at_ == std::chrono::steady_clock::time_point{}) {
-        notice_at_ = std::chrono::steady_clock::now();
-    }
-    for (int r = 0; r < size_; ++r) {
-        if (r == rank_ || wire_->is_dead(r)) continue;
-        {
-            std::lock_guard lock(dispatch_mutex_);
-            if (said_bye_[static_cast<std::size_t>(r)]) continue;
-        }
-        const auto timeout = peer_timeout();
-        if (notice) {
-            // Silent since the notice (or before it) for notice_timeout: the dead one.
-            const auto since = std::max(wire_->last_heard(r), notice_at_);
-            (void)wire_->check_alive(r, notice_heartbeat, timeout);
-            if (std::chrono::steady_clock::now() - since > notice_timeout) {
-                peer_died(r, fmt::format("mpiexec reported a dead rank (SIGUSR1 from hydra) and rank {} did not answer "
-                                         "for {} ms since",
-                                         r, notice_timeout.count()));
-            }
-        } else if (!wire_->check_alive(r, heartbeat, timeout)) {
-            peer_died(r, fmt::format("it stopped answering (nothing heard for {} ms)", timeout.count()));
-        }
-    }
-}
-
-void Cluster::peer_died(int rank, const std::string& why) {
-    wire_->mark_dead(rank);
-    calls_cv_.notify_all();
-    if (died_.exchange(true)) return;
-    clean_up_after(rank);
-    {
-        std::lock_guard lock(state_.print_mutex);
-        std::fflush(stdout);
-        fmt::print(stderr, "strata-ocr: rank {}: peer_dead: rank {} of {} died: {}\n", rank_, rank, size_, why);
-    }
-    state_.finish(1);
-    // Every survivor ends within the bound, whatever its EDTs do.
-    std::thread([pid = ::getpid()] {
-        std::this_thread::sleep_for(death_exit_bound);
-        remove_segments_of(pid);
-        if (OcrState* s = ocr::state()) s->close_db_dir();
-        std::fflush(nullptr);
-        ::_exit(1);
-    }).detach();
-}
-
-// The files a dead rank of this host left: its shared data blocks (its storage
-// directory is collected by the next run, as for any run that died).
-void Cluster::clean_up_after(int rank) {
-    std::pair<long, std::string> peer;
-    {
-        std::lock_guard lock(peers_mutex_);
-        peer = peers_[static_cast<std::size_t>(rank)];
-    }
-    if (peer.first > 0 && peer.second == host_name()) {
-        remove_segments_of(peer.first);
-    }
-    (void)collect_db_dirs(state_.options().db_dir);
 }
 
 void Cluster::quiesce() {

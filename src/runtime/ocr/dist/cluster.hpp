@@ -50,12 +50,10 @@ struct RemoteCopy {
 
 namespace strata::ocr::dist {
 
-/// How Hydra launched this process: PMI_RANK / PMI_SIZE and the ranks sharing its node.
+/// How Hydra launched this process: PMI_RANK and PMI_SIZE.
 struct Launch {
     int rank = 0;
     int size = 1;
-    int local_rank = 0;
-    int local_size = 1;
 };
 /// The launch when Hydra started more than one rank (PMI_SIZE > 1), else nullopt.
 /// Errors: PMI variables that are not numbers, or more ranks than GUIDs can name.
@@ -66,8 +64,15 @@ std::vector<int> cpus_of_rank(const std::vector<int>& cpus, int local_rank, int 
 
 class Cluster {
 public:
-    /// Loads the plugin, opens the wire (MPI_Init_thread) and starts the communication thread.
+    /// Loads the plugin, opens the wire (MPI_Init_thread) and meets the other
+    /// ranks (their pids and hosts); run() then starts the communication thread,
+    /// once this rank's runtime runs. Errors: the plugin, MPI, or a rank that
+    /// did not start within 60 s.
     static Result<std::unique_ptr<Cluster>> start(OcrState& state, const Launch& launch);
+    void run();
+    /// This rank among those of its host (by rank), and how many there are.
+    [[nodiscard]] int local_rank() const noexcept { return local_rank_; }
+    [[nodiscard]] int local_size() const noexcept { return local_size_; }
     ~Cluster();
     Cluster(const Cluster&) = delete;
     Cluster& operator=(const Cluster&) = delete;
@@ -139,16 +144,22 @@ public:
     std::unordered_map<std::uint64_t, std::shared_ptr<GuidMap>> maps;           // guarded by meta_mutex
     std::unordered_map<std::uint64_t, u64> collectives;                         // guarded by meta_mutex
 
-    /// The peer `rank` died: a deferred error naming it, once.
-    void peer_died(int rank, const std::string& why);
+    /// The peer `rank` died: an error naming it (once), told to the others
+    /// unless another rank `told` this one; then this rank ends (failure.cpp).
+    void peer_died(int rank, const std::string& why, bool told = false);
 
 private:
     Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin);
+    Result<void> meet();
     void loop();
     void dispatch(int source, const std::shared_ptr<std::vector<std::byte>>& message);
     /// Runs the handler of one message; false when it must wait for its object's creation.
     bool handle(int source, const std::shared_ptr<std::vector<std::byte>>& message);
+    // failure.cpp
     void check_peers();
+    void on_dead(int source, Reader& in);
+    void on_cleaned(int source);
+    [[noreturn]] void end_after_death(int dead);
     void clean_up_after(int rank);
 
     OcrState& state_;
@@ -157,6 +168,9 @@ private:
     int rank_ = 0;
     int size_ = 1;
     std::unique_ptr<std::mutex[]> mint_mutex_;
+    int local_rank_ = 0;
+    int local_size_ = 0;
+    std::vector<std::pair<int, std::shared_ptr<std::vector<std::byte>>>> backlog_;  // before run()
     std::thread thread_;
     std::atomic<bool> stop_{false};
 
@@ -166,6 +180,7 @@ private:
     std::atomic<bool> died_{false};
     std::mutex peers_mutex_;
     std::vector<std::pair<long, std::string>> peers_;    // guarded by peers_mutex_: pid and host of each rank
+    std::vector<bool> cleaned_;                          // guarded by peers_mutex_: after a death
     std::chrono::steady_clock::time_point notice_at_{};  // when Hydra said a rank died (comm thread only)
 
     std::mutex pending_mutex_;
@@ -192,6 +207,11 @@ private:
     std::atomic<std::uint64_t> next_transfer_{1};
     std::mutex blocks_mutex_;
 };
+
+/// This machine's name (a dead rank's files are removed by the survivors of its host).
+std::string host_name();
+/// Hydra's notice that a rank died (SIGUSR1) is noted for the liveness check (failure.cpp).
+void watch_hydra_notice();
 
 /// The cluster of the run under way, or nullptr (one rank, or no run).
 Cluster* cluster() noexcept;

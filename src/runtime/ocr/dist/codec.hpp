@@ -20,6 +20,8 @@ enum class Msg : std::uint8_t {
     hello,           ///< the sender's pid and host (to clean up after it if it dies)
     shutdown,        ///< ocrShutdown / ocrAbort / an error on the sender: exit code
     bye,             ///< the sender sends nothing more
+    dead,            ///< the sender found a rank dead: its rank and why
+    cleaned,         ///< the sender removed its files after a death
     create_edt,      ///< an EDT (and its output event) at a GUID the creator minted
     create_db,       ///< a data block at a GUID the creator minted (maybe held by the creator)
     satisfy,         ///< deliver a data block (or NULL_GUID) to an EDT slot or an event
