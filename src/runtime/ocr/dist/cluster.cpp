@@ -137,8 +137,9 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
 Result<void> Cluster::meet() {
     for (int r = 0; r < size_; ++r) {
         if (r == rank_) continue;
+        const Place& here = peers_[static_cast<std::size_t>(rank_)];
         Writer hello(Msg::hello);
-        hello.u64(static_cast<std::uint64_t>(::getpid())).str(host_name());
+        hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
         send(r, hello);
     }
     const auto until = std::chrono::steady_clock::now() + 60s;
@@ -162,9 +163,11 @@ Result<void> Cluster::meet() {
             backlog_.emplace_back(source, std::move(message));
         }
     }
-    const std::string host = host_name();
+    const Place& here = peers_[static_cast<std::size_t>(rank_)];
     for (int r = 0; r < size_; ++r) {
-        if (peers_[static_cast<std::size_t>(r)].second != host) continue;
+        const Place& there = peers_[static_cast<std::size_t>(r)];
+        one_network_ = one_network_ && there.network == here.network;
+        if (there.machine != here.machine) continue;
         if (r < rank_) ++local_rank_;
         ++local_size_;
     }
@@ -186,8 +189,8 @@ Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
     mint_mutex_ = std::make_unique<std::mutex[]>(static_cast<std::size_t>(size_));
     said_bye_.assign(static_cast<std::size_t>(size_), false);
     created_up_to_.assign(static_cast<std::size_t>(size_), 0);
-    peers_.assign(static_cast<std::size_t>(size_), {0L, std::string()});
-    peers_[static_cast<std::size_t>(rank_)] = {static_cast<long>(::getpid()), host_name()};
+    peers_.assign(static_cast<std::size_t>(size_), Place{});
+    peers_[static_cast<std::size_t>(rank_)] = this_place();
     cleaned_.assign(static_cast<std::size_t>(size_), false);
 }
 
@@ -270,10 +273,12 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
         }
         case Msg::pong: return true;
         case Msg::hello: {
-            const auto pid = static_cast<long>(in.u64());
-            std::string host = in.str();
+            Place place;
+            place.pid = static_cast<long>(in.u64());
+            place.machine = in.str();
+            place.network = in.str();
             std::lock_guard lock(peers_mutex_);
-            peers_[static_cast<std::size_t>(source)] = {pid, std::move(host)};
+            peers_[static_cast<std::size_t>(source)] = std::move(place);
             return true;
         }
         case Msg::shutdown: state_.finish_from_peer(static_cast<int>(in.u32())); return true;
@@ -429,7 +434,8 @@ int Cluster::leave(int code) {
     wire_->flush(clean ? 2000ms : 100ms);
     stop_ = true;
     if (thread_.joinable()) thread_.join();
-    if (!wire_->finish(clean, 10000ms)) {
+    // MPI_Finalize only when every rank said bye and all run in this network (wire.hpp).
+    if (!wire_->finish(clean && one_network_, 10000ms)) {
         std::fflush(nullptr);
         ::_exit(clean ? code : 1);
     }

@@ -55,6 +55,17 @@ struct Launch {
     int rank = 0;
     int size = 1;
 };
+/// Where a rank runs: its pid; its machine (host name, boot id and the file
+/// system of /dev/shm: ranks of one machine share its CPUs and /dev/shm, and
+/// remove what a dead one left there); its network (the machine and the
+/// network namespace: an emulated node is a network of its own).
+struct Place {
+    long pid = 0;
+    std::string machine;
+    std::string network;
+};
+Place this_place();
+
 /// The launch when Hydra started more than one rank (PMI_SIZE > 1), else nullopt.
 /// Errors: PMI variables that are not numbers, or more ranks than GUIDs can name.
 Result<std::optional<Launch>> launch_from_env();
@@ -170,6 +181,7 @@ private:
     std::unique_ptr<std::mutex[]> mint_mutex_;
     int local_rank_ = 0;
     int local_size_ = 0;
+    bool one_network_ = true;  // every rank in this rank's network (MPI_Finalize is safe)
     std::vector<std::pair<int, std::shared_ptr<std::vector<std::byte>>>> backlog_;  // before run()
     std::thread thread_;
     std::atomic<bool> stop_{false};
@@ -179,7 +191,7 @@ private:
     std::vector<bool> said_bye_;  // guarded by dispatch_mutex_
     std::atomic<bool> died_{false};
     std::mutex peers_mutex_;
-    std::vector<std::pair<long, std::string>> peers_;    // guarded by peers_mutex_: pid and host of each rank
+    std::vector<Place> peers_;                           // guarded by peers_mutex_: of each rank
     std::vector<bool> cleaned_;                          // guarded by peers_mutex_: after a death
     std::chrono::steady_clock::time_point notice_at_{};  // when Hydra said a rank died (comm thread only)
 
@@ -208,8 +220,6 @@ private:
     std::mutex blocks_mutex_;
 };
 
-/// This machine's name (a dead rank's files are removed by the survivors of its host).
-std::string host_name();
 /// Hydra's notice that a rank died (SIGUSR1) is noted for the liveness check (failure.cpp).
 void watch_hydra_notice();
 

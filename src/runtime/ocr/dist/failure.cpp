@@ -12,6 +12,7 @@
 // exits before the others cleaned up. MPI_Finalize is not called: it would
 // wait for the dead rank.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <csignal>
 #include <cstdio>
@@ -72,10 +73,41 @@ std::string short_reason(const std::string& why) {
 
 }  // namespace
 
-std::string host_name() {
+namespace {
+
+std::string read_line(const char* path) {
+    std::string text;
+    if (FILE* f = std::fopen(path, "r")) {
+        char line[256] = {};
+        if (std::fgets(line, sizeof line, f) != nullptr) text = line;
+        std::fclose(f);
+    }
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+}
+
+std::string namespace_of(const char* kind) {
+    char target[128] = {};
+    const std::string link = fmt::format("/proc/self/ns/{}", kind);
+    const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : std::string();
+}
+
+}  // namespace
+
+Place this_place() {
     char name[256] = {};
     ::gethostname(name, sizeof name - 1);
-    return name;
+    const std::string boot = read_line("/proc/sys/kernel/random/boot_id");
+    // The file system of /dev/shm, not the mount namespace: `ip netns exec`
+    // (emulated nodes) makes a mount namespace of its own with the same /dev/shm.
+    struct stat shm {};
+    ::stat("/dev/shm", &shm);
+    Place place;
+    place.pid = static_cast<long>(::getpid());
+    place.machine = fmt::format("{} {} {}", name, boot, static_cast<unsigned long>(shm.st_dev));
+    place.network = fmt::format("{} {}", place.machine, namespace_of("net"));
+    return place;
 }
 
 void watch_hydra_notice() {
@@ -172,7 +204,7 @@ void Cluster::end_after_death(int dead) {
         extension = state_.extension;
     }
     if (extension) extension->stop();  // external programs of this rank end too
-    remove_segments_of(::getpid());     // again: EDTs kept running meanwhile
+    remove_segments_of(::getpid());    // again: EDTs kept running meanwhile
     std::fflush(nullptr);
     ::_exit(1);
 }
@@ -180,13 +212,13 @@ void Cluster::end_after_death(int dead) {
 // The files a dead rank of this host left: its shared data blocks and its
 // storage directory (its lock is free, its pid gone).
 void Cluster::clean_up_after(int rank) {
-    std::pair<long, std::string> peer;
+    Place peer;
     {
         std::lock_guard lock(peers_mutex_);
         peer = peers_[static_cast<std::size_t>(rank)];
     }
-    if (peer.first > 0 && peer.second == host_name()) {
-        remove_segments_of(peer.first);
+    if (peer.pid > 0 && peer.machine == peers_[static_cast<std::size_t>(rank_)].machine) {
+        remove_segments_of(peer.pid);
     }
     (void)collect_db_dirs(state_.options().db_dir);
 }

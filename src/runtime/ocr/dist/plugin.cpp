@@ -57,9 +57,8 @@ public:
     [[nodiscard]] bool is_dead(int rank) const override { return channel_->is_dead(rank); }
     void flush(std::chrono::milliseconds limit) override { channel_->flush(limit); }
 
-    bool finish(bool clean, std::chrono::milliseconds limit) override {
-        if (!clean) {
-            // MPI_Finalize waits for every rank: with one dead it never returns.
+    bool finish(bool finalize, std::chrono::milliseconds limit) override {
+        if (!finalize) {
             // The channel's requests stay with MPI, which the process exit releases.
             (void)channel_.release();
             return true;
@@ -68,13 +67,9 @@ public:
         if (!initialized_here_) {
             return true;  // the program initialized MPI: it finalizes it
         }
-        // MPICH 4.0.2's ch4:ucx finalize can deadlock across nodes (each rank
-        // disconnects its endpoints, then waits in a PMI barrier; fixed upstream
-        // by MPICH PR #6596, see apps/video). Every rank said bye, so the job's
-        // work is complete: a finalize that does not return within the limit is
-        // left behind and the process ends without it.
         std::atomic<bool> done{false};
-        std::thread finalize([&] {
+        // A finalize that does not return within the limit is left behind.
+        std::thread finalizer([&] {
             MPI_Finalize();
             done = true;
         });
@@ -83,10 +78,10 @@ public:
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
         if (!done) {
-            finalize.detach();
+            finalizer.detach();
             return false;
         }
-        finalize.join();
+        finalizer.join();
         return true;
     }
 

@@ -47,11 +47,14 @@ public:
     [[nodiscard]] virtual bool is_dead(int rank) const = 0;
     /// Waits up to `limit` for the sends in flight to peers still alive.
     virtual void flush(std::chrono::milliseconds limit) = 0;
-    /// Ends MPI: MPI_Finalize when every peer said bye (`clean`), bounded by
-    /// `limit` (MPICH 4.0.2 ch4:ucx can hang in it across nodes); nothing when a
-    /// peer died (MPI_Finalize would wait for it). False when MPI_Finalize did not
-    /// return within the limit: the caller ends the process without returning.
-    virtual bool finish(bool clean, std::chrono::milliseconds limit) = 0;
+    /// Ends MPI. `finalize`: every peer said bye, call MPI_Finalize, bounded by
+    /// `limit` (false when it did not return: the caller ends the process
+    /// without returning). Else nothing: after a death MPI_Finalize would wait
+    /// for the dead rank, and across hosts MPICH 4.0.2's ch4:ucx finalize can
+    /// deadlock (each rank disconnects its endpoints, then waits in a PMI
+    /// barrier; fixed upstream by MPICH PR #6596), while Hydra takes a rank
+    /// that exits without it, its work done, as one that ended normally.
+    virtual bool finish(bool finalize, std::chrono::milliseconds limit) = 0;
 };
 
 /// What the plugin's entry point gets.
