@@ -22,6 +22,11 @@
 #   strata_bench_kill_cgroup GROUP
 #                             kills GROUP's processes (ranks a timeout or a signal left
 #                             there), then removes GROUP
+#   strata_bench_progress STEP TOTAL TEXT...
+#                             tells `strata bench` that step STEP of TOTAL (0: not
+#                             counted) is starting, doing TEXT; on a terminal it shows
+#                             that on its progress line (docs/cli.md#progress). Does
+#                             nothing otherwise. bench/bench_progress.py is the same for Python.
 
 strata_bench_lib_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)"
 
@@ -123,4 +128,13 @@ strata_bench_kill_cgroup() {
   for _ in $(seq 50); do rmdir "$group" 2>/dev/null && break; sleep 0.1; done
   [[ -d "$group" ]] && echo "$0: could not remove $group" >&2
   return 0
+}
+
+# `strata bench` on a terminal reads these lines from the pipe it names in
+# STRATA_PROGRESS_FD (tools/strata/bench_watch.hpp); without it, nothing happens.
+strata_bench_progress() {
+  [[ -n "${STRATA_PROGRESS_FD:-}" ]] || return 0
+  local step=$1 total=$2
+  shift 2
+  printf '%s %s %s\n' "$step" "$total" "$*" 2>/dev/null >&"$STRATA_PROGRESS_FD" || true
 }

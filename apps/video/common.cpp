@@ -72,6 +72,7 @@ void append_log(const Options& options, int rank, const std::string& line) {
 
 void Context::error(const std::string& message) const {
     const std::string line = fmt::format("{}: error: {}", who(), message);
+    if (progress != nullptr) progress->clear();
     std::fprintf(stderr, "%s\n", line.c_str());
     std::fflush(stderr);
     append_log(options, rank, line);
@@ -80,6 +81,7 @@ void Context::error(const std::string& message) const {
 void Context::note(const std::string& message) const {
     const std::string line = fmt::format("{}: {}", who(), message);
     if (const char* v = std::getenv("STRATA_VIDEO_VERBOSE"); v != nullptr && v[0] == '1') {
+        if (progress != nullptr) progress->clear();
         std::fprintf(stderr, "%s\n", line.c_str());
     }
     append_log(options, rank, line);

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "options.hpp"
+#include "progress.hpp"
 #include "strata/error.hpp"
 
 namespace strata::video {
@@ -41,6 +43,8 @@ struct Context {
     int worker = -1;  ///< 0.. for workers
     Stats stats;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    /// The output's progress line (OutputTask::start); error() and note() erase it before they print.
+    std::unique_ptr<progress::Line> progress;
 
     /// "strata-video: rank 3 (worker 1, node n2)".
     [[nodiscard]] std::string who() const;
@@ -69,7 +73,7 @@ enum class Kind : std::uint32_t {
     job = 2,       ///< input -> worker: frame `index` follows
     stop = 3,      ///< input -> worker: no more frames, the job is complete
     result = 4,    ///< worker -> output: filtered frame `index` follows
-    info = 5,      ///< input -> output: the stream's size and rate
+    info = 5,      ///< input -> output: the stream's size and rate; `count` frames expected (0: unknown)
     end = 6,       ///< input -> output: `count` frames in all
     complete = 7,  ///< output -> input: every frame is written
     abort = 8,     ///< anyone -> anyone: the job failed; `text` says why

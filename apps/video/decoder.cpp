@@ -109,6 +109,15 @@ Result<Decoder> Decoder::open(const std::string& path, const std::string& parame
         impl->info.rate_num = rate.num;
         impl->info.rate_den = rate.den;
     }
+    // For the progress line only: a container need not count its frames (Matroska does not), and a
+    // duration gives an estimate.
+    if (stream->nb_frames > 0) {
+        impl->info.frames = stream->nb_frames;
+    } else if (stream->duration > 0 && rate.num > 0 && rate.den > 0) {
+        impl->info.frames = av_rescale_q(stream->duration, stream->time_base, av_inv_q(rate));
+    } else if (impl->format->duration > 0 && rate.num > 0 && rate.den > 0) {
+        impl->info.frames = av_rescale_q(impl->format->duration, AV_TIME_BASE_Q, av_inv_q(rate));
+    }
     impl->packet = av_packet_alloc();
     impl->frame = av_frame_alloc();
     if (impl->packet == nullptr || impl->frame == nullptr) {

@@ -22,6 +22,8 @@ struct StreamInfo {
     int height = 0;
     int rate_num = 25;  ///< frame rate as a fraction
     int rate_den = 1;
+    /// Frames the container announces (or its duration implies): the progress line's total. 0: unknown.
+    std::int64_t frames = 0;
     [[nodiscard]] std::size_t frame_bytes() const {
         return static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
     }

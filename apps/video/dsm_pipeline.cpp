@@ -50,6 +50,7 @@ struct Setup {
     std::int32_t height = 0;
     std::int32_t rate_num = 0;
     std::int32_t rate_den = 0;
+    std::int64_t frames = 0;  ///< expected, for the output's progress line (0: unknown)
     ChunkId ctl_in = 0;
     ChunkId ctl_out = 0;
     ChunkId in[max_workers] = {};
@@ -67,7 +68,9 @@ struct Run {
     [[nodiscard]] std::chrono::milliseconds timeout() const {
         return std::chrono::milliseconds(ctx.options.timeout_ms);
     }
-    [[nodiscard]] StreamInfo info() const { return {setup.width, setup.height, setup.rate_num, setup.rate_den}; }
+    [[nodiscard]] StreamInfo info() const {
+        return {setup.width, setup.height, setup.rate_num, setup.rate_den, setup.frames};
+    }
     [[nodiscard]] std::size_t chunk_bytes() const { return sizeof(Header) + info().frame_bytes(); }
 };
 
@@ -316,6 +319,7 @@ Result<void> allocate_chunks(Run& run, InputTask* input) {
     s.height = info.height;
     s.rate_num = info.rate_num;
     s.rate_den = info.rate_den;
+    s.frames = info.frames;
     const int servers = run.ctx.options.dsm_servers;
     auto chunk = [&](std::size_t bytes, int server, ChunkId& id, const std::string& what) -> Result<void> {
         auto a = run.node.allocate(bytes, dsm::HomePolicy::node(server));

@@ -55,6 +55,7 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
     hi.height = info.height;
     hi.rate_num = info.rate_num;
     hi.rate_den = info.rate_den;
+    hi.count = info.frames;  // expected, for the output's progress line (Kind::end has the exact count)
     if (auto s = link.send_header(hi, output_rank); !s) return std::unexpected(s.error());
 
     const int buffers = v.buffer_per_slot ? workers * v.slots : 1;
@@ -237,7 +238,7 @@ Result<void> run_output(Context& ctx, MpiLink& link) {
         return make_error(Errc::corrupted, "expected the stream information, got {} from rank {}", to_string(h->kind),
                           h->from);
     }
-    if (auto s = output->start({h->width, h->height, h->rate_num, h->rate_den}); !s) return s;
+    if (auto s = output->start({h->width, h->height, h->rate_num, h->rate_den, h->count}); !s) return s;
     while (!output->done()) {
         auto m = link.next_header(MPI_ANY_SOURCE, "results from the workers");
         if (!m) return std::unexpected(m.error());

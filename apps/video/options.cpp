@@ -119,6 +119,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& o) {
     app.add_option("--output,-o", o.output, "file to write: .mkv, .nut, .avi, or .raw/.gray for bare bytes");
     app.add_option("--codec", o.codec, "rawvideo | ffv1 (lossless)");
     app.add_flag("--overwrite", o.overwrite, "replace an existing output file");
+    app.add_flag("--quiet,-q", o.quiet,
+                 "no progress line (the output rank shows frames done of the total when stderr, or mpiexec's on "
+                 "this node, is a terminal)");
     app.add_option("--frames", o.frames, "process only the first N frames (0: all)");
     app.add_option("--timeout-ms", o.timeout_ms, "a peer silent this long while waited for is dead (default 10000)");
     app.add_option("--heartbeat-ms", o.heartbeat_ms, "ZeroMQ heartbeat / DSM ping interval (default 250)");

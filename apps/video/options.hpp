@@ -29,6 +29,7 @@ struct Options {
     std::string output;
     std::string codec = "rawvideo";
     bool overwrite = false;
+    bool quiet = false;  ///< no progress line (the output rank draws one when mpiexec's or its stderr is a terminal)
     std::int64_t frames = 0;  ///< 0: every frame of the input
     int timeout_ms = 10000;
     int heartbeat_ms = 250;

@@ -16,6 +16,11 @@ Result<InputTask> InputTask::open(Context& ctx) {
     return InputTask(ctx, std::move(*decoder));
 }
 
+InputTask::InputTask(Context& ctx, Decoder decoder) : ctx_(&ctx), decoder_(std::move(decoder)), info_(decoder_.info()) {
+    const std::int64_t limit = ctx.options.frames;
+    if (limit > 0 && (info_.frames == 0 || info_.frames > limit)) info_.frames = limit;
+}
+
 Result<bool> InputTask::decode() {
     if (ctx_->options.frames > 0 && decoded_ >= ctx_->options.frames) return false;
     if (decoded_ == 0) ctx_->stats.first_decode_unix = unix_s();
@@ -49,7 +54,16 @@ Result<OutputTask> OutputTask::create(Context& ctx) {
 Result<void> OutputTask::start(const StreamInfo& info) {
     info_ = info;
     started_ = true;
+    // The output knows which frames are done, in order: it draws the progress line (docs/cli.md#progress).
+    ctx_->progress = std::make_unique<progress::Line>(
+        progress::Options{.enabled = !ctx_->options.quiet, .prefix = "strata-video", .through_mpiexec = true});
     return encoder_.start(info);
+}
+
+void OutputTask::show_progress() const {
+    if (ctx_->progress == nullptr) return;
+    const std::int64_t total = total_ >= 0 ? total_ : info_.frames;
+    ctx_->progress->show(static_cast<std::uint64_t>(written_), static_cast<std::uint64_t>(total), "frames");
 }
 
 Frame OutputTask::take_buffer() {
@@ -77,6 +91,7 @@ Result<void> OutputTask::write_ready() {
         if (!w) return w;
         ++written_;
         ctx_->stats.frames = written_;
+        show_progress();
         spare_.push_back(std::move(it->second));
         pending_.erase(it);
     }
@@ -106,6 +121,7 @@ Result<void> OutputTask::accept_view(std::int64_t index, std::span<const std::ui
         if (!w) return w;
         ++written_;
         ctx_->stats.frames = written_;
+        show_progress();
         return write_ready();
     }
     Frame copy = take_buffer();
@@ -145,6 +161,7 @@ Result<void> OutputTask::finish() {
     auto r = encoder_.finish();
     ctx_->stats.busy_s += now_s() - t0;
     ctx_->stats.done_unix = unix_s();
+    ctx_->progress.reset();
     if (r) keep_on_hydra_notice();
     return r;
 }

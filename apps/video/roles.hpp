@@ -21,7 +21,8 @@ class InputTask {
 public:
     /// Opens --input (errors name it).
     static Result<InputTask> open(Context& ctx);
-    [[nodiscard]] const StreamInfo& info() const { return decoder_.info(); }
+    /// The decoder's stream, its frame count capped by --frames.
+    [[nodiscard]] const StreamInfo& info() const { return info_; }
     /// Decodes the next frame (kept inside the decoder); false after the last one or after --frames.
     Result<bool> decode();
     /// Writes the decoded frame as grey into `into` (info().frame_bytes()).
@@ -30,9 +31,10 @@ public:
     [[nodiscard]] std::int64_t decoded() const { return decoded_; }
 
 private:
-    InputTask(Context& ctx, Decoder decoder) : ctx_(&ctx), decoder_(std::move(decoder)) {}
+    InputTask(Context& ctx, Decoder decoder);
     Context* ctx_;
     Decoder decoder_;
+    StreamInfo info_;
     std::int64_t decoded_ = 0;
 };
 
@@ -62,6 +64,7 @@ private:
     OutputTask(Context& ctx, Encoder encoder) : ctx_(&ctx), encoder_(std::move(encoder)) {}
     Result<void> check_index(std::int64_t index) const;
     Result<void> write_ready();
+    void show_progress() const;
     Context* ctx_;
     Encoder encoder_;
     StreamInfo info_;

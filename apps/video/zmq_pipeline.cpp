@@ -126,6 +126,7 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
     hi.height = info.height;
     hi.rate_num = info.rate_num;
     hi.rate_den = info.rate_den;
+    hi.count = info.frames;  // expected, for the output's progress line (Kind::end has the exact count)
     if (auto s = to_output.send(hi); !s) return fail(s.error());
     for (auto& w : view) w.last_heard = now_s();
     auto describe = [&] {
@@ -295,7 +296,8 @@ Result<void> run_output(Context& ctx, void* zc, bool& told_input) {
     auto take = [&](ZmqMessage& m) -> Result<void> {
         switch (m.header.kind) {
             case Kind::info:
-                if (auto s = output->start({m.header.width, m.header.height, m.header.rate_num, m.header.rate_den});
+                if (auto s = output->start(
+                        {m.header.width, m.header.height, m.header.rate_num, m.header.rate_den, m.header.count});
                     !s) {
                     return s;
                 }

@@ -17,6 +17,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_progress import step  # noqa: E402  (bench/bench_progress.py: `strata bench`'s progress line)
+
 MB = 1_000_000
 
 
@@ -100,28 +103,51 @@ def main() -> int:
     start = time.time()
     shapes = [("simple", 2), ("pipeline", 4), ("scatter-gather", 6)]
 
-    print("workflow types and copy variants at 10 MB (Figs. 3, 4; iterations/s)", flush=True)
-    for shape, n in shapes:
-        for method in ["shm", "copy-into", "copy-from", "copy", "mpi", "threads"]:
-            measure(args.bin_dir, rows, "types", shape, n, method, 10 * MB, repeats, quick)
-
-    print("workflow size 3..34 tasks at 10 MB (Fig. 5)", flush=True)
     widths = [3, 6, 10] if quick else [3, 4, 6, 10, 18, 34]
-    for shape in ["pipeline", "scatter-gather"]:
-        for n in widths:
-            for method in ["shm", "mpi", "threads"]:
-                measure(args.bin_dir, rows, "scaling", shape, n, method, 10 * MB, max(1, repeats - 2), quick)
-
-    print("data size 1 MB..1 GB, pipeline and scatter-gather of 9 tasks (Fig. 6)", flush=True)
     sizes = [1 * MB, 10 * MB, 100 * MB] if quick else [1 * MB, 10 * MB, 100 * MB, 1000 * MB]
-    for size in sizes:
-        for shape, n in [("simple", 2), ("pipeline", 9), ("scatter-gather", 9)]:
-            if size >= 1000 * MB and shape != "simple":
-                continue  # 9 tasks x 2 slots x 1 GB does not fit next to the other builds on this machine
-            for method in ["shm", "mpi", "threads"]:
-                measure(args.bin_dir, rows, "sizes", shape, n, method, size, max(1, repeats - 2), quick)
+    # (title, [(experiment, shape, tasks, method, size, repeats)]): every workflow run, counted first
+    # for the progress line.
+    groups = [
+        (
+            "workflow types and copy variants at 10 MB (Figs. 3, 4; iterations/s)",
+            [
+                ("types", shape, n, method, 10 * MB, repeats)
+                for shape, n in shapes
+                for method in ["shm", "copy-into", "copy-from", "copy", "mpi", "threads"]
+            ],
+        ),
+        (
+            "workflow size 3..34 tasks at 10 MB (Fig. 5)",
+            [
+                ("scaling", shape, n, method, 10 * MB, max(1, repeats - 2))
+                for shape in ["pipeline", "scatter-gather"]
+                for n in widths
+                for method in ["shm", "mpi", "threads"]
+            ],
+        ),
+        (
+            "data size 1 MB..1 GB, pipeline and scatter-gather of 9 tasks (Fig. 6)",
+            [
+                ("sizes", shape, n, method, size, max(1, repeats - 2))
+                for size in sizes
+                for shape, n in [("simple", 2), ("pipeline", 9), ("scatter-gather", 9)]
+                # 9 tasks x 2 slots x 1 GB does not fit next to the other builds on this machine
+                if size < 1000 * MB or shape == "simple"
+                for method in ["shm", "mpi", "threads"]
+            ],
+        ),
+    ]
+    total = sum(len(configs) for _, configs in groups) + 1
+    done = 0
+    for title, configs in groups:
+        print(title, flush=True)
+        for experiment, shape, n, method, size, runs in configs:
+            done += 1
+            step(done, total, f"{experiment}: {shape}({n}) {method} {size // MB} MB")
+            measure(args.bin_dir, rows, experiment, shape, n, method, size, runs, quick)
 
     print("handoff latency and 100 MB touched throughput (microbenchmark)", flush=True)
+    step(total, total, "handoff latency and 100 MB throughput")
     handoff_runs = []
     for _ in range(1 if quick else 3):
         done = subprocess.run(

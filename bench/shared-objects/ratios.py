@@ -24,6 +24,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
+from bench_progress import step  # noqa: E402  (bench/bench_progress.py: `strata bench`'s progress line)
+
 from bench import MB, iterations_for  # noqa: E402
 
 # MPICH 4.0.2 (Debian, ch4:ucx): the intra-node settings that can change its path. The default sends
@@ -95,9 +98,14 @@ def main() -> int:
     load_before = os.getloadavg()
     bandwidth: dict[str, list[float]] = {name: [] for name in TRANSPORTS}
     memcpy: list[float] = []
-    for _ in range(args.repeats):
+    for repeat in range(args.repeats):
         memcpy.append(memcpy_mb_s())
-        for name in random.sample(list(TRANSPORTS), len(TRANSPORTS)):
+        for i, name in enumerate(random.sample(list(TRANSPORTS), len(TRANSPORTS))):
+            step(
+                repeat * len(TRANSPORTS) + i + 1,
+                args.repeats * len(TRANSPORTS),
+                f"MPI point-to-point: {name}",
+            )
             bandwidth[name].append(p2p(args.bin_dir, TRANSPORTS[name]))
             print(f"  p2p {name:<28} {bandwidth[name][-1]:8.0f} MB/s", flush=True)
     best = max(TRANSPORTS, key=lambda name: statistics.median(bandwidth[name]))
@@ -108,12 +116,14 @@ def main() -> int:
     for repeat in range(args.repeats):
         order = [(shape, n, v) for shape, n in SHAPES for v in variants]
         random.shuffle(order)
-        for shape, n, (label, method, env) in order:
+        for i, (shape, n, (label, method, env)) in enumerate(order):
+            step(repeat * len(order) + i + 1, args.repeats * len(order), f"workflow: {shape}({n}) {label}")
             r = workflow(args.bin_dir, shape, n, method, env)
             runs.append({"repeat": repeat, "shape": shape, "tasks": n, "variant": label, **r})
             print(f"  {shape:<15} {label:<32} {r['iterations_per_s']:8.1f} it/s", flush=True)
     handoff = []
-    for _ in range(args.repeats):
+    for repeat in range(args.repeats):
+        step(repeat + 1, args.repeats, "handoff: 100 MB through raw slots and a port")
         done = subprocess.run(
             [str(args.bin_dir / "bench_shared_objects_handoff")],
             capture_output=True,

@@ -1,4 +1,5 @@
-"""Turns results.json of bench/shared-objects/run into results.md and fig*.png."""
+"""Turns results.json of bench/shared-objects/run into results.md and fig*.png, and writes the verdicts
+of the targets in DEFINITIONS into results.json's "targets" (bench/target_rows.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,45 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 import ratios_report  # noqa: E402
+from report_plots import save_png  # noqa: E402
+from target_rows import Definition, row  # noqa: E402
+
+TYPES = "workflow types at 10 MB, iterations/s (ratio rerun, medians of its repeats)"
+FIG3 = "001 Fig. 3: Dhmem / MPI "
+RATIO_RULE = "against the faster of MPICH's default and best point-to-point setting, on the ratio rerun"
+HANDOFF = "handoff between two processes in the workflow microbenchmark, payload untouched"
+TOUCHED = "100 MB handed over and touched, the same work without strata / strata throughput"
+MEMCPY = "memcpy of 100 MB / strata's touched 100 MB handoff throughput"
+DEFINITIONS = {
+    "shm-mpi-simple": Definition(TYPES, FIG3 + "0.89×", f"simple: shm ≥ 1.5× MPI, {RATIO_RULE}", "aea465b"),
+    "shm-mpi-pipeline": Definition(
+        TYPES, FIG3 + "1.21×", f"pipeline(4): shm ≥ 2× MPI, {RATIO_RULE}", "aea465b"
+    ),
+    "shm-mpi-scatter-gather": Definition(
+        TYPES, FIG3 + "1.85×", f"scatter-gather(6): shm ≥ 3× MPI, {RATIO_RULE}", "aea465b", headline=True
+    ),
+    "shm-threads": Definition(
+        TYPES,
+        "001 Fig. 5: threads, the paper's target for Dhmem",
+        "scatter-gather(6): shm ≥ 1× the threads method, judged only on a ratio rerun inside a cpu cgroup of "
+        "its own",
+        "5d1ba51",
+        headline=True,
+    ),
+    "handoff-busy-poll": Definition(HANDOFF, "—", "busy-poll p50 ≤ 2 µs", "5758151"),
+    "handoff-blocking": Definition(HANDOFF, "—", "blocking p50 ≤ 15 µs", "5758151"),
+    "same-work-busy-poll": Definition(TOUCHED, "—", "busy-poll: ≤ 1.3", "8c69da0"),
+    "same-work-blocking": Definition(TOUCHED, "—", "blocking: ≤ 1.3", "8c69da0"),
+    "memcpy-busy-poll": Definition(
+        MEMCPY, "—", "busy-poll: ≤ 1.3", "5758151", superseded_by="same-work-busy-poll"
+    ),
+    "memcpy-blocking": Definition(
+        MEMCPY, "—", "blocking: ≤ 1.3", "5758151", superseded_by="same-work-blocking"
+    ),
+}
+VERDICTS = {"yes": True, "**no**": False}  # any other verdict text: not established
 
 MB = 1_000_000
 COLORS = {
@@ -64,7 +103,7 @@ def main() -> int:
     fig, ax = plt.subplots(figsize=(7, 4))
     bars(ax, types, shapes, ["shm", "mpi", "threads"], "Throughput vs workflow type, 10 MB (paper Fig. 3)")
     fig.tight_layout()
-    fig.savefig(out / "fig3_types.png", dpi=110)
+    save_png(fig, out / "fig3_types.png", dpi=110)
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(8, 4))
@@ -76,7 +115,7 @@ def main() -> int:
         "Copying at the boundaries, 10 MB (paper Fig. 4)",
     )
     fig.tight_layout()
-    fig.savefig(out / "fig4_copy.png", dpi=110)
+    save_png(fig, out / "fig4_copy.png", dpi=110)
     plt.close(fig)
 
     scaling = pick(rows, experiment="scaling")
@@ -92,7 +131,7 @@ def main() -> int:
         ax.set_title(f"{shape}, 10 MB (paper Fig. 5)")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "fig5_scaling.png", dpi=110)
+    save_png(fig, out / "fig5_scaling.png", dpi=110)
     plt.close(fig)
 
     sizes = pick(rows, experiment="sizes")
@@ -112,7 +151,7 @@ def main() -> int:
         ax.legend(fontsize=8)
     fig.suptitle("Throughput vs data size (paper Fig. 6)")
     fig.tight_layout()
-    fig.savefig(out / "fig6_sizes.png", dpi=110)
+    save_png(fig, out / "fig6_sizes.png", dpi=110)
     plt.close(fig)
 
     # Targets.
@@ -237,7 +276,11 @@ def main() -> int:
         "| target | measured | goal | met |",
         "|---|---|---|---|",
     ]
-    for name, value, goal, limit, higher in targets:
+    baseline_id = "same-work" if same_work else "memcpy"
+    ids = ["shm-mpi-simple", "shm-mpi-pipeline", "shm-mpi-scatter-gather", "shm-threads"]
+    ids += ["handoff-busy-poll", "handoff-blocking", f"{baseline_id}-busy-poll", f"{baseline_id}-blocking"]
+    rows_out = []
+    for (name, value, goal, limit, higher), id in zip(targets, ids, strict=True):
         met = value >= limit if higher else value <= limit
         verdict = "yes" if met else "**no**"
         if name.startswith("shm / MPI") and not rerun:
@@ -247,6 +290,10 @@ def main() -> int:
         elif name.startswith("memcpy /"):  # the old baseline: no verdict on it
             verdict = f"**{ratios_report.NOT_PHYSICAL}**"
         md.append(f"| {name} | {value:.2f} | {goal} | {verdict} |")
+        measured = f"{value:.2f} µs" if "(µs)" in name else f"{value:.2f}×"
+        rows_out.append(row(DEFINITIONS, id, measured, VERDICTS.get(verdict)))
+    doc["targets"] = rows_out
+    args.results.write_text(json.dumps(doc, indent=2) + "\n")
     if rerun:
         md += [
             "",

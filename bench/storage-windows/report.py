@@ -1,10 +1,13 @@
-"""Turns the storage-windows results (JSON lines in docs/benchmarks/storage-windows/raw/)
-into results.json, results.md and plots, beside the paper's figures and the issue's targets.
+"""Turns the storage-windows results (a directory of JSON lines, one file per application, as
+bench/storage-windows/run writes them) into results.json, results.md and plots, beside the paper's
+figures and the issue's targets.
 
-Usage: report.py RAW_DIR --out-dir DIR
+Usage: report.py RAW --out-dir DIR      RAW: that directory, or a results.json written before
+       report.py --unpack RESULTS_JSON RAW_DIR   (the directory again, for a run that adds to it)
        report.py --machine-line      (what bench/storage-windows/run records in RAW_DIR/machine.txt)
-The report is a function of RAW_DIR alone (the machine line too, from machine.txt), so rerunning
-report.py on the committed raw/ regenerates results.json and results.md byte for byte.
+The report is a function of the raw records alone (the machine line too, from machine.txt), and
+results.json holds every one of them ("records", "meta"), so rerunning report.py on the committed
+results.json regenerates results.json and results.md byte for byte.
 Medians everywhere: the machine is shared (2 cores, other builds running), so single runs are noisy.
 """
 
@@ -18,6 +21,7 @@ import re
 import shutil
 import statistics
 import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -25,6 +29,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from report_plots import save_png  # noqa: E402
+from shared_targets import shared_rows  # noqa: E402
 
 KERNELS = ["SEQ", "PAD", "RND", "MIX"]
 RMA_OPS = [
@@ -40,6 +48,9 @@ RMA_OPS = [
 
 
 def load(raw: Path) -> tuple[dict[str, list[dict]], dict[str, dict]]:
+    if raw.is_file():  # a results.json: its records and metadata are the raw files'
+        doc = json.loads(raw.read_text())
+        return doc["records"], doc["meta"]
     records: dict[str, list[dict]] = {}
     meta: dict[str, dict] = {}
     for path in sorted(raw.glob("*.jsonl")):
@@ -569,7 +580,7 @@ def plot_mstream(summary, out: Path):
     ax.set_title("mSTREAM: window bandwidth, flush included")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "mstream.png", dpi=110)
+    save_png(fig, out / "mstream.png", dpi=110)
     plt.close(fig)
 
 
@@ -588,7 +599,7 @@ def plot_rma(summary, out: Path):
     ax.set_title("IMB-RMA style: storage windows vs memory windows")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(out / "rma.png", dpi=110)
+    save_png(fig, out / "rma.png", dpi=110)
     plt.close(fig)
 
 
@@ -611,7 +622,7 @@ def plot_dht(dht, ooc, out: Path):
     axes[1].set_title("DHT out of core (memory cgroup)")
     axes[1].tick_params(axis="x", labelsize=7)
     fig.tight_layout()
-    fig.savefig(out / "dht.png", dpi=110)
+    save_png(fig, out / "dht.png", dpi=110)
     plt.close(fig)
 
 
@@ -635,7 +646,7 @@ def plot_checkpoint(hacc, mapreduce, out: Path):
     axes[1].set_title("MapReduce word count")
     axes[1].tick_params(axis="x", labelsize=7)
     fig.tight_layout()
-    fig.savefig(out / "checkpoint.png", dpi=110)
+    save_png(fig, out / "checkpoint.png", dpi=110)
     plt.close(fig)
 
 
@@ -1137,6 +1148,26 @@ def targets(s):
     return out
 
 
+def recorded_machine(raw: Path) -> str:
+    """The machine line recorded with the raw records (machine.txt, or a results.json's summary)."""
+    if raw.is_file():
+        return json.loads(raw.read_text())["summary"]["machine"]
+    recorded = raw / "machine.txt"
+    return recorded.read_text().strip() if recorded.exists() else machine_line()
+
+
+def unpack(results: Path, raw: Path) -> None:
+    """results.json's records, metadata and machine line as the raw directory they were made from, for a run
+    of some applications that keeps the others' records (bench/storage-windows/run)."""
+    records, meta = load(results)
+    raw.mkdir(parents=True, exist_ok=True)
+    for app, rows in records.items():
+        (raw / f"{app}.jsonl").write_text("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
+    for app, m in meta.items():
+        (raw / f"{app}.meta.json").write_text(json.dumps(m, separators=(",", ":")) + "\n")
+    (raw / "machine.txt").write_text(recorded_machine(results) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("raw", type=Path, nargs="?")
@@ -1144,15 +1175,24 @@ def main():
     parser.add_argument(
         "--machine-line", action="store_true", help="print this machine's description and exit"
     )
+    parser.add_argument(
+        "--unpack",
+        nargs=2,
+        type=Path,
+        metavar=("RESULTS_JSON", "RAW_DIR"),
+        help="write a results.json's records back into RAW_DIR's files and exit",
+    )
     args = parser.parse_args()
     if args.machine_line:
         print(machine_line())
         return
+    if args.unpack:
+        unpack(args.unpack[0], args.unpack[1])
+        return
     if args.raw is None or args.out_dir is None:
-        parser.error("RAW_DIR and --out-dir are required")
+        parser.error("RAW and --out-dir are required")
     records, meta = load(args.raw)
-    recorded = args.raw / "machine.txt"
-    summary = {"machine": recorded.read_text().strip() if recorded.exists() else machine_line()}
+    summary = {"machine": recorded_machine(args.raw)}
     builders = {
         "limits": limits_summary,
         "mstream": mstream_summary,
@@ -1183,9 +1223,13 @@ def main():
         plot_dht(summary["dht"], summary["ooc"], args.out_dir)
     if "hacc" in summary and "mapreduce" in summary:
         plot_checkpoint(summary["hacc"], summary["mapreduce"], args.out_dir)
-    (args.out_dir / "results.json").write_text(
-        json.dumps({"summary": summary, "meta": meta, "records": records}, indent=1) + "\n"
-    )
+    doc = {
+        "summary": summary,
+        "meta": meta,
+        "records": records,
+        "targets": shared_rows(summary, paired_verdict),
+    }
+    (args.out_dir / "results.json").write_text(json.dumps(doc, indent=1) + "\n")
     (args.out_dir / "results.md").write_text(markdown(summary, meta))
     print(f"wrote {args.out_dir}/results.json, results.md and plots")
 

@@ -26,6 +26,9 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_progress import step  # noqa: E402  (bench/bench_progress.py: `strata bench`'s progress line)
+
 MODES = ["off", "ebpf+normal", "ebpf+idle", "ebpf+surrender", "ebpf+idle+surrender"]
 # The mode whose figures the targets are judged on, named before the run
 # (docs/benchmarks/umt/README.md, ninth round): the opt-in cover priority
@@ -482,25 +485,32 @@ def main():
 
     set_throttle(cgroup, device, 0)
     load_at_start = os.getloadavg()
+    step(0, 0, "calibrating")
     cal = calibrate(bin_dir, args.dir, args.nice)
     print(f"calibration: {cal}", flush=True)
     runs = []
     failures = []
     started = time.time()
-    for experiment, label, program, prog_args, throttle, share in experiments(
-        cal, args.dir, args.quick, only
-    ):
-        set_throttle(cgroup, device, THROTTLES[throttle])
+
+    def runs_of(share):
         # The compute-only case (share 0) judges a 1 % overhead, under the
         # run-to-run noise of 5 repeats: it runs OVERHEAD_REPEAT_FACTOR times
         # as often (still interleaved, ~0.6 s a run). 9 since the ninth round:
         # with 15 runs the eighth round's medians missed by 1.19 % where 45
-        # runs right after gave 0.19 % (docs/benchmarks/umt/compute-only-side).
-        runs_here = repeats * (OVERHEAD_REPEAT_FACTOR if share == 0 and not args.quick else 1)
-        for repeat in range(runs_here):
+        # runs right after gave 0.19 % (git show dd8aaca:docs/benchmarks/umt/compute-only-side/).
+        return repeats * (OVERHEAD_REPEAT_FACTOR if share == 0 and not args.quick else 1)
+
+    plan = experiments(cal, args.dir, args.quick, only)
+    total = sum(runs_of(share) * len(modes) for *_, share in plan)
+    for experiment, label, program, prog_args, throttle, share in plan:
+        set_throttle(cgroup, device, THROTTLES[throttle])
+        for repeat in range(runs_of(share)):
             # Rotate the order so no mode always runs first after a throttle change.
             order = modes[repeat % len(modes) :] + modes[: repeat % len(modes)]
             for mode in order:
+                step(
+                    len(runs) + len(failures) + 1, total, f"{experiment} {label} {throttle} {mode} #{repeat}"
+                )
                 try:
                     result = run_program(bin_dir / program, prog_args, mode, args.nice)
                 except RunFailed as failure:
@@ -532,6 +542,7 @@ def main():
                     flush=True,
                 )
     set_throttle(cgroup, device, 0)
+    step(0, 0, "the eBPF monitor's cost")
     bpf_cost = measure_bpf_cost(bin_dir) if "ebpf" in {m.partition("+")[0] for m in modes} else None
     for name in (
         "strata-umt-synthetic.dat",

@@ -3,6 +3,7 @@
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -10,36 +11,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {
-    "off": "#888888",
-    "ebpf+normal": "#1f77b4",
-    "ebpf+idle": "#2ca02c",
-    "ebpf+surrender": "#d62728",
-    "ebpf+idle+surrender": "#8c564b",
-    "ebpf+idle+suspend": "#e377c2",
-    "ebpf+idle+standby": "#bcbd22",
-    "ebpf": "#17becf",
-    "ebpf+slice": "#9467bd",
-    "proc": "#ff7f0e",
-}
-
-
-def modes_in(summary):
-    """The modes of the run, baseline first, in a stable order."""
-    present = {r["mode"] for r in summary}
-    return [m for m in COLORS if m in present] + sorted(present - set(COLORS))
-
-
-def row(summary, experiment, throttle, mode, label=None):
-    for r in summary:
-        if r["experiment"] == experiment and r["throttle"] == throttle and r["mode"] == mode:
-            if label is None or r["label"] == label:
-                return r
-    return None
-
-
-def fmt(value, spec=".2f"):
-    return "–" if value is None else format(value, spec)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from judge import (  # noqa: E402
+    COLORS,
+    PAPER_CASES,
+    bound_of,
+    comparison_mode,
+    fmt,
+    modes_in,
+    row,
+    shared_rows,
+    target_rows,
+    targets,
+)
+from report_plots import save_png  # noqa: E402
 
 
 def plot_share(summary, out):
@@ -72,7 +57,7 @@ def plot_share(summary, out):
         ax.legend()
     fig.tight_layout()
     path = out / "synthetic_share.png"
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
     plt.close(fig)
     return path.name
 
@@ -111,17 +96,9 @@ def plot_bars(summary, out, key, ylabel, title, name, scale=1.0, reference=None)
     ax.legend()
     fig.tight_layout()
     path = out / name
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
     plt.close(fig)
     return path.name
-
-
-IO_EXCLUDED = ("synthetic-pipe",)  # the pipe sweep is the blocking-share study, not an I/O case
-PAPER_CASES = (
-    ("synthetic-mix-paper", "the synthetic mix"),
-    ("fwi-paper", "FWI"),
-    ("heat-paper", "heat"),
-)
 
 
 def percent_cell(share):
@@ -138,175 +115,6 @@ def run_task_utilization(run):
 def run_task_cpu_s(run):
     """A run's tasks' CPU time on the same basis as run_task_utilization."""
     return run.get("task_body_cpu_s", run["task_cpu_s"])
-
-
-def io_rows(summary, mode):
-    return [r for r in summary if r["mode"] == mode and r["experiment"] not in IO_EXCLUDED]
-
-
-def bound_of(summary, r, key="task_utilization_median"):
-    """1 / (off's task utilization) for the configuration of row r: no monitor can beat it.
-
-    key: the utilization it is computed from — the tasks' whole bodies (task_utilization_median, judged since
-    the eighth round) or their compute kernels alone (kernel_utilization_median, as before)."""
-    base = row(summary, r["experiment"], r["throttle"], "off", r["label"])
-    if not base or not base.get(key):
-        return None
-    return 1 / base[key]
-
-
-def lowest_speedup_to_bound(summary, mode, key="task_utilization_median"):
-    """(speedup / bound, row, bound) of the experiment of `mode` furthest from its bound, or None."""
-    ratios = []
-    for r in summary:
-        if r["mode"] != mode or r["speedup_vs_off"] is None or r["label"] == "share 0.00":
-            continue
-        bound = bound_of(summary, r, key)
-        if bound:
-            ratios.append((r["speedup_vs_off"] / bound, r, bound))
-    return min(ratios, key=lambda x: x[0]) if ratios else None
-
-
-def kernels_alone(summary, mode):
-    """The bound and utilization targets' figures on compute kernels alone (the definition until the seventh
-    round), to print beside the judged ones; '' for runs that recorded only that."""
-    rows = io_rows(summary, mode)
-    if not rows or any(r.get("kernel_utilization_median") is None for r in rows):
-        return "", ""
-    lowest = lowest_speedup_to_bound(summary, mode, "kernel_utilization_median")
-    bound = f"; on compute kernels alone: {100 * lowest[0]:.2f}%, {case_name(lowest[1])}" if lowest else ""
-    typical = statistics.median(r["kernel_utilization_median"] for r in rows)
-    return bound, f"; on compute kernels alone: {100 * typical:.2f}%"
-
-
-def case_name(r):
-    extra = f", {r['label'].split(',')[1].strip()}" if "io-freq" in r["label"] else ""
-    return f"{r['experiment']}{extra} {r['throttle']}"
-
-
-def paired_overhead(runs, mode):
-    """The compute-only runs of `mode` against the `off` run of the same repeat: (median, lower quartile, upper
-    quartile) of the per-repeat overheads in per cent, or None with fewer than 4 pairs."""
-    by_repeat = {}
-    for r in runs:
-        if r.get("experiment") == "synthetic-pipe" and r.get("label") == "share 0.00":
-            by_repeat.setdefault(r["repeat"], {})[r["mode"]] = r["wall_s"]
-    pairs = [100 * (v[mode] / v["off"] - 1) for v in by_repeat.values() if mode in v and "off" in v]
-    if len(pairs) < 4:
-        return None
-    q1, _, q3 = statistics.quantiles(pairs, n=4)
-    return statistics.median(pairs), q1, q3
-
-
-def targets(summary, verdict_mode, baseline_mode, runs=()):
-    """(target, measured, met, unit) judged on verdict_mode; baseline_mode's figure beside it, not judged.
-
-    runs: the raw runs, for the compute-only overhead's paired figure (printed beside, not judged)."""
-    checks = []
-    modes = modes_in(summary)
-    if verdict_mode not in modes:
-        return checks
-    others = [m for m in (baseline_mode,) if m in modes and m != verdict_mode]
-
-    def worst(mode, key, pick):
-        rows = [r for r in io_rows(summary, mode) if r.get(key) is not None]
-        return pick(rows, key=lambda r: r[key]) if rows else None
-
-    w = worst(verdict_mode, "oversubscribed_share_median", max)
-    if w:
-        extra = "".join(
-            f"; {m}: {100 * worst(m, 'oversubscribed_share_median', max)['oversubscribed_share_median']:.1f}%"
-            for m in others
-        )
-        checks.append(
-            (
-                f"oversubscription ≤ 3% of run time in every I/O case ({verdict_mode}; the highest, "
-                f"{case_name(w)}{extra})",
-                100 * w["oversubscribed_share_median"],
-                w["oversubscribed_share_median"] <= 0.03,
-                "%",
-            )
-        )
-    base = row(summary, "synthetic-pipe", "none", "off", "share 0.00")
-    mon = row(summary, "synthetic-pipe", "none", verdict_mode, "share 0.00")
-    if base and mon:
-        overhead = 100 * (mon["wall_s_median"] / base["wall_s_median"] - 1)
-        paired = paired_overhead(runs, verdict_mode)
-        beside = (
-            f"; per repeat against off's run of the same repeat, not judged: median {paired[0]:.2f}%, quartiles "
-            f"{paired[1]:.2f}% – {paired[2]:.2f}%"
-            if paired
-            else ""
-        )
-        checks.append(
-            (
-                f"overhead ≤ 1% on compute-only tasks ({verdict_mode}; ratio of the medians of "
-                f"{mon['repeats']} runs each, wall time vs off, negative = faster{beside})",
-                overhead,
-                overhead <= 1.0,
-                "%",
-            )
-        )
-    kernel_bound, kernel_util = kernels_alone(summary, verdict_mode)
-    lowest = lowest_speedup_to_bound(summary, verdict_mode)
-    if lowest:
-        ratio, r, bound = lowest
-        checks.append(
-            (
-                f"speedup ≥ 90% of the bound 1/(off's task utilization) in every experiment ({verdict_mode}; the "
-                f"lowest, {case_name(r)} {r['label'] if r['experiment'] == 'synthetic-pipe' else ''}: "
-                f"{r['speedup_vs_off']:.2f}× of {bound:.2f}×{kernel_bound})",
-                100 * ratio,
-                ratio >= 0.9,
-                "%",
-            )
-        )
-    for experiment, name in PAPER_CASES:
-        r = next((x for x in summary if x["experiment"] == experiment and x["mode"] == verdict_mode), None)
-        if r is None:
-            continue
-        base = row(summary, experiment, r["throttle"], "off", r["label"])
-        util = 100 * base["task_utilization_median"] if base else None
-        checks.append(
-            (
-                f"speedup ≥ 1.5× on {name} with the paper's blocking share ({verdict_mode}; {experiment}: off's "
-                f"task utilization {fmt(util, '.1f')}%, target ≤ 60%)",
-                r["speedup_vs_off"],
-                r["speedup_vs_off"] is not None
-                and r["speedup_vs_off"] >= 1.5
-                and util is not None
-                and util <= 60,
-                "×",
-            )
-        )
-    rows = io_rows(summary, verdict_mode)
-    if rows:
-        typical = statistics.median(r["task_utilization_median"] for r in rows)
-        low = min(rows, key=lambda r: r["task_utilization_median"])
-        off_rows = io_rows(summary, "off")
-        off_typical = statistics.median(r["task_utilization_median"] for r in off_rows) if off_rows else None
-        checks.append(
-            (
-                f"tasks' own CPU utilization ≥ 95% ({verdict_mode}; median of the I/O cases; lowest "
-                f"{100 * low['task_utilization_median']:.1f}%, {case_name(low)}; off: "
-                f"{fmt(100 * off_typical if off_typical is not None else None, '.1f')}%{kernel_util})",
-                100 * typical,
-                typical >= 0.95,
-                "%",
-            )
-        )
-    return checks
-
-
-def target_rows(doc):
-    """The targets table of results.md as {"target", "measured", "met"} rows, judged on the verdict mode."""
-    verdict = doc.get("verdict_mode", "ebpf+idle")
-    return [
-        {"target": text, "measured": f"{fmt(value)}{unit}", "met": bool(met)}
-        for text, value, met, unit in targets(
-            doc["summary"], verdict, comparison_mode(verdict), doc.get("runs", [])
-        )
-    ]
 
 
 def mode_comparison(summary):
@@ -467,9 +275,12 @@ def time_breakdown(runs, mode):
     return lines
 
 
-def comparison_mode(verdict):
-    """The mode whose highest oversubscription the targets table gives beside the verdict mode's."""
-    return "ebpf+normal" if verdict == "ebpf+idle" else "ebpf+idle"
+def in_tree(command):
+    """A recorded command whose program is in a build tree (/.../build/default/bin/x), as run from the top of the
+    source tree (build/default/bin/x), so that a reader of a clone can run it."""
+    program, _, args = command.partition(" ")
+    at = program.rfind("/build/")
+    return (program[at + 1 :] if at >= 0 else program) + (f" {args}" if args else "")
 
 
 def markdown(doc, plots, rows):
@@ -574,7 +385,7 @@ def markdown(doc, plots, rows):
             "",
             "## The BPF programs' own cost",
             "",
-            f"`{cost['command']}`{' (measured separately from this run)' if cost.get('measured_separately') else ''}: "
+            f"`{in_tree(cost['command'])}`{' (measured separately from this run)' if cost.get('measured_separately') else ''}: "
             f"two registered workers on one CPU ping-pong over pipes for {cost['seconds']:.1f} s "
             f"({cost['round_trips']} round trips, {cost['machine_context_switches']} context switches on the machine). "
             f"The monitor's programs ran {cost['program_runs']} times (they run on every switch and wakeup of the "
@@ -650,9 +461,10 @@ def main():
     rows = target_rows(doc)
     (out / "results.md").write_text(markdown(doc, plots, rows))
     print(f"wrote {out / 'results.md'}")
-    # The same target rows into results.json, where `strata bench results` (python/strata/bench.py) reads every
-    # suite's targets; derived from the document's own data, so writing them back changes no measurement.
-    doc["targets"] = rows
+    # The same targets into results.json in the shape every suite shares (bench/target_rows.py), where
+    # strata.bench and scripts/bench-summary read them; derived from the document's own data, so writing them
+    # back changes no measurement.
+    doc["targets"] = shared_rows(doc)
     Path(args.results).write_text(json.dumps(doc, indent=1) + "\n")
     print(f"wrote the targets into {args.results}")
 

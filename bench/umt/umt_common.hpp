@@ -223,7 +223,7 @@ inline void full_pread(int fd, void* data, std::size_t bytes, std::uint64_t offs
 // deadline, and that thread, running on the workers' two cores, took up to
 // 4.3 % of their time from the tasks in the monitored modes (while in `off`
 // it ran when the cores would have idled) — a cost no real device puts on the
-// host (docs/benchmarks/umt/thread-cpu).
+// host (git show dd8aaca:docs/benchmarks/umt/thread-cpu/).
 inline void device_wait(std::uint64_t us) {
     const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     if (fd < 0) {

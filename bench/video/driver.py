@@ -21,6 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_progress import step  # noqa: E402  (bench/bench_progress.py: `strata bench`'s progress line)
+
 SIZES = {"hd": (1920, 1080), "uhd1": (3840, 2160), "uhd2": (7680, 4320)}
 IMPLS = {
     # name in the report: (strata-video --impl, DSM servers)
@@ -182,16 +185,24 @@ def main() -> int:
     result = {"config": json.loads(args.config), "sizes": {}, "records": []}
     result["config"].update({"nodes": e["nodes"], "impls": impls, "repeats": args.repeats})
     port = 26000 + os.getpid() % 10000
-    for size in args.sizes.split(","):
+    sizes = args.sizes.split(",")
+    # Per size: the kernel times, the serial run, then every implementation per repeat.
+    total = len(sizes) * (2 + args.repeats * len(impls))
+    done = 0
+    for size in sizes:
         video = args.work / f"{size}.nut"
         w, h = SIZES[size]
         print(f"driver: {size} {w}x{h}, {frames[size]} frames: kernel times", file=sys.stderr, flush=True)
+        step(done + 1, total, f"{size}: kernel times")
         ktimes = kernel_times(e, args.binary, size, args.kernel_repeats)
         serial_out = args.work / f"serial-{size}.nut"
+        step(done + 2, total, f"{size}: serial run")
+        done += 2
         t0 = time.monotonic()
+        # --quiet: no progress line of its own inside the suite's (a terminal would otherwise get one).
         subprocess.run(
             [e["launcher"], e["nodes"][0], args.binary, "--impl", "serial", "-i", str(video), "-o", str(serial_out),
-             "--codec", "rawvideo", "--overwrite"],
+             "--codec", "rawvideo", "--overwrite", "--quiet"],
             check=True, timeout=1800,
         )  # fmt: skip
         serial_s = time.monotonic() - t0
@@ -209,6 +220,8 @@ def main() -> int:
         for r in range(args.repeats):
             order = impls[r % len(impls) :] + impls[: r % len(impls)]
             for name in order:
+                done += 1
+                step(done, total, f"{size}: repeat {r + 1} of {args.repeats}, {name}")
                 port += 3
                 rec = run_once(e, args, name, size, video, reference, port)
                 rec["repeat"] = r

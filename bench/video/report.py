@@ -3,7 +3,8 @@
 Every figure is computed here from the records: medians over the repeats (implementations in an
 order rotated per repeat), the ideal time by the paper's method from the kernel's time per frame on
 each node under its CPU quota, load-balance distances, message counts. The summary and the verdicts
-are written back into results.json ("summary", "verdicts"); the verdicts are judged on the
+are written back into results.json ("summary", "verdicts", and the verdicts again as "targets" in the
+shape of bench/target_rows.py, with the definitions of DEFINITIONS); the verdicts are judged on the
 configurations named in TARGETS, fixed before the run.
 """
 
@@ -13,12 +14,17 @@ import argparse
 import json
 import re
 import statistics
+import sys
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from report_plots import save_png  # noqa: E402
+from target_rows import Definition, row  # noqa: E402
 
 LABELS = {
     "mpi-sync": "MPI sync, single buffer",
@@ -38,6 +44,56 @@ TARGETS = {
     "load_balance": {"size": "hd", "limit": 0.10},
     "messages": {"size": "hd", "dsm": "dsm", "zmq": "zmq", "limit": 2.0},
 }
+
+NODES = "4 emulated nodes at 100/20/10/5 % of a core on 1 Gbit/s links, one worker per node"
+DEFINITIONS = {
+    "outputs-identical": Definition(
+        f"the edge-detection pipeline on {NODES}",
+        "—",
+        "every run's output is byte-identical to the serial run's, at every size",
+        "541d1a3",
+    ),
+    "dsm-vs-zmq": Definition(
+        f"job time on {NODES}",
+        "003 Fig. 2: ZeroMQ the fastest at every size",
+        "DSM (1 server, update-on-write) ≤ 1.1× ZeroMQ (REQ-REP + PUSH-PULL) at every size",
+        "541d1a3",
+        headline=True,
+    ),
+    "best-vs-ideal": Definition(
+        f"job time on {NODES}",
+        "003 Fig. 2, Table 2: the ideal time by each node's kernel time",
+        "the fastest implementation ≤ 1.25× the ideal time at HD",
+        "541d1a3",
+        headline=True,
+    ),
+    "load-balance": Definition(
+        f"frames per node on {NODES}",
+        "003 Table 2: far from the ideal share",
+        "the fastest implementation's load-balance distance ≤ 10 % at HD",
+        "541d1a3",
+    ),
+    "messages": Definition(
+        f"messages sent on {NODES}",
+        "003 §4: S-DSM ≈ 39000, ZeroMQ ≈ 3900",
+        "DSM messages ≤ 2× ZeroMQ's at HD",
+        "541d1a3",
+    ),
+}
+
+
+def target_rows(verdict: dict) -> list[dict]:
+    """The verdicts as results.json's "targets"."""
+    measured = {
+        "outputs_identical": lambda v: f"{v['failed_runs']} runs failed or differed",
+        "dsm_vs_zmq": lambda v: ", ".join(
+            f"{SIZE_NAMES.get(k, k).split()[0]} {r:.2f}×" for k, r in v["ratios"].items()
+        ),
+        "best_vs_ideal": lambda v: f"{v['ratio']:.2f}× ({v['best']})",
+        "load_balance": lambda v: f"{100 * v['distance']:.1f} % ({v['best']})",
+        "messages": lambda v: f"{v['ratio']:.2f}×",
+    }
+    return [row(DEFINITIONS, key.replace("_", "-"), measured[key](v), v["met"]) for key, v in verdict.items()]
 
 
 def rate_bytes_per_s(rate: str) -> float | None:
@@ -315,7 +371,7 @@ def plot(data: dict, summary: dict, path: Path) -> None:
         ax.set_ylabel("job time (s)")
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=90)
+    save_png(fig, path, dpi=90)
 
 
 def main() -> int:
@@ -328,6 +384,7 @@ def main() -> int:
     verdict = verdicts(summary, data["config"]["impls"])
     data["summary"] = summary
     data["verdicts"] = verdict
+    data["targets"] = target_rows(verdict)
     args.results.write_text(json.dumps(data, indent=1) + "\n")
     (args.out_dir / "results.md").write_text(markdown(data, summary, verdict))
     plot(data, summary, args.out_dir / "results.png")

@@ -3,6 +3,7 @@
 #define STRATA_OCR_DB_H
 
 #include "ocr-types.h"
+#include "ocr-version.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,20 @@ u8 ocrDbDestroy(ocrGuid_t db);
 /** Releases the calling EDT's hold early; its writes become visible to EDTs
  *  that depend on what this EDT satisfies afterwards. At most once per EDT. */
 u8 ocrDbRelease(ocrGuid_t db);
+/** The size in bytes given to ocrDbCreate (also in extensions/ocr-db-info.h). */
+u8 ocrDbGetSize(ocrGuid_t db, u64* size);
+
+/* Allocation inside a data block: only NO_ALLOC exists, so these return
+ * OCR_EINVAL ("the data block does not support allocation"), as the
+ * reference documents them. */
+u8 ocrDbMalloc(ocrGuid_t guid, u64 size, void** addr);
+u8 ocrDbMallocOffset(ocrGuid_t guid, u64 size, u64* offset);
+u8 ocrDbFree(ocrGuid_t guid, void* addr);
+u8 ocrDbFreeOffset(ocrGuid_t guid, u64 offset);
+/** An asynchronous copy between data blocks: the reference declares it and
+ *  documents it as not supported; strata returns OCR_ENOSYS. */
+u8 ocrDbCopy(ocrGuid_t destination, u64 destinationOffset, ocrGuid_t source, u64 sourceOffset, u64 size, u64 copyType,
+             ocrGuid_t* completionEvt);
 
 #ifndef STRATA_OCR_NO_CALL_SITES
 #define ocrDbCreate(...) STRATA_OCR_AT(ocrDbCreate(__VA_ARGS__))

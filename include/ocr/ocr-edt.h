@@ -2,7 +2,9 @@
 #ifndef STRATA_OCR_EDT_H
 #define STRATA_OCR_EDT_H
 
+#include "ocr-event.h"
 #include "ocr-types.h"
+#include "ocr-version.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-/* GUID helpers. */
+/* GUID helpers (the reference's ocr-guid-functions.h, also under that name). */
 #ifndef STRATA_OCR_GUID_H
 #define STRATA_OCR_GUID_H
 
@@ -30,10 +30,32 @@ static inline bool ocrGuidIsGt(ocrGuid_t a, ocrGuid_t b) {
     return a.guid > b.guid;
 }
 
-/* Older spellings. */
-#define IS_GUID_NULL(g) ocrGuidIsNull(g)
-#define IS_GUID_EQUAL(a, b) ocrGuidIsEq(a, b)
-#define IS_GUID_UNINITIALIZED(g) ocrGuidIsUninitialized(g)
+/* The reference's older spellings, in its form: functions, not macros. */
+static inline bool IS_GUID_NULL(ocrGuid_t g) {
+    return ocrGuidIsNull(g);
+}
+static inline bool IS_GUID_UNINITIALIZED(ocrGuid_t g) {
+    return ocrGuidIsUninitialized(g);
+}
+static inline bool IS_GUID_ERROR(ocrGuid_t g) {
+    return ocrGuidIsError(g);
+}
+static inline bool IS_GUID_EQUAL(ocrGuid_t a, ocrGuid_t b) {
+    return ocrGuidIsEq(a, b);
+}
+static inline bool IS_GUID_LESS_THAN(ocrGuid_t a, ocrGuid_t b) {
+    return ocrGuidIsLt(a, b);
+}
+
+/** a = b (GUIDs may also be assigned with =). */
+#define GUID_ASSIGN_VALUE(a, b) ((a) = (b))
+/** printf a GUID the older ways: ocrPrintf(GUIDSx, GUIDFS(g)) or (GUIDLx, GUIDFL(g)). */
+#define GUIDSx GUIDF
+#define GUIDLx GUIDF
+#define GUIDFS(g) GUIDA(g)
+#define GUIDFL(g) GUIDA(g)
+/** Bits of a GUID (GUID_BIT_COUNT). */
+#define GUID_SIZE(g) (sizeof(g) * 8)
 
 #ifdef __cplusplus
 }

@@ -8,9 +8,9 @@
 extern "C" {
 #endif
 
-/** The program's entry EDT, defined by the program: paramc 0, depc 1; depv[0]
- *  is a data block holding argc/argv (read with ocrGetArgc / ocrGetArgv). */
-ocrGuid_t mainEdt(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]);
+/* The program defines its entry EDT, mainEdt (paramc 0, depc 1; depv[0] is
+ * a data block holding argc/argv, read with getArgc / getArgv), in any form
+ * compatible with ocrEdt_t: as in the reference, no header declares it. */
 
 /** Ends the program once running EDTs return; EDTs not yet runnable never
  *  run. Exit code 0. */
@@ -21,22 +21,23 @@ void ocrAbort(u8 errorCode);
  *  Declared without a printf-format attribute, as in the reference headers:
  *  programs that print a u64 with %d still build with -Wall -Werror. */
 u32 ocrPrintf(const char* fmt, ...);
+/** ocrPrintf's older name; a function, as in the reference, so a program may
+ *  define a PRINTF macro of its own. */
+u32 PRINTF(const char* fmt, ...);
 /** snprintf into buf (at most size bytes, NUL included); returns what snprintf returns. */
 u32 SNPRINTF(char* buf, u32 size, const char* fmt, ...);
 
-/** argc and argv from mainEdt's data block. */
+/** argc and argv from mainEdt's data block; getArgc and getArgv are the
+ *  reference's names (functions too). */
 u64 ocrGetArgc(void* dbPtr);
 char* ocrGetArgv(void* dbPtr, u64 count);
+u64 getArgc(void* dbPtr);
+char* getArgv(void* dbPtr, u64 count);
 
 #ifndef STRATA_OCR_NO_CALL_SITES
 #define ocrShutdown() STRATA_OCR_AT(ocrShutdown())
 #define ocrAbort(...) STRATA_OCR_AT(ocrAbort(__VA_ARGS__))
 #endif
-
-/* Older spellings, still common in OCR programs. */
-#define PRINTF ocrPrintf
-#define getArgc ocrGetArgc
-#define getArgv ocrGetArgv
 
 /** With val false: prints the expression, file and line to standard error and
  *  aborts the process (SIGABRT), whatever EDTs are running. Called through

@@ -9,7 +9,6 @@
 
 #include <inttypes.h>
 #include <stddef.h>
-#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,11 +65,14 @@ typedef struct {
 #define ERROR_GUID ((ocrGuid_t)ERROR_GUID_INITIALIZER)
 #endif
 
-/** printf a GUID: ocrPrintf("edt " GUIDF "\n", GUIDA(edt)); */
+/** printf a GUID: ocrPrintf("edt " GUIDF "\n", GUIDA(edt)). ocr-guid.h has
+ *  the older spellings (GUIDSx with GUIDFS(g), GUIDLx with GUIDFL(g)). */
 #define GUIDF "0x%" PRIx64
 #define GUIDA(g) STRATA_OCR_CAST(u64, (g).guid)
-#define GUIDSx GUIDF
-#define GUIDFS GUIDF
+
+/** guid advanced by `value` positions of a labeled range or map
+ *  (extensions/ocr-labeling.h; declared here, as in the reference). */
+ocrGuid_t addValueToGuid(ocrGuid_t input, u64 value);
 
 /* ---- data blocks ---- */
 
@@ -162,15 +164,19 @@ typedef struct {
     u32 nbSat;  /**< satisfactions per generation: strata, like the reference, takes 1 */
     u32 nbDeps; /**< dependences per generation: strata, like the reference, takes 1 */
 } ocrEventChannelParams_t;
-typedef struct {
-    u32 maxGen;         /**< generations that may be incomplete at once */
-    u32 nbContribs;     /**< contributions (slots) per generation */
-    u32 nbContribsPd;   /**< contributions from this process: strata takes nbContribs */
-    u16 nbDatum;        /**< values per contribution */
-    u8 arity;           /**< reduction tree arity: ignored */
-    u16 op;             /**< a redOp_t (extensions/ocr-reduction-event.h) */
-    int type;           /**< a collectiveType_t */
-    bool reuseDbPerGen; /**< ignored: a new block per generation */
+/** A reduction operator (extensions/ocr-reduction-event.h has the REDOP_* values). */
+typedef u16 redOp_t;
+/** What a COLLECTIVE event does with the contributions. */
+typedef enum { COL_REDUCE, COL_ALLREDUCE, COL_BROADCAST } collectiveType_t;
+typedef struct _ocrEventCollectiveParams_t {
+    u32 maxGen;            /**< generations that may be incomplete at once */
+    u32 nbContribs;        /**< contributions (slots) per generation */
+    u32 nbContribsPd;      /**< contributions from this process: strata takes nbContribs */
+    u16 nbDatum;           /**< values per contribution */
+    u8 arity;              /**< reduction tree arity: ignored */
+    redOp_t op;            /**< a REDOP_* value */
+    collectiveType_t type; /**< COL_REDUCE or COL_ALLREDUCE (COL_BROADCAST is refused) */
+    bool reuseDbPerGen;    /**< ignored: a new block per generation */
 } ocrEventCollectiveParams_t;
 typedef struct {
     union {
@@ -185,10 +191,12 @@ typedef struct {
 
 typedef enum { OCR_HINT_UNDEF_T, OCR_HINT_EDT_T, OCR_HINT_DB_T, OCR_HINT_EVT_T, OCR_HINT_GROUP_T } ocrHintType_t;
 
-/** Hint properties (every one of the OCR 1.2 headers). strata acts on the DB
- *  placement ones: NEAR and HIGHBW = memory (default), INTER = shared memory
- *  (a /dev/shm segment), FAR = storage (a file under STRATA_OCR_DB_DIR). The
- *  others are accepted, stored and read back by ocrGetHintValue, and have no
+/** Hint properties (every one of the OCR 1.2 headers). strata acts on
+ *  OCR_HINT_EDT_PRIORITY (a ready EDT with a higher value starts first; EDTs
+ *  without one start after every prioritized one) and on the DB placement
+ *  ones: NEAR and HIGHBW = memory (default), INTER = shared memory (a
+ *  /dev/shm segment), FAR = storage (a file under STRATA_OCR_DB_DIR). The
+ *  others are accepted, stored and read back by ocrHintGetValue, and have no
  *  effect (docs/runtime.md, conformance table). */
 typedef enum {
     OCR_HINT_EDT_PROP_START,
@@ -233,6 +241,54 @@ typedef struct {
 
 /** What ocrQuery (extensions/ocr-pause.h) can ask a paused runtime for. */
 typedef enum { OCR_QUERY_READY_EDTS, OCR_QUERY_EVENTS, OCR_QUERY_LAST_SATISFIED_DB, OCR_QUERY_ALL_EDTS } ocrQueryType_t;
+
+/** The reference's tracing vocabulary (objects and their actions), with its
+ *  values. strata has no trace hooks; the names are here so that programs
+ *  and tools written against the reference compile. */
+typedef enum {
+    OCR_TRACE_TYPE_EDT = 1000,
+    OCR_TRACE_TYPE_API_EDT = 1001,
+    OCR_TRACE_TYPE_EVENT = 1002,
+    OCR_TRACE_TYPE_API_EVENT = 1003,
+    OCR_TRACE_TYPE_DATABLOCK = 1004,
+    OCR_TRACE_TYPE_API_DATABLOCK = 1005,
+    OCR_TRACE_TYPE_MESSAGE = 1006,
+    OCR_TRACE_TYPE_WORKER = 1007,
+    OCR_TRACE_TYPE_SCHEDULER = 1008,
+    OCR_TRACE_TYPE_API_AFFINITY = 1009,
+    OCR_TRACE_TYPE_API_HINT = 1010,
+    OCR_TRACE_TYPE_ALLOCATOR = 1011,
+    OCR_TRACE_TYPE_MAX = 1012
+} ocrTraceType_t;
+typedef enum {
+    OCR_ACTION_CREATE,
+    OCR_ACTION_TEMPLATE_CREATE,
+    OCR_ACTION_DESTROY,
+    OCR_ACTION_RUNNABLE,
+    OCR_ACTION_SCHEDULED,
+    OCR_ACTION_ADD_DEP,
+    OCR_ACTION_SATISFY,
+    OCR_ACTION_EXECUTE,
+    OCR_ACTION_FINISH,
+    OCR_ACTION_DATA_ACQUIRE,
+    OCR_ACTION_DATA_RELEASE,
+    OCR_ACTION_ALLOCATE,
+    OCR_ACTION_DEALLOCATE,
+    OCR_ACTION_END_TO_END,
+    OCR_ACTION_WORK_REQUEST,
+    OCR_ACTION_WORK_TAKEN,
+    OCR_ACTION_SCHED_MSG_SEND,
+    OCR_ACTION_SCHED_MSG_RCV,
+    OCR_ACTION_SCHED_INVOKE,
+    OCR_ACTION_GET_CURRENT,
+    OCR_ACTION_GET_AT,
+    OCR_ACTION_GET_COUNT,
+    OCR_ACTION_QUERY,
+    OCR_ACTION_INIT,
+    OCR_ACTION_SET_VAL,
+    OCR_ACTION_RANGE_CREATE,
+    OCR_ACTION_MAX
+} ocrTraceAction_t;
 
 /* ---- labeled GUIDs (extensions/ocr-labeling.h) ---- */
 

@@ -11,6 +11,14 @@
 #ifndef STRATA_OCR_H
 #define STRATA_OCR_H
 
+/* The reference's ocr.h builds the name of its build-options header from
+ * OCR_TYPE_H with these; strata has no such header and includes none. */
+/* clang-format off: spaces around the '-' would reach the stringified name. */
+#define OCR_OPTIONS_STR(x) #x
+#define OCR_OPTIONS_FILE_CONC(x) OCR_OPTIONS_STR(ocr - options_##x)
+#define OCR_OPTIONS_FILE(x) OCR_OPTIONS_FILE_CONC(x)
+/* clang-format on */
+
 #include "extensions/ocr-hints.h"
 #include "ocr-db.h"
 #include "ocr-edt.h"

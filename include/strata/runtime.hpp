@@ -181,6 +181,10 @@ enum class CoverPriority {
     idle_standby,
 };
 
+/// Parses a worker count, 1 to 4096 (STRATA_WORKERS, `strata ocr --workers`);
+/// errors name `param` and the value.
+Result<int> parse_workers(std::string_view text, std::string_view param);
+
 /// "auto", "idle", "normal".
 std::string_view to_string(CoverPriority priority) noexcept;
 /// Parses "auto", "idle", "normal", "surrender", "idle+surrender", "idle+suspend" or "idle+standby"; errors
@@ -190,7 +194,15 @@ Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_vi
 struct Options {
     /// CPUs to run on; empty means every CPU of sched_getaffinity().
     std::vector<int> cpus;
-    /// Most workers bound to one core (the first plus those woken for blocked ones).
+    /// Worker threads that run tasks side by side (an OCR program's
+    /// ocrNbWorkers()); 0 means one per CPU. Fewer than the CPUs: the first
+    /// `workers` of them. More: spread over the CPUs in turn, so a core keeps
+    /// that many workers ready at once and the kernel time-shares them; its
+    /// blocking monitor then wakes a cover only when all of them are blocked,
+    /// and a worker surrenders only while more than that many are ready.
+    int workers = 0;
+    /// Most workers bound to one core besides its share of `workers` (the
+    /// first plus those woken for blocked ones).
     int max_workers_per_core = 16;
     /// The blocking monitor; empty means monitor_from_env().
     MonitorFactory monitor;
@@ -210,8 +222,9 @@ struct Options {
     /// acts with a monitor: without one no worker covers for another.
     CoverPriority cover_priority = CoverPriority::automatic;
 
-    /// Defaults overridden by STRATA_CPUS (e.g. "0-3,6"), STRATA_STATS,
-    /// STRATA_VERBOSE, STRATA_COVER_PRIORITY (auto, idle, normal).
+    /// Defaults overridden by STRATA_CPUS (e.g. "0-3,6"), STRATA_WORKERS (a
+    /// count, 1 to 4096), STRATA_STATS, STRATA_VERBOSE, STRATA_COVER_PRIORITY
+    /// (auto, idle, normal, ...).
     static Result<Options> from_env();
 };
 
@@ -262,6 +275,13 @@ public:
     void spawn(Task* task, TaskGroup* group = nullptr);
     /// Runs `function` as a task (allocated and freed by the runtime).
     void spawn(std::function<void()> function, TaskGroup* group = nullptr);
+    /// Like spawn(), ordered among the queued tasks: a task spawned with a
+    /// priority starts before every queued task spawned without one; among
+    /// them a higher `priority` first, equal ones in spawn order. They wait
+    /// in one heap shared by all workers (a lock per spawn and take); tasks
+    /// without a priority never touch it (one atomic load per look).
+    void spawn_prioritized(Task* task, std::uint64_t priority, TaskGroup* group = nullptr);
+    void spawn_prioritized(std::function<void()> function, std::uint64_t priority, TaskGroup* group = nullptr);
     /// Returns when every task of `group` has finished. Inside a task it runs
     /// other tasks meanwhile (a scheduling point); outside it sleeps.
     void wait(TaskGroup& group);
@@ -275,6 +295,9 @@ public:
 
     /// CPU numbers the workers are bound to, in order.
     [[nodiscard]] const std::vector<int>& cpus() const noexcept;
+    /// Workers that run tasks side by side (Options::workers, or one per CPU),
+    /// covers for blocked workers not counted.
+    [[nodiscard]] int workers() const noexcept;
     [[nodiscard]] std::string_view monitor_backend() const noexcept;
     [[nodiscard]] std::string_view monitor_reason() const noexcept;
     /// The cover priority in effect (never automatic).

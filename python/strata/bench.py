@@ -1,10 +1,11 @@
 """Benchmark results from Python: the results.json of `strata bench SUITE`.
 
 Every suite writes one results.json (docs/benchmarks/SUITE/ in a source
-tree, `--out DIR` elsewhere); each has its own schema. load() reads one into
-a Results: its target rows (what the suite promised, and whether the run met
-it) and its medians, one per configuration and metric, under names taken
-from the suite's own keys.
+tree, `--out DIR` elsewhere); each has its own schema for its measurements
+and one shared shape for its targets (the list "targets", TARGET_KEYS). load()
+reads one into a Results: its target rows (what the suite promised, and
+whether the run met it) and its medians, one per configuration and metric,
+under names taken from the suite's own keys.
 
     import strata.bench
     r = strata.bench.load("regions")                     # found as find() says
@@ -30,6 +31,18 @@ from pathlib import Path
 __all__ = ["ResultsError", "Target", "Median", "Results", "search_path", "suites", "find", "load"]
 
 RESULTS_FILE = "results.json"
+# The keys of every row of a results.json's "targets" list (written by bench/<suite>/report.py):
+#   id          stable within the suite; a changed definition gets a new id, never an old one's
+#   experiment  what is measured, in the report's words
+#   paper       the paper's figure or table the target answers, and its value ("—": none)
+#   target      the definition, as written before the run that judges it
+#   named       the commit that wrote that definition down
+#   measured    the judged figure of this run, short
+#   met         true, false, or null (not established)
+#   headline    one of the at most 12 rows of README.md's headline table (scripts/bench-summary)
+# and, optionally, superseded_by: the id of the row whose definition replaced this one (both judged
+# on the same run). A row may carry more keys of its suite's own.
+TARGET_KEYS = ("id", "experiment", "paper", "target", "named", "measured", "met", "headline")
 
 
 class ResultsError(ValueError):
@@ -38,13 +51,21 @@ class ResultsError(ValueError):
 
 @dataclass(frozen=True)
 class Target:
-    """One target row: `name` states the target as the suite does, `met`
-    whether this run met it (None: not judged), `measured` what was measured
-    (empty when the suite records no sentence)."""
+    """One target row: `name` states the target as the suite does (its
+    definition), `met` whether this run met it (None: not established),
+    `measured` what was measured (empty when the suite records no sentence).
+    The other fields are those of the shared row shape (TARGET_KEYS); a
+    results.json written before it leaves them empty."""
 
     name: str
     met: bool | None
     measured: str = ""
+    id: str = ""
+    experiment: str = ""
+    paper: str = ""
+    named: str = ""
+    headline: bool = False
+    superseded_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -213,11 +234,13 @@ def load(suite: str, where: str | os.PathLike | None = None) -> Results:
         raise ResultsError(
             f"path={str(path)!r}: not the schema of the {suite} suite: {type(e).__name__} {e}"
         ) from e
+    rows = data.get("targets")
+    targets = _shared_targets(rows, path) if isinstance(rows, list) else list(_targets(data))
     return Results(
         suite=suite,
         path=path,
         command=_command(data),
-        targets=list(_targets(data)),
+        targets=targets,
         medians=medians,
         data=data,
     )
@@ -239,9 +262,52 @@ def _command(data: dict) -> str:
     return ""
 
 
+def _shared_targets(rows: list, path: Path) -> list[Target]:
+    """The "targets" list in the shared row shape (TARGET_KEYS); ResultsError naming the first bad row. A list
+    of rows without ids is an older document's: read like any other target rows anywhere in it."""
+    if rows and all(isinstance(r, dict) and "id" not in r for r in rows):
+        return list(_targets(rows))
+    types = {"met": (bool, type(None)), "headline": (bool,)}
+    targets, ids = [], set()
+    for i, r in enumerate(rows):
+        where = f"path={str(path)!r}: targets[{i}]"
+        if not isinstance(r, dict):
+            raise ResultsError(f"{where}: expected an object, found a {type(r).__name__}")
+        missing = [k for k in TARGET_KEYS if k not in r]
+        if missing:
+            raise ResultsError(
+                f"{where}: missing {', '.join(missing)} (every row has {', '.join(TARGET_KEYS)})"
+            )
+        for key in (*TARGET_KEYS, "superseded_by"):
+            if key in r and not isinstance(r[key], types.get(key, (str,))):
+                expected = " or ".join(
+                    "null" if t is type(None) else t.__name__ for t in types.get(key, (str,))
+                )
+                raise ResultsError(f"{where}: {key}={r[key]!r}: expected {expected}")
+        if not r["id"] or r["id"] in ids:
+            raise ResultsError(
+                f"{where}: id={r['id']!r}: {'empty' if not r['id'] else 'used by an earlier row'}"
+            )
+        ids.add(r["id"])
+        targets.append(
+            Target(
+                name=r["target"],
+                met=r["met"],
+                measured=r["measured"],
+                id=r["id"],
+                experiment=r["experiment"],
+                paper=r["paper"],
+                named=r["named"],
+                headline=r["headline"],
+                superseded_by=r.get("superseded_by", ""),
+            )
+        )
+    return targets
+
+
 def _targets(node: object) -> Iterator[Target]:
-    """Every {"target": str, "met": bool, ...} anywhere in the document (storage-windows' summary.targets,
-    video's verdicts, ...)."""
+    """Every {"target": str, "met": bool, ...} anywhere in the document (a results.json written before the
+    shared "targets" list: storage-windows' summary.targets, video's verdicts, ...)."""
     if isinstance(node, dict):
         if isinstance(node.get("target"), str) and "met" in node:
             met, measured = node["met"], node.get("measured", "")

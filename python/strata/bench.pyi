@@ -7,6 +7,7 @@ from pathlib import Path
 __all__ = ["ResultsError", "Target", "Median", "Results", "search_path", "suites", "find", "load"]
 
 RESULTS_FILE: str
+TARGET_KEYS: tuple[str, ...]
 
 class ResultsError(ValueError): ...
 
@@ -15,6 +16,12 @@ class Target:
     name: str
     met: bool | None
     measured: str = ""
+    id: str = ""
+    experiment: str = ""
+    paper: str = ""
+    named: str = ""
+    headline: bool = False
+    superseded_by: str = ""
 
 @dataclass(frozen=True)
 class Median:

@@ -1,10 +1,13 @@
 #include "mpi/registry.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace strata::mpi {
@@ -25,6 +28,29 @@ void WindowRecord::detach(const void* base) {
     if (const auto it = std::ranges::find(segments_, base, &Segment::base); it != segments_.end()) {
         segments_.erase(it);
     }
+}
+
+HintMap WindowRecord::reported_now() const {
+    const std::lock_guard lock(mutex_);
+    return reported;
+}
+
+void WindowRecord::forget_reported(const std::string& key) {
+    static constexpr std::array<std::string_view, 6> storage_keys{"alloc_type", "storage_alloc_", "access_style",
+                                                                  "file_perm",  "striping_",      "strata_"};
+    if (std::ranges::any_of(storage_keys, [&](std::string_view prefix) { return key.starts_with(prefix); })) {
+        return;
+    }
+    const std::lock_guard lock(mutex_);
+    reported.erase(key);
+}
+
+void WindowRecord::translate(std::vector<Target> by_rank, void* base, MPI_Aint size, MPI_Aint disp_unit) {
+    translated = true;
+    targets = std::move(by_rank);
+    own_base = base;
+    own_size = size;
+    own_disp_unit = static_cast<int>(std::min<MPI_Aint>(disp_unit, INT_MAX));
 }
 
 std::shared_ptr<WindowRecord> make_record(int flavor, int rank) {
@@ -67,11 +93,10 @@ MPI_Aint Registry::target_displacement(MPI_Win win, int target, MPI_Aint disp) c
     const std::shared_lock lock(mutex_);
     const auto it = windows_.find(win);
     if (it == windows_.end() || !it->second->translated || target < 0 ||
-        static_cast<std::size_t>(target) >= it->second->peers.size()) {
+        static_cast<std::size_t>(target) >= it->second->targets.size()) {
         return disp;  // not ours, MPI_PROC_NULL, or an invalid rank MPI will report
     }
-    const SharedPeer& peer = it->second->peers[static_cast<std::size_t>(target)];
-    return static_cast<MPI_Aint>(peer.offset) + disp * peer.disp_unit;
+    return it->second->targets[static_cast<std::size_t>(target)].displacement(disp);
 }
 
 std::shared_ptr<WindowRecord> Registry::take_window(MPI_Win win) {

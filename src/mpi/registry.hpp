@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mpi/common.hpp"
+#include "mpi/exposure.hpp"
 #include "mpi/hints.hpp"
 #include "mpi/storage_part.hpp"
 
@@ -43,16 +44,28 @@ struct WindowRecord {
     int rank = 0;                          ///< in the window's communicator, for messages
     std::shared_ptr<StoragePart> owned;    ///< released at MPI_Win_free (not for dynamic windows)
     bool unlink_at_free = false;           ///< shared windows: only rank 0 removes the file
-    HintMap reported;                      ///< extra keys for MPI_Win_get_info
+    HintMap reported;                      ///< extra keys for MPI_Win_get_info (set before add_window)
     std::byte* mapping = nullptr;          ///< shared windows: this rank's view of the whole file
     std::vector<SharedPeer> peers;         ///< shared windows, indexed by rank
-    /// Shared storage windows are created over the whole mapping with
-    /// disp_unit 1 (win_allocate_shared.cpp): RMA displacements are
-    /// translated and MPI_WIN_BASE/SIZE/DISP_UNIT report this rank's segment.
+    /// RMA displacements are translated (rma.cpp) and MPI_WIN_BASE/SIZE/
+    /// DISP_UNIT report the program's own values: for shared storage windows
+    /// (created over the whole mapping with disp_unit 1, win_allocate_shared.cpp)
+    /// and for windows whose memory MPI exposes at another base (exposure.hpp).
     bool translated = false;
+    std::vector<Target> targets;  ///< indexed by rank, if translated
     void* own_base = nullptr;
     MPI_Aint own_size = 0;
     int own_disp_unit = 1;
+
+    /// The keys MPI_Win_get_info adds, as they are now (MPI_Win_set_info may drop some).
+    [[nodiscard]] HintMap reported_now() const;
+    /// MPI_Win_set_info gave `key` a value: MPI's answer counts from now on,
+    /// unless the key describes the storage (alloc_type, storage_alloc_*,
+    /// access_style, file_perm, striping_*, strata_*), which does not change.
+    void forget_reported(const std::string& key);
+
+    /// Makes the record translated; before Registry::add_window.
+    void translate(std::vector<Target> by_rank, void* base, MPI_Aint size, MPI_Aint disp_unit);
 
     /// The storage-backed ranges MPI_Win_sync must make durable.
     std::vector<Segment> segments() const;
@@ -93,7 +106,7 @@ public:
     [[nodiscard]] std::shared_ptr<Allocation> allocation_holding(const void* address, std::size_t length) const;
 
     /// The displacement MPI must be given for `target` of a translated
-    /// (shared storage) window; `disp` unchanged for every other window.
+    /// window; `disp` unchanged for every other window.
     /// One relaxed atomic load while no shared storage window exists.
     [[nodiscard]] MPI_Aint target_displacement(MPI_Win win, int target, MPI_Aint disp) const;
 

@@ -1,7 +1,5 @@
 #include "mpi/setup.hpp"
 
-#include <climits>
-
 #include "mpi/hint_source.hpp"
 
 namespace strata::mpi {
@@ -115,14 +113,6 @@ HintMap report(const WindowHints& hints, const std::string& path, const StorageP
                              "striping_factor,striping_unit: the file system has no striping strata can set");
     }
     return out;
-}
-
-int create_window(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win,
-                  bool large) {
-    if (large || disp_unit > INT_MAX) {
-        return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
-    }
-    return PMPI_Win_create(base, size, static_cast<int>(disp_unit), info, comm, win);
 }
 
 }  // namespace strata::mpi

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "mpi/common.hpp"
+#include "mpi/exposure.hpp"
 #include "mpi/failure.hpp"
 #include "mpi/hints.hpp"
 #include "mpi/storage_part.hpp"
@@ -43,9 +44,5 @@ ReleasePolicy release_policy(const WindowHints& hints);
 /// the expanded file name, the bytes placed in memory and on storage, and
 /// strata_not_applied for the hints accepted without effect (striping).
 HintMap report(const WindowHints& hints, const std::string& path, const StoragePart* part);
-
-/// PMPI_Win_create or PMPI_Win_create_c, as the caller's entry point was.
-int create_window(void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win,
-                  bool large);
 
 }  // namespace strata::mpi

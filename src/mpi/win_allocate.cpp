@@ -127,13 +127,17 @@ int allocate(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
     }
 
     void* base = part ? static_cast<void*>(part->data()) : nullptr;
-    if (const int rc = create_window(base, size, disp_unit, info, comm, win, large); rc != MPI_SUCCESS) {
+    std::vector<Target> targets;
+    if (const int rc = create_window(base, size, disp_unit, info, comm, win, large, targets); rc != MPI_SUCCESS) {
         if (part) {
             part->abandon();
         }
         return rc;
     }
     auto record = make_record(MPI_WIN_FLAVOR_ALLOCATE, rank);
+    if (!targets.empty()) {
+        record->translate(std::move(targets), base, size, disp_unit);
+    }
     record->owned = part;
     record->unlink_at_free = hints.unlink;
     record->reported = report(hints, path, part.get());

@@ -259,25 +259,28 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
     std::byte* mapping = part ? part->data() : nullptr;
     void* base = mapping != nullptr ? static_cast<void*>(mapping + me.offset) : nullptr;
     // Every rank exposes the whole page-aligned mapping with disp_unit 1 and
-    // RMA displacements are translated (rma.cpp): exposing each segment at
-    // its own, possibly unaligned, base is what contiguous layout needs, but
-    // MPICH 4.0.2 misplaces RMA on windows whose base is not 16-byte aligned.
-    if (const int rc = create_window(mapping, static_cast<MPI_Aint>(total), 1, info, comm, win, large);
+    // RMA displacements are translated (rma.cpp) into the target's segment:
+    // segments start at any byte, and MPICH 4.0.2 would expose a segment
+    // that starts off a 16-byte boundary at the boundary below (exposure.hpp).
+    std::vector<Target> shifts;
+    if (const int rc = create_window(mapping, static_cast<MPI_Aint>(total), 1, info, comm, win, large, shifts);
         rc != MPI_SUCCESS) {
         if (part) {
             part->abandon();
         }
         return rc;
     }
+    std::vector<Target> targets(peers.size());
+    for (std::size_t i = 0; i < peers.size(); ++i) {
+        const MPI_Aint shift = shifts.empty() ? 0 : shifts[i].offset;  // a page-aligned mapping: 0 unless MPI moved it
+        targets[i] = {.offset = shift + static_cast<MPI_Aint>(peers[i].offset), .disp_unit = peers[i].disp_unit};
+    }
     auto record = make_record(MPI_WIN_FLAVOR_SHARED, rank);
     record->owned = part;
     record->unlink_at_free = rank == 0 && hints.unlink;
     record->mapping = mapping;
     record->peers = peers;
-    record->translated = true;
-    record->own_base = base;
-    record->own_size = size;
-    record->own_disp_unit = static_cast<int>(std::min<MPI_Aint>(disp_unit, INT_MAX));
+    record->translate(std::move(targets), base, size, disp_unit);
     record->reported = report(hints, path, part.get());
     record->reported.insert_or_assign("strata_storage_bytes", std::to_string(size));  // this rank's segment
     if (part && size > 0) {

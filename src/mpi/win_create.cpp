@@ -5,7 +5,11 @@
 // exposed range durable and MPI_Win_get_info reports the placement. The
 // memory stays the allocation's: MPI_Win_free leaves it mapped and
 // MPI_Free_mem writes it back and releases it. Other windows go to MPI
-// unchanged (the program owns that memory).
+// unchanged (the program owns that memory) — except that, like every window
+// made here, one whose memory MPI exposes at another base is translated
+// (exposure.hpp): a window over memory another window also exposes.
+#include <algorithm>
+
 #include "mpi/registry.hpp"
 #include "mpi/setup.hpp"
 
@@ -15,21 +19,27 @@ namespace {
 
 int create(const char* routine, void* base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
            MPI_Win* win, bool large) {
-    if (const int rc = create_window(base, size, disp_unit, info, comm, win, large); rc != MPI_SUCCESS) {
+    std::vector<Target> targets;
+    if (const int rc = create_window(base, size, disp_unit, info, comm, win, large, targets); rc != MPI_SUCCESS) {
         return rc;
     }
-    if (size <= 0) {
-        return MPI_SUCCESS;
+    auto record = make_record(MPI_WIN_FLAVOR_CREATE, comm_rank(comm));
+    if (!targets.empty()) {
+        record->translate(std::move(targets), base, size, disp_unit);
     }
-    const auto length = static_cast<std::size_t>(size);
-    auto allocation = Registry::instance().allocation_holding(base, length);
+    const auto length = static_cast<std::size_t>(std::max<MPI_Aint>(size, 0));
+    auto allocation = length > 0 ? Registry::instance().allocation_holding(base, length) : nullptr;
     if (!allocation) {
-        report_placement(routine, comm_rank(comm), "window", length, nullptr,
-                         "the program's own memory, not a storage MPI_Alloc_mem allocation");
+        if (length > 0) {
+            report_placement(routine, record->rank, "window", length, nullptr,
+                             "the program's own memory, not a storage MPI_Alloc_mem allocation");
+        }
+        if (record->translated) {
+            Registry::instance().add_window(*win, std::move(record));
+        }
         return MPI_SUCCESS;
     }
     const auto offset = static_cast<std::size_t>(static_cast<std::byte*>(base) - allocation->part->data());
-    auto record = make_record(MPI_WIN_FLAVOR_CREATE, comm_rank(comm));
     record->reported = allocation->reported;
     record->attach({.part = allocation->part, .offset = offset, .length = length, .base = base});
     report_placement(routine, record->rank, "window over allocation " + std::to_string(allocation->index), length,

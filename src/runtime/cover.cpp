@@ -6,11 +6,12 @@
 // policy back as soon as it is its core's only active worker.
 //
 // Invariant, kept under core.mutex wherever the set of active workers
-// changes: while a core has more than one active worker, the one that was
+// changes: while a core has more active workers than it keeps side by side
+// (core.base, one unless Options::workers exceeds the CPUs), the one that was
 // woken last to cover is SCHED_IDLE and the others (blocked, or woken from
-// their block) are normal; a core's only active worker is normal. The cover
-// lowers itself when it starts running, so the monitor's thread that woke it
-// makes no extra system call.
+// their block) are normal; with at most core.base active, all are normal.
+// The cover lowers itself when it starts running, so the monitor's thread
+// that woke it makes no extra system call.
 //
 // Surrender (CoverPriority::surrender, idle_surrender): SCHED_IDLE alone did
 // not make the kernel preempt the cover on every wakeup — a wakeup from
@@ -252,7 +253,7 @@ void Runtime::Impl::start_cover(Worker& self) {
     if (!std::exchange(self.cover_pending, false)) {
         return;
     }
-    if (core.active.load(std::memory_order_acquire) > 1 && monitor->ready(core.cpu) <= 1) {
+    if (core.active.load(std::memory_order_acquire) > core.base && monitor->ready(core.cpu) <= 1) {
         // A surrender-mode cover may still be low from its last surrender.
         set_priority(self, cover_at_start);
         if (cover_surrender) {
@@ -270,7 +271,7 @@ void Runtime::Impl::start_cover(Worker& self) {
 // gets the normal policy back once alone (leave_core, settle_core).
 void Runtime::Impl::surrender_cover(Core& core) {
     Worker* cover = std::exchange(core.cover, nullptr);
-    if (cover == nullptr || cover->parked || core.active.load(std::memory_order_acquire) <= 1) {
+    if (cover == nullptr || cover->parked || core.active.load(std::memory_order_acquire) <= core.base) {
         return;
     }
     if (cover_suspend) {
@@ -280,9 +281,11 @@ void Runtime::Impl::surrender_cover(Core& core) {
     set_priority(*cover, true, true);
 }
 
-// The active set shrank: a core left with one active worker gives it the normal policy.
+// The active set shrank: a core left with its base count of active workers
+// (or fewer, but some) gives them the normal policy.
 void Runtime::Impl::settle_core(Core& core) {
-    if (core.active.load(std::memory_order_acquire) != 1) {
+    const int active = core.active.load(std::memory_order_acquire);
+    if (active < 1 || active > core.base) {
         return;
     }
     core.cover = nullptr;
@@ -300,10 +303,13 @@ void Runtime::Impl::settle_core(Core& core) {
 // monitor is asked to call back once the leaving worker has blocked
 // (attend() then restores), and only a monitor that cannot gets it done now.
 void Runtime::Impl::leave_core(Core& core) {
-    if (core.active.load(std::memory_order_acquire) != 1 || core.idle_covers.load(std::memory_order_acquire) == 0) {
+    const int active = core.active.load(std::memory_order_acquire);
+    if (active < 1 || active > core.base || core.idle_covers.load(std::memory_order_acquire) == 0) {
         return;
     }
-    if (!monitor->notify_when_one_ready(core.cpu)) {
+    // The monitor's event is "down to one ready worker": it fits only a core
+    // that keeps one.
+    if (core.base > 1 || !monitor->notify_when_one_ready(core.cpu)) {
         settle_core(core);
     }
 }

@@ -97,11 +97,11 @@ void Runtime::Impl::attend(detail::Core& core, bool scan) {
             return;
         }
     }
-    if (cover_surrender && monitored && monitor->ready(core.cpu) > 1) {
+    if (cover_surrender && monitored && monitor->ready(core.cpu) > core.base) {
         std::lock_guard lock(core.mutex);
         surrender_cover(core);
     }
-    if (core.idle_covers.load(std::memory_order_acquire) > 0 && monitored && monitor->ready(core.cpu) <= 1) {
+    if (core.idle_covers.load(std::memory_order_acquire) > 0 && monitored && monitor->ready(core.cpu) <= core.base) {
         std::lock_guard lock(core.mutex);
         settle_core(core);
     }

@@ -1,4 +1,5 @@
 // Runtime options from the environment (docs/options.md).
+#include <charconv>
 #include <cstdlib>
 #include <string_view>
 
@@ -26,6 +27,15 @@ Result<bool> env_flag(const char* name) {
 
 }  // namespace
 
+Result<int> parse_workers(std::string_view text, std::string_view param) {
+    int count = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), count);
+    if (ec != std::errc{} || end != text.data() + text.size() || count < 1 || count > 4096) {
+        return make_error(Errc::invalid_argument, "{}={}: expected a worker count from 1 to 4096", param, text);
+    }
+    return count;
+}
+
 Result<Options> Options::from_env() {
     Options options;
     if (const char* cpus = std::getenv("STRATA_CPUS"); cpus != nullptr && *cpus != '\0') {
@@ -34,6 +44,13 @@ Result<Options> Options::from_env() {
             return std::unexpected(parsed.error());
         }
         options.cpus = std::move(*parsed);
+    }
+    if (const char* workers = std::getenv("STRATA_WORKERS"); workers != nullptr && *workers != '\0') {
+        auto parsed = parse_workers(workers, "STRATA_WORKERS");
+        if (!parsed) {
+            return std::unexpected(parsed.error());
+        }
+        options.workers = *parsed;
     }
     auto stats = env_flag("STRATA_STATS");
     if (!stats) {

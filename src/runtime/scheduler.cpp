@@ -18,6 +18,9 @@ namespace {
 
 thread_local detail::Worker* tls_worker = nullptr;
 
+// Options::workers above this is surely a mistake (a typo'd count), not a plan.
+constexpr int max_workers = 4096;
+
 class FunctionTask final : public Task {
 public:
     explicit FunctionTask(std::function<void()> function) : function_(std::move(function)) {}
@@ -49,16 +52,29 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
                           "Runtime::start: max_workers_per_core={}: at least one worker per core is needed",
                           options.max_workers_per_core);
     }
+    if (options.workers < 0 || options.workers > max_workers) {
+        return make_error(Errc::invalid_argument, "Runtime::start: workers={}: expected 0 (one per CPU) to {}",
+                          options.workers, max_workers);
+    }
     impl->cpus = std::move(*cpus);
+    const auto workers = static_cast<std::size_t>(options.workers);
+    if (workers > 0 && workers < impl->cpus.size()) {
+        impl->cpus.resize(workers);
+    }
     impl->max_cpu = *std::max_element(impl->cpus.begin(), impl->cpus.end()) + 1;
+    std::size_t slots = 0;
     for (std::size_t i = 0; i < impl->cpus.size(); ++i) {
         auto core = std::make_unique<detail::Core>();
         core->index = static_cast<int>(i);
         core->cpu = impl->cpus[i];
+        // More workers than CPUs: the first cores take one more each.
+        if (workers > impl->cpus.size()) {
+            core->base = static_cast<int>(workers / impl->cpus.size() + (i < workers % impl->cpus.size() ? 1 : 0));
+        }
+        slots += static_cast<std::size_t>(core->base - 1 + options.max_workers_per_core);
         impl->cores.push_back(std::move(core));
     }
-    impl->slots = std::vector<std::atomic<detail::Worker*>>(impl->cpus.size() *
-                                                            static_cast<std::size_t>(options.max_workers_per_core));
+    impl->slots = std::vector<std::atomic<detail::Worker*>>(slots);
     impl->options = std::move(options);
 
     std::unique_ptr<Runtime> runtime(new Runtime(std::move(impl)));
@@ -112,14 +128,17 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     rt.cover_reason = std::move(cover->reason);
     rt.monitor_ready.store(true, std::memory_order_release);
     if (rt.options.verbose) {
-        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}; cover priority {}\n", rt.cpus.size(),
-                   describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason(), rt.cover_reason);
+        fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}; cover priority {}\n",
+                   runtime->workers(), describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason(),
+                   rt.cover_reason);
     }
 
     for (auto& core : rt.cores) {
-        if (auto worker = rt.add_worker(*core); !worker) {
-            rt.stop();
-            return std::unexpected(worker.error());
+        for (int i = 0; i < core->base; ++i) {
+            if (auto worker = rt.add_worker(*core); !worker) {
+                rt.stop();
+                return std::unexpected(worker.error());
+            }
         }
     }
     rt.leader = std::thread([&rt] { rt.leader_main(); });
@@ -172,6 +191,57 @@ void Runtime::spawn(std::function<void()> function, TaskGroup* group) {
     spawn(task, group);
 }
 
+void Runtime::spawn_prioritized(Task* task, std::uint64_t priority, TaskGroup* group) {
+    const OutOfBody guard(tls_worker);
+    RuntimeAccess::group(*task) = group;
+    if (group != nullptr) {
+        group->pending_.fetch_add(1, std::memory_order_relaxed);
+    }
+    impl_->push_prioritized(task, priority);
+    if (detail::Worker* self = tls_worker; self != nullptr && self->rt == impl_.get()) {
+        impl_->scheduling_point(*self);
+    }
+}
+
+void Runtime::spawn_prioritized(std::function<void()> function, std::uint64_t priority, TaskGroup* group) {
+    auto* task = new FunctionTask(std::move(function));
+    RuntimeAccess::owned(*task) = true;
+    spawn_prioritized(task, priority, group);
+}
+
+namespace {
+
+// The heap's order: std::push_heap keeps its greatest element first, so the
+// "less" one is the lower priority, or the later spawn among equals.
+bool priority_order(const Runtime::Impl::Prioritized& a, const Runtime::Impl::Prioritized& b) {
+    return a.priority != b.priority ? a.priority < b.priority : a.seq > b.seq;
+}
+
+}  // namespace
+
+void Runtime::Impl::push_prioritized(Task* task, std::uint64_t priority) {
+    queued.fetch_add(1, std::memory_order_seq_cst);
+    {
+        std::lock_guard lock(priority_mutex);
+        prioritized.push_back({priority, priority_seq++, task});
+        std::push_heap(prioritized.begin(), prioritized.end(), priority_order);
+        prioritized_size.fetch_add(1, std::memory_order_release);
+    }
+    wake_for_spawn();
+}
+
+Task* Runtime::Impl::take_prioritized() {
+    std::lock_guard lock(priority_mutex);
+    if (prioritized.empty()) {
+        return nullptr;
+    }
+    std::pop_heap(prioritized.begin(), prioritized.end(), priority_order);
+    Task* task = prioritized.back().task;
+    prioritized.pop_back();
+    prioritized_size.fetch_sub(1, std::memory_order_release);
+    return task;
+}
+
 void Runtime::Impl::push(Task* task) {
     queued.fetch_add(1, std::memory_order_seq_cst);
     if (detail::Worker* self = tls_worker; self != nullptr && self->rt == this) {
@@ -184,10 +254,12 @@ void Runtime::Impl::push(Task* task) {
     wake_for_spawn();
 }
 
-// A parked worker is woken for new work only where no worker of the core is
-// active (an active one finds the task itself), or, with a monitor, where no
-// worker is ready: the monitor reported that core when it emptied, maybe
-// before this task existed, so nobody else would act before the next scan.
+// A parked worker is woken for new work only where the core has fewer active
+// workers than it keeps side by side (an active one finds the task itself;
+// with several per core, each of them must be there to run tasks at once),
+// or, with a monitor, where no worker is ready: the monitor reported that
+// core when it emptied, maybe before this task existed, so nobody else would
+// act before the next scan.
 void Runtime::Impl::wake_for_spawn() {
     if (monitored) {
         for (auto& core : cores) {
@@ -200,7 +272,7 @@ void Runtime::Impl::wake_for_spawn() {
         return;
     }
     for (auto& core : cores) {
-        if (core->active.load(std::memory_order_acquire) == 0 && unpark_one(*core)) {
+        if (core->active.load(std::memory_order_acquire) < core->base && unpark_one(*core)) {
             return;
         }
     }
@@ -226,7 +298,11 @@ Task* Runtime::Impl::find_task(detail::Worker& self) {
     // behind workers that keep spawning into their own deques (8, not the 61
     // of Go and Tokio: EDTs run for milliseconds, so 61 looks are a long wait).
     constexpr unsigned inject_period = 8;
-    Task* task = ++self.looks % inject_period == 0 ? take_injected() : nullptr;
+    // Prioritized tasks first: they start before every task without a priority.
+    Task* task = prioritized_size.load(std::memory_order_acquire) > 0 ? take_prioritized() : nullptr;
+    if (task == nullptr && ++self.looks % inject_period == 0) {
+        task = take_injected();
+    }
     if (task == nullptr) {
         task = self.deque.pop();
     }
@@ -360,15 +436,31 @@ void Runtime::Impl::drop_queued() {
             drop(task);
         }
     }
-    std::lock_guard lock(inject_mutex);
-    for (Task* task : inject) {
-        drop(task);
+    {
+        std::lock_guard lock(inject_mutex);
+        for (Task* task : inject) {
+            drop(task);
+        }
+        inject.clear();
     }
-    inject.clear();
+    std::lock_guard lock(priority_mutex);
+    for (const Prioritized& entry : prioritized) {
+        drop(entry.task);
+    }
+    prioritized.clear();
+    prioritized_size.store(0, std::memory_order_release);
 }
 
 const std::vector<int>& Runtime::cpus() const noexcept {
     return impl_->cpus;
+}
+
+int Runtime::workers() const noexcept {
+    int count = 0;
+    for (const auto& core : impl_->cores) {
+        count += core->base;
+    }
+    return count;
 }
 
 std::string_view Runtime::monitor_backend() const noexcept {

@@ -73,6 +73,10 @@ struct Worker {
 struct Core {
     int index = 0;
     int cpu = 0;
+    // Workers the core keeps ready side by side (its share of
+    // Options::workers, usually 1): more are covers for blocked ones, and
+    // fewer ready means the core can take a woken one.
+    int base = 1;
     std::mutex mutex;
     std::vector<Worker*> idle;                 // parked workers, guarded by mutex
     std::vector<Worker*> members;              // every worker of this core, guarded by mutex
@@ -135,6 +139,19 @@ struct Runtime::Impl {
     std::deque<Task*> inject;
     std::atomic<std::int64_t> inject_size{0};
 
+    // Tasks spawned with a priority: a heap, the highest priority first, then
+    // the earliest spawn (priority_order). find_task looks here first; the
+    // size lets it skip the lock when there are none.
+    struct Prioritized {
+        std::uint64_t priority = 0;
+        std::uint64_t seq = 0;
+        Task* task = nullptr;
+    };
+    std::mutex priority_mutex;
+    std::vector<Prioritized> prioritized;  // guarded by priority_mutex
+    std::uint64_t priority_seq = 0;        // guarded by priority_mutex
+    std::atomic<std::int64_t> prioritized_size{0};
+
     std::atomic<std::int64_t> queued{0};  // tasks spawned and not yet taken
     std::atomic<int> sleepers{0};         // parked workers
     std::atomic<bool> stopping{false};
@@ -151,6 +168,8 @@ struct Runtime::Impl {
 
     // scheduler.cpp
     void push(Task* task);
+    void push_prioritized(Task* task, std::uint64_t priority);
+    Task* take_prioritized();
     Task* find_task(detail::Worker& self);
     Task* take_injected();
     void execute(detail::Worker& self, Task* task);

@@ -22,9 +22,9 @@ using detail::Worker;
 // `cover`: created for a core whose active workers are all blocked (attend()).
 Result<Worker*> Runtime::Impl::add_worker(Core& core, bool cover) {
     std::unique_lock core_lock(core.mutex);
-    if (core.workers >= options.max_workers_per_core) {
-        return make_error(Errc::busy, "Runtime: cpu={}: already {} workers (max_workers_per_core)", core.cpu,
-                          core.workers);
+    if (core.workers >= core.base - 1 + options.max_workers_per_core) {
+        return make_error(Errc::busy, "Runtime: cpu={}: already {} workers ({} side by side + max_workers_per_core)",
+                          core.cpu, core.workers, core.base - 1);
     }
     std::lock_guard lock(workers_mutex);
     if (stopping.load(std::memory_order_acquire)) {
@@ -112,10 +112,11 @@ void Runtime::Impl::worker_main(Worker& self) {
     detail::current_worker() = nullptr;
 }
 
-// At a scheduling point a worker of a core with more than one ready worker
-// surrenders the core: it parks until the core needs it again. The runtime's
-// own active count must agree, so a stale monitor reading never leaves a core
-// without an active worker.
+// At a scheduling point a worker of a core with more ready workers than the
+// core keeps side by side (core.base, usually one) surrenders the core: it
+// parks until the core needs it again. The runtime's own active count must
+// agree, so a stale monitor reading never leaves a core with fewer active
+// workers than that.
 void Runtime::Impl::scheduling_point(Worker& self) {
     if (!monitored || stopping.load(std::memory_order_relaxed)) {
         return;
@@ -123,7 +124,7 @@ void Runtime::Impl::scheduling_point(Worker& self) {
     Core& core = *self.core;
     // Normally the worker that leaves restores its cover; this catches the rest.
     if (self.idle_priority.load(std::memory_order_relaxed) &&
-        (core.active.load(std::memory_order_acquire) <= 1 || !cover_idle.load(std::memory_order_relaxed))) {
+        (core.active.load(std::memory_order_acquire) <= core.base || !cover_idle.load(std::memory_order_relaxed))) {
         check_cover(self);
     }
     // idle+suspend: a cover suspended for this worker's wakeup has done its
@@ -143,7 +144,7 @@ void Runtime::Impl::scheduling_point(Worker& self) {
     // Again after waking: a worker woken to cover for a short block finds the
     // blocked worker back already, and leaves again rather than resume its
     // task beside it.
-    while (monitor->ready(core.cpu) > 1 && core.active.load(std::memory_order_acquire) > 1 &&
+    while (monitor->ready(core.cpu) > core.base && core.active.load(std::memory_order_acquire) > core.base &&
            !stopping.load(std::memory_order_relaxed)) {
         if (!park(self, true)) {
             break;
@@ -163,8 +164,8 @@ bool Runtime::Impl::park(Worker& self, bool surrender) {
     }
     {
         std::lock_guard lock(core.mutex);
-        // Two workers surrendering at once must not leave the core without an active one.
-        if (surrender && core.active.load(std::memory_order_acquire) <= 1) {
+        // Two workers surrendering at once must not leave the core with fewer active than its base.
+        if (surrender && core.active.load(std::memory_order_acquire) <= core.base) {
             return false;
         }
         if (core.suspended.load(std::memory_order_acquire) == &self) {

@@ -36,14 +36,33 @@ def test_every_committed_report_loads_with_its_command_and_medians(bench):
 
 
 def test_targets_are_the_reports_target_rows_with_met_and_missed(bench):
-    raw = json.loads((REPORTS / "storage-windows" / "results.json").read_text())["summary"]["targets"]
+    doc = json.loads((REPORTS / "storage-windows" / "results.json").read_text())
+    raw = doc["targets"]
     sut = bench.load("storage-windows", REPORTS)
-    assert [t.name for t in sut.targets] == [row["target"] for row in raw]
-    assert len(sut.met) == sum(row["met"] is True for row in raw) > 0
-    assert len(sut.missed) == sum(row["met"] is False for row in raw) > 0
+    assert [(t.id, t.name, t.measured, t.named) for t in sut.targets] == [
+        (r["id"], r["target"], r["measured"], r["named"]) for r in raw
+    ]
+    assert len(sut.met) == sum(r["met"] is True for r in raw) > 0
+    assert len(sut.missed) == sum(r["met"] is False for r in raw) > 0
     undecided = [t for t in sut.targets if t.met is None]
-    assert len(undecided) == sum(not isinstance(row["met"], bool) for row in raw)
-    assert all("not established" in t.measured for t in undecided)
+    assert len(undecided) == sum(r["met"] is None for r in raw) > 0
+    # The verdicts are report.py's own rows (results.md's table), which the shared rows carry as "detail".
+    judged = [r for r in raw if "detail" in r]
+    assert len(judged) == len(doc["summary"]["targets"])
+    for shared, row in zip(judged, doc["summary"]["targets"], strict=True):
+        assert shared["detail"] == row["measured"]
+        assert shared["met"] is (row["met"] if isinstance(row["met"], bool) else None)
+
+
+def test_every_committed_report_carries_its_targets_in_the_shared_shape(bench):
+    for suite in COMMITTED:
+        doc = json.loads((REPORTS / suite / "results.json").read_text())
+        assert isinstance(doc.get("targets"), list), f"{suite}: no targets list"
+        sut = bench.load(suite, REPORTS)
+        assert [t.id for t in sut.targets] == [r["id"] for r in doc["targets"]]
+        assert all(t.named and t.experiment and t.paper and t.measured for t in sut.targets), suite
+        replaced = {t.superseded_by for t in sut.targets} - {""}
+        assert replaced <= {t.id for t in sut.targets}, f"{suite}: superseded by a row it does not have"
 
 
 def test_umts_targets_are_the_rows_of_its_markdown_reports_targets_table(bench):
@@ -52,12 +71,46 @@ def test_umts_targets_are_the_rows_of_its_markdown_reports_targets_table(bench):
     text = (REPORTS / "umt" / "results.md").read_text()
     table = text[text.index("## Targets") :].split("\n\n")[2]
     rows = [line.split(" | ") for line in table.splitlines()[2:]]
-    sut = bench.load("umt", REPORTS)
-    assert len(sut.targets) == len(rows) >= 7
-    for target, (name, measured, met) in zip(sut.targets, rows, strict=True):
-        assert name.removeprefix("| ") == target.name
-        assert measured == target.measured
-        assert target.met is (met.removesuffix(" |") == "yes")
+    raw = json.loads((REPORTS / "umt" / "results.json").read_text())["targets"]
+    judged = [r for r in raw if "detail" in r]
+    sut = {t.id: t for t in bench.load("umt", REPORTS).targets}
+    assert len(judged) == len(rows) >= 7
+    for r, (name, measured, met) in zip(judged, rows, strict=True):
+        assert name.removeprefix("| ") == r["detail"]
+        assert measured == sut[r["id"]].measured
+        assert sut[r["id"]].met is (met.removesuffix(" |") == "yes")
+    # The definitions a later one replaced keep their rows beside, judged on the same run.
+    assert {t.superseded_by for t in sut.values()} - {""} == {"speedup-to-bound", "utilization"}
+
+
+def test_shared_target_rows_that_break_the_shape_are_named(bench, tmp_path):
+    good = {
+        "id": "x",
+        "experiment": "e",
+        "paper": "—",
+        "target": "≤ 1",
+        "named": "abc1234",
+        "measured": "0.5",
+        "met": True,
+        "headline": False,
+    }
+    cases = [
+        ([{k: v for k, v in good.items() if k != "named"}], r"targets\[0\]: missing named"),
+        ([good, good], r"targets\[1\]: id='x': used by an earlier row"),
+        ([good | {"met": "yes"}], r"targets\[0\]: met='yes': expected bool or null"),
+        ([good | {"headline": None}], r"targets\[0\]: headline=None: expected bool"),
+        ([good, 3], r"targets\[1\]: expected an object, found a int"),
+    ]
+    for rows, message in cases:
+        (tmp_path / "results.json").write_text(json.dumps({"suite": "mine", "targets": rows}))
+        with pytest.raises(bench.ResultsError, match=message):
+            bench.load("mine", tmp_path)
+    (tmp_path / "results.json").write_text(json.dumps({"suite": "mine", "targets": []}))
+    assert bench.load("mine", tmp_path).targets == []
+    (tmp_path / "results.json").write_text(
+        json.dumps({"suite": "mine", "targets": [{"target": "t", "met": False}]})
+    )
+    assert [(t.name, t.met, t.id) for t in bench.load("mine", tmp_path).targets] == [("t", False, "")]
 
 
 def test_a_configurations_median_is_the_value_the_report_records(bench):

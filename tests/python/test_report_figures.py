@@ -5,6 +5,7 @@ checker lets a drifted figure through or refuses a correct one.
 """
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,75 @@ def test_prose_that_cites_no_report_is_not_checked(tmp_path):
 def test_the_committed_reports_agree_with_their_results():
     done = subprocess.run([sys.executable, str(CHECKER)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def commit_all(root: Path, message: str) -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    if not (root / ".git").exists():
+        git("init", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", message)
+    return git("rev-parse", "--short=7", "HEAD").strip()
+
+
+def with_an_earlier_run_in_history(tmp_path: Path) -> tuple[Path, str]:
+    """A demo suite whose run "round-1" (its own results: 1.19 %) was committed, then left the tree."""
+    root = make_repo(tmp_path, "Nothing quoted.\n")
+    run = root / "docs" / "benchmarks" / "demo" / "round-1"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps({"overhead": 0.0119}))
+    commit = commit_all(root, "round 1")
+    shutil.rmtree(run)
+    return root, commit
+
+
+def test_a_figure_of_an_earlier_run_is_checked_against_git_history(tmp_path):
+    root, commit = with_an_earlier_run_in_history(tmp_path)
+    readme = root / "docs" / "benchmarks" / "demo" / "README.md"
+    readme.write_text(
+        f"The first round measured 1.19 % (`git show {commit}:docs/benchmarks/demo/round-1/results.json`).\n"
+    )
+    done = check(root)
+    assert done.returncode == 0, done.stderr
+    readme.write_text(
+        f"The first round measured 1.21 % (`git show {commit}:docs/benchmarks/demo/round-1/`).\n"
+    )
+    done = check(root)
+    assert (
+        done.returncode == 1 and f"1.21% is not in the results of demo, demo/round-1@{commit}" in done.stderr
+    )
+
+
+def test_a_link_to_an_earlier_run_uses_the_commit_its_suites_readme_names(tmp_path):
+    root, commit = with_an_earlier_run_in_history(tmp_path)
+    (root / "docs" / "benchmarks" / "demo" / "README.md").write_text(
+        f"Earlier runs: `git show {commit}:docs/benchmarks/demo/`.\n"
+    )
+    (root / "README.md").write_text("Round 1 measured 1.19 % ([round-1](docs/benchmarks/demo/round-1/)).\n")
+    done = check(root)
+    assert done.returncode == 0, done.stderr
+    # Without a commit to read it from, the earlier run cannot vouch for the figure: both are named.
+    (root / "docs" / "benchmarks" / "demo" / "README.md").write_text("No earlier runs named.\n")
+    done = check(root)
+    assert done.returncode == 1
+    assert (
+        "cites docs/benchmarks/demo/round-1, not in the tree: its suite's README names no commit"
+        in done.stderr
+    )
+
+
+def test_a_run_that_git_cannot_read_is_named(tmp_path):
+    root, _ = with_an_earlier_run_in_history(tmp_path)
+    (root / "README.md").write_text(
+        "Round 2 measured 1.19 % (`git show 0000000:docs/benchmarks/demo/round-2/`).\n"
+    )
+    done = check(root)
+    assert done.returncode == 1
+    assert "git cannot read 0000000:docs/benchmarks/demo/round-2/" in done.stderr

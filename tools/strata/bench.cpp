@@ -1,7 +1,8 @@
 // `strata bench <suite>`: each suite is a script <bench dir>/<suite>/run
 // (paths::bench_dir(): <prefix>/share/strata/bench when installed, the source
 // tree's bench/ from a build tree); this finds it and the harness binaries
-// (paths::helper_dir()) and hands over. `strata bench --list` lists the suites.
+// (paths::helper_dir()) and hands over, or, on a terminal, runs it and shows
+// its progress (bench_watch.cpp). `strata bench --list` lists the suites.
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_watch.hpp"
 #include "commands.hpp"
 #include "paths.hpp"
 
@@ -75,7 +77,7 @@ int list_bench_suites(bool json) {
     return 0;
 }
 
-int run_bench(const std::string& suite, const std::vector<std::string>& args) {
+int run_bench(const std::string& suite, const std::vector<std::string>& args, bool quiet) {
     const auto dir = paths::bench_dir();
     const std::filesystem::path script = dir / suite / "run";
     if (suite.empty() || suite.find('/') != std::string::npos || suite.front() == '.' ||
@@ -102,6 +104,13 @@ int run_bench(const std::string& suite, const std::vector<std::string>& args) {
         argv.push_back(a.data());
     }
     argv.push_back(nullptr);
+    // A suite's --help is over before a line could say anything.
+    const bool help = std::find_if(args.begin(), args.end(),
+                                   [](const std::string& a) { return a == "-h" || a == "--help"; }) != args.end();
+    progress::Line line({.enabled = !quiet && !help, .prefix = "strata bench " + suite, .elapsed = true});
+    if (line.active()) {
+        return watch_suite(script, argv, line);
+    }
     ::execv(script.c_str(), argv.data());
     fmt::print(stderr, "strata bench: cannot run {}: {}\n", script.string(), std::strerror(errno));
     return 1;

@@ -15,6 +15,7 @@ namespace strata::cli {
 struct DemoOptions {
     std::string dir;  ///< where storage files go; a fresh directory under /var/tmp by default
     bool json = false;
+    bool quiet = false;             ///< no progress line
     std::vector<std::string> only;  ///< sections to run (demo_sections()); empty: all
 };
 /// The names of the demo's sections, in the order they run.
@@ -23,7 +24,8 @@ const std::vector<std::string>& demo_sections();
 int run_demo(const DemoOptions& options);
 
 /// `strata bench <suite> [args...]`: runs <bench dir>/<suite>/run (tools/strata/paths.hpp); exit code.
-int run_bench(const std::string& suite, const std::vector<std::string>& args);
+/// On a terminal and without `quiet`, it watches the suite and shows its progress (bench_watch.cpp).
+int run_bench(const std::string& suite, const std::vector<std::string>& args, bool quiet);
 /// `strata bench --list [--json]`: one line (or JSON object) per suite, its name and what it measures; exit code.
 int list_bench_suites(bool json);
 
@@ -31,6 +33,7 @@ int list_bench_suites(bool json);
 struct OcrOptions {
     std::string monitor;            ///< STRATA_MONITOR: auto, ebpf, proc, off
     std::string cpus;               ///< STRATA_CPUS: "0-3,6"
+    std::string workers;            ///< STRATA_WORKERS: a count, more than the CPUs allowed
     std::string db_placement;       ///< STRATA_OCR_DB_PLACEMENT: memory, shared, storage
     std::string db_dir;             ///< STRATA_OCR_DB_DIR
     bool stats = false;             ///< STRATA_STATS=1
@@ -62,6 +65,7 @@ struct RunOptions {
     std::string write;             ///< write the workflow file here instead of running it
     std::string mpiexec = STRATA_MPIEXEC;
     bool json = false;
+    bool quiet = false;  ///< no progress line
 };
 /// `strata run WORKFLOW.toml`: runs a synthetic workflow and reports throughput and latency; exit code.
 int run_workflow(const RunOptions& options);

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     auto* demo_cmd = app.add_subcommand("demo", "A short tour of every capability on small data, with a report");
     demo_cmd->add_option("--dir", demo.dir, "Directory for storage files (default: a fresh one under /var/tmp)");
     demo_cmd->add_flag("--json", demo.json, "Print the report as JSON");
+    demo_cmd->add_flag("--quiet,-q", demo.quiet,
+                       "No progress line (it is shown only when stderr is a terminal, and never with --json)");
     demo_cmd->add_option("--only", demo.only, "Run only these sections (comma-separated; default: all)")
         ->delimiter(',')
         ->check(CLI::IsMember(strata::cli::demo_sections()));
@@ -37,6 +39,9 @@ int main(int argc, char** argv) {
     bool bench_json = false;
     bench_cmd->add_flag("--list", bench_list, "List the suites and what each measures");
     bench_cmd->add_flag("--json", bench_json, "With --list: print JSON");
+    bool bench_quiet = false;
+    bench_cmd->add_flag("--quiet,-q", bench_quiet,
+                        "No progress line (it is shown only when stderr is a terminal); give it before SUITE");
     bench_cmd->add_option("suite", suite, "Suite to run (see --list); `strata bench <suite> --help` gives its options");
     // Everything after the suite name goes to the suite unparsed (see `strata bench <suite> --help`).
     bench_cmd->prefix_command();
@@ -48,6 +53,10 @@ int main(int argc, char** argv) {
     ocr_cmd->add_option(
         "--cpus", ocr.cpus,
         "CPUs to run workers on, e.g. 0-3,6 (default: $STRATA_CPUS, else every CPU the process may use)");
+    ocr_cmd->add_option("--workers", ocr.workers,
+                        "Workers that run EDTs side by side (ocrNbWorkers), more than the CPUs if asked: they then "
+                        "share cores (default: $STRATA_WORKERS, else the program's -ocr:cfg file or $OCR_CONFIG, else "
+                        "one per CPU)");
     ocr_cmd->add_option("--db-placement", ocr.db_placement,
                         "Where data blocks live unless a hint says: memory, shared or storage (default: "
                         "$STRATA_OCR_DB_PLACEMENT, else memory)");
@@ -84,6 +93,8 @@ int main(int argc, char** argv) {
     run_cmd->add_option("--write", run.write, "Write the workflow file here instead of running it (default: run it)");
     run_cmd->add_option("--mpiexec", run.mpiexec, "mpiexec to start the tasks with")->capture_default_str();
     run_cmd->add_flag("--json", run.json, "Print the report as JSON");
+    run_cmd->add_flag("--quiet,-q", run.quiet,
+                      "No progress line (shown after 2 s only when stderr is a terminal, and never with --json)");
 
     strata::cli::ShmOptions shm;
     auto* shm_cmd = app.add_subcommand("shm", "Shared-object segments: list them, remove those whose users died");
@@ -113,7 +124,7 @@ int main(int argc, char** argv) {
     // `strata bench SUITE ARGS...`: everything after the suite is the suite's,
     // --help included (CLI11 would take that --help for `strata bench`).
     if (argc >= 3 && std::string_view(argv[1]) == "bench" && argv[2][0] != '-') {
-        return strata::cli::run_bench(argv[2], std::vector<std::string>(argv + 3, argv + argc));
+        return strata::cli::run_bench(argv[2], std::vector<std::string>(argv + 3, argv + argc), false);
     }
     auto* completion_cmd = app.add_subcommand(
         "completion", "Print a shell completion script (bash, zsh or fish) generated from these commands");
@@ -173,7 +184,7 @@ int main(int argc, char** argv) {
             }
             return 2;
         }
-        return strata::cli::run_bench(suite, bench_cmd->remaining());
+        return strata::cli::run_bench(suite, bench_cmd->remaining(), bench_quiet);
     }
     if (*ocr_cmd) {
         return strata::cli::run_ocr_program(ocr, ocr_command);

@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "external/config.hpp"
 #include "strata/error.hpp"
+#include "strata/runtime.hpp"
 
 namespace strata::cli {
 
@@ -105,6 +106,12 @@ int run_ocr_program(const OcrOptions& options, std::vector<std::string> command)
             return 2;
         }
     }
+    if (!options.workers.empty()) {
+        if (auto workers = runtime::parse_workers(options.workers, "--workers"); !workers) {
+            fmt::print(stderr, "strata ocr: {}\n", workers.error().what());
+            return 2;
+        }
+    }
     if (!options.external_exposure.empty() && !external::exposure_choice_of(options.external_exposure)) {
         fmt::print(stderr, "strata ocr: --external-exposure={}: not an exposure (expected auto, memfd or fuse)\n",
                    options.external_exposure);
@@ -116,6 +123,7 @@ int run_ocr_program(const OcrOptions& options, std::vector<std::string> command)
     set("STRATA_EXTERNAL_EXPOSURE", options.external_exposure);
     set("STRATA_MONITOR", options.monitor);
     set("STRATA_CPUS", options.cpus);
+    set("STRATA_WORKERS", options.workers);
     set("STRATA_OCR_DB_PLACEMENT", options.db_placement);
     set("STRATA_OCR_DB_DIR", options.db_dir);
     if (options.stats) ::setenv("STRATA_STATS", "1", 1);

@@ -1,6 +1,7 @@
 // `strata run WORKFLOW.toml`: runs a synthetic workflow (docs/workflow.md).
 // Process methods start one strata-workflow-task rank per task with mpiexec;
-// method threads runs in this process. A progress bar goes to a terminal.
+// method threads runs in this process. A run that lasts over 2 s shows its
+// progress on a terminal (progress.hpp).
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 
 #include "commands.hpp"
 #include "paths.hpp"
+#include "progress.hpp"
 #include "strata/shm.hpp"
 #include "strata/workflow.hpp"
 
@@ -22,31 +24,6 @@ namespace strata::cli {
 namespace {
 
 namespace wf = strata::workflow;
-
-class ProgressBar {
-public:
-    explicit ProgressBar(bool enabled) : enabled_(enabled) {}
-    void update(std::uint64_t done, std::uint64_t total) {
-        if (!enabled_ || total == 0) {
-            return;
-        }
-        const int width = 40;
-        const auto filled = static_cast<int>(static_cast<double>(done) / static_cast<double>(total) * width);
-        fmt::print(stderr, "\r[{:<{}}] {}/{} iterations", std::string(static_cast<std::size_t>(filled), '#'), width,
-                   done, total);
-        drawn_ = true;
-    }
-    void clear() {
-        if (drawn_) {
-            fmt::print(stderr, "\r{:<80}\r", "");
-            drawn_ = false;
-        }
-    }
-
-private:
-    bool enabled_;
-    bool drawn_ = false;
-};
 
 // After the job: a job that died leaves its segment behind with no live user
 // (the last user to detach removes it, and no one detached). The name is this
@@ -61,7 +38,7 @@ void remove_dead_segment(const std::string& name) {
     }
 }
 
-Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options, ProgressBar& bar) {
+Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options, progress::Line& line) {
     const auto found = paths::find_helper("strata-workflow-task");
     if (!found) {
         return make_error(Errc::not_found, "strata-workflow-task: not in {} (build the default preset)",
@@ -92,8 +69,10 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
     const std::string segment = fmt::format("strata-workflow-{}-{}", ::getpid(), dir.filename().string());
     std::vector<std::string> args{options.mpiexec, "-n",          std::to_string(workflow.tasks.size()),
                                   task.string(),   file.string(), "--result",
-                                  result.string(), "--segment",   segment,
-                                  "--progress"};
+                                  result.string(), "--segment",   segment};
+    if (line.active()) {
+        args.emplace_back("--progress");
+    }
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
         return make_sys_error(errno, "strata run: pipe");
@@ -118,15 +97,15 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
     }
     ::close(pipe_fds[1]);
     FILE* lines = ::fdopen(pipe_fds[0], "r");
-    char line[512];
-    while (lines != nullptr && std::fgets(line, sizeof line, lines) != nullptr) {
+    char buffer[512];
+    while (lines != nullptr && std::fgets(buffer, sizeof buffer, lines) != nullptr) {
         unsigned long long done = 0;
         unsigned long long total = 0;
-        if (std::sscanf(line, "progress %llu %llu", &done, &total) == 2) {
-            bar.update(done, total);
+        if (std::sscanf(buffer, "progress %llu %llu", &done, &total) == 2) {
+            line.show(done, total, "iterations");
         } else {
-            bar.clear();
-            std::fputs(line, stdout);
+            line.clear();
+            std::fputs(buffer, stdout);
         }
     }
     if (lines != nullptr) {
@@ -134,7 +113,7 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
     }
     int status = 0;
     ::waitpid(child, &status, 0);
-    bar.clear();
+    line.clear();
     remove_dead_segment(segment);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         return make_error(Errc::io_error, "{} -n {} {}: failed (exit status {}; its errors are above)", options.mpiexec,
@@ -216,17 +195,22 @@ int run_workflow(const RunOptions& options) {
         }
         return 0;
     }
-    ProgressBar bar(!options.json && ::isatty(STDERR_FILENO) != 0);
+    // Only a run that lasts: the line appears after 2 s.
+    progress::Line line(
+        {.enabled = !options.quiet && !options.json, .prefix = "strata run", .delay = std::chrono::seconds(2)});
+    // The workers call this between iterations: every 200th of the run, and
+    // not at all without a terminal.
+    wf::Progress on_iteration;
+    if (line.active()) {
+        on_iteration = [&](std::uint64_t done, std::uint64_t total) {
+            if (done % std::max<std::uint64_t>(1, total / 200) == 0 || done == total) {
+                line.show(done, total, "iterations");
+            }
+        };
+    }
     Result<wf::Report> report =
-        workflow->uses_threads()
-            ? wf::run_threads(*workflow,
-                              [&](std::uint64_t done, std::uint64_t total) {
-                                  if (done % std::max<std::uint64_t>(1, total / 200) == 0 || done == total) {
-                                      bar.update(done, total);
-                                  }
-                              })
-            : run_processes(*workflow, options, bar);
-    bar.clear();
+        workflow->uses_threads() ? wf::run_threads(*workflow, on_iteration) : run_processes(*workflow, options, line);
+    line.clear();
     if (!report) {
         fmt::print(stderr, "strata run: {}\n", report.error().what());
         return 1;

@@ -8,7 +8,8 @@
 extern "C" {
 #endif
 
-typedef enum { AFFINITY_PD, AFFINITY_PD_MASTER, AFFINITY_CURRENT, AFFINITY_GUID } ocrAffinityKind;
+/** The reference's kinds, in its order (AFFINITY_SIM is its simulator's). */
+typedef enum { AFFINITY_CURRENT, AFFINITY_PD, AFFINITY_PD_MASTER, AFFINITY_SIM, AFFINITY_GUID } ocrAffinityKind;
 
 u8 ocrAffinityCount(ocrAffinityKind kind, u64* count);
 u8 ocrAffinityGet(ocrAffinityKind kind, u64* count, ocrGuid_t* affinities);

@@ -32,7 +32,8 @@ typedef enum {
     GUID_USER_EVENT_IDEM = 19,
     GUID_USER_EVENT_STICKY = 21,
     GUID_USER_EVENT_LATCH = 22,
-    GUID_USER_EVENT_CHANNEL = 23
+    GUID_USER_EVENT_CHANNEL = 23,
+    GUID_USER_EVENT_COLLECTIVE = 24
 } ocrGuidUserKind;
 
 /** Reserves numberGuid GUIDs of `kind`; *rangeGuid names the range. */

@@ -11,7 +11,8 @@
  *
  * Such a program still links with -lstrata-ocr and defines no mainEdt.
  * Runtime options come from the environment as for any OCR program
- * (STRATA_CPUS, STRATA_MONITOR, ...; `strata ocr` sets them). One context per
+ * (STRATA_CPUS, STRATA_WORKERS, STRATA_MONITOR, ...; `strata ocr` sets
+ * them); the worker count also from ocrConfig's iniFile. One context per
  * process at a time. The calls are made from the program's own threads, not
  * from EDTs. */
 #ifndef STRATA_OCR_LEGACY_H
@@ -23,16 +24,17 @@
 extern "C" {
 #endif
 
-/** The runtime's configuration: the program's arguments (strata takes no
- *  runtime arguments from argv, so they are all the program's) and an INI file
- *  strata ignores. */
+/** The runtime's configuration: the program's arguments (without the
+ *  reference's `-ocr:cfg FILE`) and the reference's configuration file, of
+ *  which strata reads the worker count (NULL: none). */
 typedef struct _ocrConfig_t {
     int userArgc;
     char** userArgv;
     const char* iniFile;
 } ocrConfig_t;
 
-/** Fills ocrConfig with argc/argv (kept, not copied). */
+/** Fills ocrConfig: argc/argv without `-ocr:cfg FILE`, and iniFile from
+ *  there or $OCR_CONFIG. */
 void ocrParseArgs(int argc, const char* argv[], ocrConfig_t* ocrConfig);
 /** Starts the runtime; *legacyContext names it. Prints the reason and exits
  *  with code 2 when the runtime cannot start (as libstrata-ocr's main does). */

@@ -19,6 +19,9 @@ u32 ocrPause(bool isBlocking);
 ocrGuid_t ocrQuery(ocrQueryType_t query, ocrGuid_t guid, void** result, u32* size, u8 flags);
 /** Lets EDTs start again; ignored when not paused. */
 void ocrResume(u32 flag);
+/** The reference's user-driven fault injection (its resilience builds).
+ *  strata has no resilience layer: the call logs a warning and does nothing. */
+void ocrInjectFault(void);
 
 #ifdef __cplusplus
 }

@@ -25,29 +25,50 @@
 extern "C" {
 #endif
 
-/** A reduction operator: datum size, kind and operation bits (below). */
-typedef u16 redOp_t;
+/* redOp_t and collectiveType_t are in ocr-types.h (the creation parameters use them). */
 
-typedef enum { COL_REDUCE, COL_ALLREDUCE, COL_BROADCAST } collectiveType_t;
+/* The fields of a redOp_t, from the least significant bit, as the
+ * reference lays them out: associative, commutative, datum size (bytes - 1),
+ * signed, real, operator. REDOP_SIDX(f) is one past field f's most
+ * significant bit, REDOP_EIDX(f) its least significant bit. */
+#define REDOP_BIT_COUNT (16)
+#define REDOP_ASSOCIATIVE_SIZE (1)
+#define REDOP_COMMUTATIVE_SIZE (1)
+#define REDOP_DATUM_SIZE_SIZE (3)
+#define REDOP_SIGNED_SIZE (1)
+#define REDOP_TYPE_SIZE (1)
+#define REDOP_OPERATOR_SIZE (3)
+#define REDOP_ASSOCIATIVE_SIDX (REDOP_ASSOCIATIVE_SIZE)
+#define REDOP_COMMUTATIVE_SIDX (REDOP_ASSOCIATIVE_SIDX + REDOP_COMMUTATIVE_SIZE)
+#define REDOP_DATUM_SIZE_SIDX (REDOP_COMMUTATIVE_SIDX + REDOP_DATUM_SIZE_SIZE)
+#define REDOP_SIGNED_SIDX (REDOP_DATUM_SIZE_SIDX + REDOP_SIGNED_SIZE)
+#define REDOP_TYPE_SIDX (REDOP_SIGNED_SIDX + REDOP_TYPE_SIZE)
+#define REDOP_OPERATOR_SIDX (REDOP_TYPE_SIDX + REDOP_OPERATOR_SIZE)
+#define REDOP_SIZE(name) (REDOP_##name##_SIZE)
+#define REDOP_SIDX(name) (REDOP_##name##_SIDX)
+#define REDOP_EIDX(name) (REDOP_SIDX(name) - REDOP_SIZE(name))
 
-/* Bits of redOp_t. strata's own encoding; programs combine the names. */
-#define REDOP_ASSOCIATIVE STRATA_OCR_CAST(redOp_t, 1U << 0)
-#define REDOP_COMMUTATIVE STRATA_OCR_CAST(redOp_t, 1U << 1)
-#define REDOP_BS1 STRATA_OCR_CAST(redOp_t, 0U << 2) /* datum size: bytes - 1, in bits 2..4 */
-#define REDOP_BS2 STRATA_OCR_CAST(redOp_t, 1U << 2)
-#define REDOP_BS4 STRATA_OCR_CAST(redOp_t, 3U << 2)
-#define REDOP_BS8 STRATA_OCR_CAST(redOp_t, 7U << 2)
+/* Values of the fields. Unlike the reference, whose operator values are not
+ * shifted into their field (so its REDOP_F8_MULT equals REDOP_F8_ADD), strata
+ * places the operator in its field: programs that combine the names get the
+ * operation they named. */
+#define REDOP_ASSOCIATIVE STRATA_OCR_CAST(redOp_t, 1U << REDOP_EIDX(ASSOCIATIVE))
+#define REDOP_COMMUTATIVE STRATA_OCR_CAST(redOp_t, 1U << REDOP_EIDX(COMMUTATIVE))
+#define REDOP_BS1 STRATA_OCR_CAST(redOp_t, 0U << REDOP_EIDX(DATUM_SIZE))
+#define REDOP_BS2 STRATA_OCR_CAST(redOp_t, 1U << REDOP_EIDX(DATUM_SIZE))
+#define REDOP_BS4 STRATA_OCR_CAST(redOp_t, 3U << REDOP_EIDX(DATUM_SIZE))
+#define REDOP_BS8 STRATA_OCR_CAST(redOp_t, 7U << REDOP_EIDX(DATUM_SIZE))
 #define REDOP_UNSIGNED STRATA_OCR_CAST(redOp_t, 0U)
-#define REDOP_SIGNED STRATA_OCR_CAST(redOp_t, 1U << 5)
+#define REDOP_SIGNED STRATA_OCR_CAST(redOp_t, 1U << REDOP_EIDX(SIGNED))
 #define REDOP_INTEGER STRATA_OCR_CAST(redOp_t, 0U)
-#define REDOP_REAL STRATA_OCR_CAST(redOp_t, 1U << 6)
-#define REDOP_ADD STRATA_OCR_CAST(redOp_t, 0U << 7) /* operation in bits 7..9 */
-#define REDOP_MULT STRATA_OCR_CAST(redOp_t, 1U << 7)
-#define REDOP_MIN STRATA_OCR_CAST(redOp_t, 2U << 7)
-#define REDOP_MAX STRATA_OCR_CAST(redOp_t, 3U << 7)
-#define REDOP_BITAND STRATA_OCR_CAST(redOp_t, 4U << 7)
-#define REDOP_BITOR STRATA_OCR_CAST(redOp_t, 5U << 7)
-#define REDOP_BITXOR STRATA_OCR_CAST(redOp_t, 6U << 7)
+#define REDOP_REAL STRATA_OCR_CAST(redOp_t, 1U << REDOP_EIDX(TYPE))
+#define REDOP_ADD STRATA_OCR_CAST(redOp_t, 0U << REDOP_EIDX(OPERATOR))
+#define REDOP_MULT STRATA_OCR_CAST(redOp_t, 1U << REDOP_EIDX(OPERATOR))
+#define REDOP_MIN STRATA_OCR_CAST(redOp_t, 2U << REDOP_EIDX(OPERATOR))
+#define REDOP_MAX STRATA_OCR_CAST(redOp_t, 3U << REDOP_EIDX(OPERATOR))
+#define REDOP_BITAND STRATA_OCR_CAST(redOp_t, 4U << REDOP_EIDX(OPERATOR))
+#define REDOP_BITOR STRATA_OCR_CAST(redOp_t, 5U << REDOP_EIDX(OPERATOR))
+#define REDOP_BITXOR STRATA_OCR_CAST(redOp_t, 6U << REDOP_EIDX(OPERATOR))
 
 #define REDOP_F8_ADD (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS8 | REDOP_SIGNED | REDOP_REAL | REDOP_ADD)
 #define REDOP_F8_MULT (REDOP_ASSOCIATIVE | REDOP_COMMUTATIVE | REDOP_BS8 | REDOP_SIGNED | REDOP_REAL | REDOP_MULT)

@@ -21,7 +21,8 @@ ocrGuid_t ocrElsUserGet(u8 offset);
 void ocrElsUserSet(u8 offset, ocrGuid_t data);
 /** The running EDT (NULL_GUID outside EDTs). */
 void currentEdtUserGet(ocrGuid_t* guid);
-/** Workers the runtime runs (one per allowed CPU). */
+/** Workers that run EDTs side by side: STRATA_WORKERS, else the
+ *  configuration file's count (-ocr:cfg, OCR_CONFIG), else one per allowed CPU. */
 u64 ocrNbWorkers(void);
 /** A GUID naming the calling worker thread; distinct per worker, stable for
  *  the thread's life (NULL_GUID outside the runtime's workers). */

@@ -14,6 +14,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ocr/ocr-types.h"
@@ -45,6 +46,22 @@ struct OcrOptions {
     /// runtime::Options::from_env() plus STRATA_OCR_DB_PLACEMENT and STRATA_OCR_DB_DIR.
     static Result<OcrOptions> from_env();
 };
+
+/// The reference runtime's configuration file (an INI file its config
+/// generator writes). strata takes one thing from it: the worker count, the
+/// sum of the id ranges of its [WorkerInst*] sections (`id = 0`, `id = 1-3`:
+/// 4 workers); every other section and key is accepted and ignored. Errors
+/// name `source` (e.g. "-ocr:cfg=FILE" or "OCR_CONFIG=FILE"), the line and
+/// the value: invalid_argument for a malformed id or none at all, the I/O
+/// error for a file that cannot be read.
+Result<int> reference_config_workers(const std::filesystem::path& file, std::string_view source);
+
+/// What the reference reads before mainEdt: removes `-ocr:cfg FILE` from
+/// argv (argc shrinks; the program never sees it) and, unless STRATA_WORKERS
+/// set options.runtime.workers, takes the worker count from that FILE, else
+/// from $OCR_CONFIG when set. Errors as reference_config_workers, and
+/// invalid_argument for `-ocr:cfg` without a file.
+Result<void> apply_reference_config(int& argc, char** argv, OcrOptions& options);
 
 /// Runs `main_edt` as OCR's mainEdt with argc/argv packed into its data block,
 /// until ocrShutdown() (0), ocrAbort(code) (code) or a deferred error (1, after

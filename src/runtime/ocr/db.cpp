@@ -87,7 +87,7 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
             // memory cgroup's OOM killer there) rather than at a page fault in
             // the middle of a task; the memory is the block's anyway. (That
             // this also made external programs read it faster was measured
-            // and not confirmed: docs/benchmarks/external/page-placement.)
+            // and not confirmed: git show dd8aaca:docs/benchmarks/external/page-placement/.)
             if (length > 0) {
                 if (const int err = ::posix_fallocate(fd, 0, static_cast<off_t>(length)); err != 0) {
                     ::close(fd);

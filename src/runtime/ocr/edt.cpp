@@ -14,7 +14,11 @@ void run_edt(const std::shared_ptr<Edt>& edt);
 
 void schedule(const std::shared_ptr<Edt>& edt) {
     OcrState* s = state();
-    s->runtime->spawn([edt] { run_edt(edt); });
+    if (const auto priority = edt->priority.get()) {
+        s->runtime->spawn_prioritized([edt] { run_edt(edt); }, *priority);
+    } else {
+        s->runtime->spawn([edt] { run_edt(edt); });
+    }
 }
 
 // The scope a new EDT joins: the creator's own scope if it is a finish EDT,
@@ -272,6 +276,12 @@ void abandon_created_edt(const std::shared_ptr<Edt>& edt) {
     }
 }
 
+// The priority of a new EDT: its hint's, else its template's.
+std::optional<u64> edt_priority(const ocrHint_t* hint, const EdtTemplate& tpl) {
+    if (const auto priority = hint_priority(hint)) return priority;
+    return tpl.priority.get();
+}
+
 // Why ocrEdtCreate refuses these counts (EDT_PARAM_DEF resolved from the template), or "".
 std::string refused_counts(const EdtTemplate& tpl, u32& paramc, u32& depc, const u64* paramv) {
     if (paramc == EDT_PARAM_DEF) paramc = tpl.paramc;
@@ -438,9 +448,11 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
     }
     if (where >= 0 && where != dist::rank()) {
         ocrGuid_t id = is_labeled(properties) ? *guid : NULL_GUID;
-        const u8 rc = is_labeled(properties)
-                          ? dist::create_labeled_edt(*tpl, paramc, paramv, depc, properties, id, outputEvent, site)
-                          : dist::create_edt_on(where, *tpl, paramc, paramv, depc, properties, &id, outputEvent, site);
+        const auto priority = edt_priority(hint, *tpl);
+        const u8 rc = is_labeled(properties) ? dist::create_labeled_edt(*tpl, paramc, paramv, depc, properties,
+                                                                        priority, id, outputEvent, site)
+                                             : dist::create_edt_on(where, *tpl, paramc, paramv, depc, properties,
+                                                                   priority, &id, outputEvent, site);
         if (rc != 0) return rc;
         if (guid != nullptr) *guid = id;
         return add_depv(id, depc, depv, site, nullptr);
@@ -448,6 +460,9 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
 
     std::vector<u64> params(paramv, paramv + paramc);
     auto edt = new_edt(tpl->function, tpl->name, params, depc, properties, site, enclosing_scope());
+    if (const auto priority = edt_priority(hint, *tpl)) {
+        edt->priority.assign(*priority);
+    }
     if (outputEvent != nullptr) {
         if ((properties & EDT_PROP_OEVT_VALID) != 0) {
             edt->output_event = *outputEvent;

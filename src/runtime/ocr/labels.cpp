@@ -23,7 +23,8 @@ Kind kind_of_user(ocrGuidUserKind kind) {
         case GUID_USER_EVENT_IDEM:
         case GUID_USER_EVENT_STICKY:
         case GUID_USER_EVENT_LATCH:
-        case GUID_USER_EVENT_CHANNEL: return Kind::event;
+        case GUID_USER_EVENT_CHANNEL:
+        case GUID_USER_EVENT_COLLECTIVE: return Kind::event;
         case GUID_USER_NONE: break;
     }
     return Kind::none;
@@ -185,6 +186,7 @@ u8 ocrGetGuidKind(ocrGuidUserKind* outKind, ocrGuid_t guid) {
                 case OCR_EVENT_LATCH_T: *outKind = GUID_USER_EVENT_LATCH; break;
                 case OCR_EVENT_COUNTED_T: *outKind = GUID_USER_EVENT_COUNTED; break;
                 case OCR_EVENT_CHANNEL_T: *outKind = GUID_USER_EVENT_CHANNEL; break;
+                case OCR_EVENT_COLLECTIVE_T: *outKind = GUID_USER_EVENT_COLLECTIVE; break;
                 default: break;
             }
             break;

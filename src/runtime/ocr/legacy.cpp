@@ -4,8 +4,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -58,14 +61,30 @@ using namespace strata::ocr;
 
 extern "C" {
 
+// As the reference's: the program's arguments without `-ocr:cfg FILE`, and
+// the configuration file from there or $OCR_CONFIG (iniFile, NULL for none).
 void ocrParseArgs(int argc, const char* argv[], ocrConfig_t* ocrConfig) {
     if (ocrConfig == nullptr) return;
-    ocrConfig->userArgc = argc;
-    ocrConfig->userArgv = const_cast<char**>(argv);
-    ocrConfig->iniFile = nullptr;
+    static std::vector<char*> user_args;  // the stripped argv lives as long as the program
+    user_args.clear();
+    for (int i = 0; i < argc; ++i) {
+        user_args.push_back(const_cast<char*>(argv[i]));  // ocrConfig_t's type; never written through
+    }
+    user_args.push_back(nullptr);
+    ocrConfig->iniFile = std::getenv("OCR_CONFIG");
+    for (std::size_t i = 0; i + 1 < user_args.size(); ++i) {
+        if (std::strcmp(user_args[i], "-ocr:cfg") == 0 && user_args[i + 1] != nullptr) {
+            ocrConfig->iniFile = user_args[i + 1];
+            user_args.erase(user_args.begin() + static_cast<std::ptrdiff_t>(i),
+                            user_args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+            break;
+        }
+    }
+    ocrConfig->userArgc = static_cast<int>(user_args.size()) - 1;
+    ocrConfig->userArgv = user_args.data();
 }
 
-void ocrLegacyInit(ocrGuid_t* legacyContext, ocrConfig_t* /*ocrConfig*/) {
+void ocrLegacyInit(ocrGuid_t* legacyContext, ocrConfig_t* ocrConfig) {
     if (state() != nullptr) {
         fmt::print(stderr, "strata-ocr: ocrLegacyInit: an OCR program is already running in this process\n");
         std::exit(2);
@@ -74,6 +93,16 @@ void ocrLegacyInit(ocrGuid_t* legacyContext, ocrConfig_t* /*ocrConfig*/) {
     if (!options) {
         fmt::print(stderr, "strata-ocr: ocrLegacyInit: {}\n", options.error().what());
         std::exit(2);
+    }
+    // The configuration's worker count, unless STRATA_WORKERS set one.
+    if (ocrConfig != nullptr && ocrConfig->iniFile != nullptr && *ocrConfig->iniFile != '\0') {
+        const std::string source = fmt::format("iniFile={}", ocrConfig->iniFile);
+        auto workers = reference_config_workers(ocrConfig->iniFile, source);
+        if (!workers) {
+            fmt::print(stderr, "strata-ocr: ocrLegacyInit: {}\n", workers.error().what());
+            std::exit(2);
+        }
+        if (options->runtime.workers == 0) options->runtime.workers = *workers;
     }
     auto s = std::make_unique<OcrState>(*options);
     auto runtime = strata::runtime::Runtime::start(options->runtime);

@@ -4,8 +4,11 @@
 #include "ocr/ocr.h"
 #include "strata/runtime/ocr.hpp"
 
-// Weak, so that a legacy program (extensions/ocr-legacy.h) with its own main()
-// and no mainEdt links against libstrata-ocr too.
+// The program defines mainEdt in whatever form it likes (no public header
+// declares it, as in the reference); it is called as an ocrEdt_t. Weak, so
+// that a legacy program (extensions/ocr-legacy.h) with its own main() and no
+// mainEdt links against libstrata-ocr too.
+extern "C" ocrGuid_t mainEdt(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]);
 #pragma weak mainEdt
 
 int main(int argc, char** argv) {
@@ -16,6 +19,11 @@ int main(int argc, char** argv) {
     auto options = strata::ocr::OcrOptions::from_env();
     if (!options) {
         fmt::print(stderr, "strata-ocr: {}\n", options.error().what());
+        return 2;
+    }
+    // The reference's configuration (-ocr:cfg FILE, OCR_CONFIG): the worker count.
+    if (auto config = strata::ocr::apply_reference_config(argc, argv, *options); !config) {
+        fmt::print(stderr, "strata-ocr: {}\n", config.error().what());
         return 2;
     }
     auto code = strata::ocr::run_ocr(mainEdt, argc, argv, *options);

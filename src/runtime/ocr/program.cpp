@@ -4,6 +4,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "core/log.hpp"
@@ -13,6 +14,14 @@
 #include "state.hpp"
 
 using namespace strata::ocr;
+
+std::optional<u64> strata::ocr::hint_priority(const ocrHint_t* hint) noexcept {
+    if (hint == nullptr || hint->type != OCR_HINT_EDT_T ||
+        (hint->propMask & (u64{1} << static_cast<unsigned>(OCR_HINT_EDT_PRIORITY))) == 0) {
+        return std::nullopt;
+    }
+    return hint->values[OCR_HINT_EDT_PRIORITY];
+}
 
 extern "C" {
 
@@ -35,20 +44,18 @@ void(ocrAbort)(u8 errorCode) {
     }
 }
 
-u32 ocrPrintf(const char* fmt, ...) {
-    va_list args;
-    va_start(args, fmt);
+namespace {
+
+u32 print_formatted(const char* fmt, va_list args) {
     va_list copy;
     va_copy(copy, args);
     const int length = std::vsnprintf(nullptr, 0, fmt, copy);
     va_end(copy);
     if (length < 0) {
-        va_end(args);
         return 0;
     }
     std::vector<char> buffer(static_cast<std::size_t>(length) + 1);
     std::vsnprintf(buffer.data(), buffer.size(), fmt, args);
-    va_end(args);
     OcrState* s = state();
     if (s != nullptr) {
         s->print_mutex.lock();
@@ -61,6 +68,24 @@ u32 ocrPrintf(const char* fmt, ...) {
     return static_cast<u32>(length);
 }
 
+}  // namespace
+
+u32 ocrPrintf(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    const u32 length = print_formatted(fmt, args);
+    va_end(args);
+    return length;
+}
+
+u32 PRINTF(const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    const u32 length = print_formatted(fmt, args);
+    va_end(args);
+    return length;
+}
+
 // The argument block: argc, then argc offsets from the block's start, then the strings.
 u64 ocrGetArgc(void* dbPtr) {
     return static_cast<u64*>(dbPtr)[0];
@@ -68,6 +93,14 @@ u64 ocrGetArgc(void* dbPtr) {
 
 char* ocrGetArgv(void* dbPtr, u64 count) {
     return static_cast<char*>(dbPtr) + static_cast<u64*>(dbPtr)[1 + count];
+}
+
+u64 getArgc(void* dbPtr) {
+    return ocrGetArgc(dbPtr);
+}
+
+char* getArgv(void* dbPtr, u64 count) {
+    return ocrGetArgv(dbPtr, count);
 }
 
 u8 ocrHintInit(ocrHint_t* hint, ocrHintType_t hintType) {
@@ -97,12 +130,47 @@ u8 ocrGetHintValue(ocrHint_t* hint, ocrHintProp_t hintProp, ocrHintVal_t* value)
     return 0;
 }
 
-u8 ocrSetHint(ocrGuid_t /*guid*/, ocrHint_t* /*hint*/) {
+u8 ocrHintSetValue(ocrHint_t* hint, ocrHintProp_t hintProp, ocrHintVal_t value) {
+    return ocrSetHintValue(hint, hintProp, value);
+}
+
+u8 ocrHintUnsetValue(ocrHint_t* hint, ocrHintProp_t hintProp) {
+    return ocrUnsetHintValue(hint, hintProp);
+}
+
+u8 ocrHintGetValue(ocrHint_t* hint, ocrHintProp_t hintProp, ocrHintVal_t* value) {
+    return ocrGetHintValue(hint, hintProp, value);
+}
+
+// The priority reaches an EDT still waiting for dependences (a runnable one
+// has left the GUID table: too late, as in the reference) or a template.
+u8 ocrSetHint(ocrGuid_t guid, ocrHint_t* hint) {
+    if (hint == nullptr) return OCR_EINVAL;
+    OcrState* s = state();
+    const auto priority = hint_priority(hint);
+    if (s == nullptr || !priority) return 0;
+    if (auto edt = s->table.find_as<Edt>(guid, Kind::edt)) {
+        edt->priority.assign(*priority);
+    } else if (auto tpl = s->table.find_as<EdtTemplate>(guid, Kind::edt_template)) {
+        tpl->priority.assign(*priority);
+    }
     return 0;
 }
 
-u8 ocrGetHint(ocrGuid_t /*guid*/, ocrHint_t* hint) {
-    return hint == nullptr ? OCR_EINVAL : ocrHintInit(hint, hint->type);
+u8 ocrGetHint(ocrGuid_t guid, ocrHint_t* hint) {
+    if (hint == nullptr) return OCR_EINVAL;
+    OcrState* s = state();
+    if (s == nullptr || hint->type != OCR_HINT_EDT_T) return 0;
+    std::optional<u64> priority;
+    if (auto edt = s->table.find_as<Edt>(guid, Kind::edt)) {
+        priority = edt->priority.get();
+    } else if (auto tpl = s->table.find_as<EdtTemplate>(guid, Kind::edt_template)) {
+        priority = tpl->priority.get();
+    }
+    if (priority) {
+        (void)ocrSetHintValue(hint, OCR_HINT_EDT_PRIORITY, *priority);
+    }
+    return 0;
 }
 
 // One affinity per rank (policy domain): a GUID naming the rank (state.hpp).
@@ -159,7 +227,7 @@ u64 ocrAffinityToHintValue(ocrGuid_t affinity) {
 
 u64 ocrNbWorkers(void) {
     OcrState* s = state();
-    return s != nullptr && s->runtime ? s->runtime->cpus().size() : 1;
+    return s != nullptr && s->runtime ? static_cast<u64>(s->runtime->workers()) : 1;
 }
 
 }  // extern "C"

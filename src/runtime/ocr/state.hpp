@@ -143,12 +143,31 @@ private:
     std::unique_ptr<std::atomic<std::uint64_t>[]> minted_;  // per owner rank: the last counter minted there
 };
 
+/// OCR_HINT_EDT_PRIORITY of a template or an EDT (ocrEdtCreate's hint,
+/// ocrSetHint): a ready EDT with a priority starts before those without, a
+/// higher value first (runtime::Runtime::spawn_prioritized).
+struct EdtPriority {
+    std::atomic<bool> set{false};
+    std::atomic<u64> value{0};
+    void assign(u64 v) noexcept {
+        value.store(v, std::memory_order_relaxed);
+        set.store(true, std::memory_order_release);
+    }
+    [[nodiscard]] std::optional<u64> get() const noexcept {
+        if (!set.load(std::memory_order_acquire)) return std::nullopt;
+        return value.load(std::memory_order_relaxed);
+    }
+};
+/// The OCR_HINT_EDT_PRIORITY value of an EDT hint, if it has one.
+std::optional<u64> hint_priority(const ocrHint_t* hint) noexcept;
+
 struct EdtTemplate : Object {
     EdtTemplate() : Object(Kind::edt_template) {}
     ocrEdt_t function = nullptr;
     u32 paramc = 0;
     u32 depc = 0;
     std::string name;
+    EdtPriority priority;  // for the EDTs made from it afterwards
 };
 
 /// A finish scope: the finish EDT and every EDT created inside it, transitively.
@@ -286,6 +305,7 @@ struct Edt : Object {
     std::size_t next_hold = 0;
 
     std::shared_ptr<EdtBody> body;  // set for external tasks: runs instead of function
+    EdtPriority priority;           // read when it becomes runnable
 };
 
 struct Collective;  // collective.cpp

@@ -19,7 +19,11 @@ std::string shell_quoted(const std::string& text) {
 
 CommandOutcome run_command(const std::string& command) {
     CommandOutcome outcome;
-    FILE* pipe = ::popen(("timeout 60 " + command + " 2>&1").c_str(), "r");
+    // stdin from /dev/null: timeout runs the command in a process group of its
+    // own, not the terminal's foreground group, and mpiexec reading a terminal
+    // from there stops on SIGTTIN until the time limit (`strata demo` typed in
+    // a terminal failed its mpiexec steps that way). No demo program reads stdin.
+    FILE* pipe = ::popen(("exec </dev/null; timeout 60 " + command + " 2>&1").c_str(), "r");
     if (pipe == nullptr) {
         return outcome;
     }

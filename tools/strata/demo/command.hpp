@@ -17,7 +17,7 @@ struct CommandOutcome {
     std::string output;  ///< stdout and stderr together
 };
 
-/// Runs a /bin/sh command under `timeout 60`.
+/// Runs a /bin/sh command under `timeout 60`, stdin from /dev/null.
 CommandOutcome run_command(const std::string& command);
 
 /// run_command, and an io_error naming the command, "timed out" or "failed", and the output's start unless it exits 0.

@@ -1,6 +1,7 @@
 // `strata demo`: runs every capability that exists on small data and prints
 // what happened. Each layer adds its own section (sections.hpp); a failed step
 // makes the exit code non-zero, so the demo doubles as an end-to-end test.
+// On a terminal, a progress line says which step of how many is running.
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "../commands.hpp"
+#include "progress.hpp"
 #include "sections.hpp"
 #include "strata/version.hpp"
 
@@ -44,19 +46,25 @@ int run_demo(const DemoOptions& options) {
         dir = templ;
         own_dir = true;
     }
-    Tour tour(options.json);
+    const auto sections = [&](Tour& tour) {
+        if (wanted("regions")) tour_regions(tour, dir);
+        if (wanted("mpi")) tour_mpi(tour, dir);
+        if (wanted("monitor")) tour_monitor(tour);
+        if (wanted("runtime")) tour_runtime(tour);
+        if (wanted("external")) tour_external(tour, dir);
+        if (wanted("shm")) tour_shm(tour, dir);
+        if (wanted("workflow")) tour_workflow(tour, dir);
+        if (wanted("dsm")) tour_dsm(tour);
+        if (wanted("video")) tour_video(tour, dir);
+    };
+    Tour plan = Tour::planning_only();
+    sections(plan);
+    progress::Line line({.enabled = !options.quiet && !options.json, .prefix = "strata demo", .elapsed = true});
+    Tour tour(options.json, &line, plan.steps());
     if (!options.json) {
         fmt::print("strata {} demo: storage files in {}\n", version_string, dir.string());
     }
-    if (wanted("regions")) tour_regions(tour, dir);
-    if (wanted("mpi")) tour_mpi(tour, dir);
-    if (wanted("monitor")) tour_monitor(tour);
-    if (wanted("runtime")) tour_runtime(tour);
-    if (wanted("external")) tour_external(tour, dir);
-    if (wanted("shm")) tour_shm(tour, dir);
-    if (wanted("workflow")) tour_workflow(tour, dir);
-    if (wanted("dsm")) tour_dsm(tour);
-    if (wanted("video")) tour_video(tour, dir);
+    sections(tour);
     if (own_dir) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);

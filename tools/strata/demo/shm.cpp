@@ -58,7 +58,7 @@ void tour_shm(Tour& tour, const std::filesystem::path& dir) {
         if (!v) return std::unexpected(v.error());
         return fmt::format("{} ({} bytes free of {})", seg->path().string(), seg->free_bytes(), seg->size());
     });
-    if (!seg) {
+    if (!seg && !tour.planning()) {
         return;
     }
 

@@ -11,12 +11,24 @@
 namespace strata::cli {
 
 void Tour::run(const std::string& section, const std::string& name, const std::function<Result<std::string>()>& body) {
+    if (planning_) {
+        ++counted_;
+        return;
+    }
     if (!json_ && section != last_section_) {
         fmt::print("\n{}\n", section);
         last_section_ = section;
     }
+    if (line_ != nullptr) {
+        // The section's title is what comes before its colon ("regions", "MPI storage windows").
+        line_->show(fmt::format("[{}/{}] {}: {}", steps_.size() + 1, std::max(planned_, steps_.size() + 1),
+                                section.substr(0, section.find(':')), name));
+    }
     const auto start = std::chrono::steady_clock::now();
     auto outcome = body();
+    if (line_ != nullptr) {
+        line_->clear();
+    }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Step step{section, name, outcome.has_value(), outcome ? *outcome : outcome.error().what(), seconds};
     if (!json_) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "../state.hpp"
@@ -37,10 +38,10 @@ bool route_collective(ocrGuid_t event, const void* data, u32 slot, const CallSit
 /// ocrEdtCreate of an EDT that lives on `rank` (an affinity hint, or its labeled
 /// GUID's owner): the creator adds the dependences of depv afterwards.
 u8 create_edt_on(int rank, const EdtTemplate& tpl, u32 paramc, const u64* paramv, u32 depc, u16 properties,
-                 ocrGuid_t* guid, ocrGuid_t* output_event, const CallSite& site);
+                 std::optional<u64> priority, ocrGuid_t* guid, ocrGuid_t* output_event, const CallSite& site);
 /// ocrEdtCreate at labeled GUID `guid` of another rank (a round trip for the result code).
-u8 create_labeled_edt(const EdtTemplate& tpl, u32 paramc, const u64* paramv, u32 depc, u16 properties, ocrGuid_t guid,
-                      ocrGuid_t* output_event, const CallSite& site);
+u8 create_labeled_edt(const EdtTemplate& tpl, u32 paramc, const u64* paramv, u32 depc, u16 properties,
+                      std::optional<u64> priority, ocrGuid_t guid, ocrGuid_t* output_event, const CallSite& site);
 /// ocrDbCreate on `rank` (an affinity hint, or a labeled GUID's owner).
 u8 create_db_on(int rank, ocrGuid_t* guid, void** addr, u64 len, u16 flags, DbPlacement placement,
                 const CallSite& site);

@@ -87,6 +87,9 @@ std::shared_ptr<EdtTemplate> find_template(ocrGuid_t guid) {
     tpl->paramc = in.u32();
     tpl->depc = in.u32();
     tpl->name = in.str();
+    const bool prioritized = in.u8() != 0;
+    const u64 priority = in.u64();
+    if (prioritized) tpl->priority.assign(priority);
     if (tpl->function == nullptr || !in.ok()) return nullptr;
     std::lock_guard lock(c->meta_mutex);
     return c->templates.try_emplace(id_of(guid), tpl).first->second;
@@ -219,7 +222,8 @@ void answer_call(Cluster& c, int source, std::uint64_t token, Call what, ocrGuid
             Writer reply = reply_to(token, tpl ? 0 : OCR_EINVAL);
             if (tpl) {
                 write_function(reply, reinterpret_cast<const void*>(tpl->function));
-                reply.u32(tpl->paramc).u32(tpl->depc).str(tpl->name);
+                const auto priority = tpl->priority.get();
+                reply.u32(tpl->paramc).u32(tpl->depc).str(tpl->name).u8(priority ? 1 : 0).u64(priority.value_or(0));
             }
             c.send(source, reply);
             return;

@@ -120,6 +120,7 @@ struct EdtSpec {
     std::uint64_t scope_id = 0;  // the creator's exported finish scope, or 0
     bool own_output = false;     // an output event is made with the EDT
     ocrGuid_t output{0};         // EDT_PROP_OEVT_VALID: the caller's event
+    std::optional<u64> priority;  // OCR_HINT_EDT_PRIORITY (its hint's or its template's)
     CallSite site;
 };
 
@@ -128,6 +129,7 @@ void write_edt_spec(Writer& w, const EdtSpec& spec) {
     w.u32(static_cast<u32>(spec.params.size()));
     for (u64 p : spec.params) w.u64(p);
     w.u32(spec.depc).u32(spec.properties).u64(spec.scope_id).u8(spec.own_output ? 1 : 0).u64(id_of(spec.output));
+    w.u8(spec.priority ? 1 : 0).u64(spec.priority.value_or(0));
     write_site(w, spec.site);
 }
 
@@ -143,6 +145,9 @@ EdtSpec read_edt_spec(Cluster& c, Reader& in) {
     spec.scope_id = in.u64();
     spec.own_output = in.u8() != 0;
     spec.output = guid_of(in.u64());
+    const bool prioritized = in.u8() != 0;
+    const u64 priority = in.u64();
+    if (prioritized) spec.priority = priority;
     spec.site = read_site(c, in);
     return spec;
 }
@@ -157,7 +162,7 @@ std::uint64_t join_creator_scope(Cluster& c) {
 }
 
 Result<EdtSpec> spec_of(Cluster& c, const EdtTemplate& tpl, u32 paramc, const u64* paramv, u32 depc, u16 properties,
-                        const ocrGuid_t* output_event, const CallSite& site) {
+                        std::optional<u64> priority, const ocrGuid_t* output_event, const CallSite& site) {
     auto function = encode_function(reinterpret_cast<const void*>(tpl.function));
     if (!function) return std::unexpected(function.error());
     EdtSpec spec;
@@ -168,6 +173,7 @@ Result<EdtSpec> spec_of(Cluster& c, const EdtTemplate& tpl, u32 paramc, const u6
     spec.properties = properties;
     spec.own_output = output_event != nullptr && (properties & EDT_PROP_OEVT_VALID) == 0;
     if (output_event != nullptr && !spec.own_output) spec.output = *output_event;
+    spec.priority = priority;
     spec.site = site;
     spec.scope_id = join_creator_scope(c);
     return spec;
@@ -191,8 +197,10 @@ std::shared_ptr<Edt> build_edt(Cluster& c, int source, EdtSpec& spec, ocrGuid_t 
         if (proxy) proxy_scope_done(*proxy);
         return nullptr;
     }
-    return new_edt(reinterpret_cast<ocrEdt_t>(*function), spec.name, spec.params, spec.depc, spec.properties, spec.site,
-                   proxy);
+    auto edt = new_edt(reinterpret_cast<ocrEdt_t>(*function), spec.name, spec.params, spec.depc, spec.properties,
+                       spec.site, proxy);
+    if (spec.priority) edt->priority.assign(*spec.priority);
+    return edt;
 }
 
 std::shared_ptr<Event> new_output_event() {
@@ -210,9 +218,9 @@ void set_output(const std::shared_ptr<Edt>& edt, ocrGuid_t out) {
 }  // namespace
 
 u8 create_edt_on(int rank, const EdtTemplate& tpl, u32 paramc, const u64* paramv, u32 depc, u16 properties,
-                 ocrGuid_t* guid, ocrGuid_t* output_event, const CallSite& site) {
+                 std::optional<u64> priority, ocrGuid_t* guid, ocrGuid_t* output_event, const CallSite& site) {
     Cluster* c = cluster();
-    auto spec = spec_of(*c, tpl, paramc, paramv, depc, properties, output_event, site);
+    auto spec = spec_of(*c, tpl, paramc, paramv, depc, properties, priority, output_event, site);
     if (!spec) {
         strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate({}): {}", site.str(), tpl.name, spec.error().message);
         return OCR_EINVAL;
@@ -247,10 +255,10 @@ void on_create_edt(Cluster& c, int source, Reader& in) {
     if (edt && spec.depc == 0) start_edt(edt);
 }
 
-u8 create_labeled_edt(const EdtTemplate& tpl, u32 paramc, const u64* paramv, u32 depc, u16 properties, ocrGuid_t guid,
-                      ocrGuid_t* output_event, const CallSite& site) {
+u8 create_labeled_edt(const EdtTemplate& tpl, u32 paramc, const u64* paramv, u32 depc, u16 properties,
+                      std::optional<u64> priority, ocrGuid_t guid, ocrGuid_t* output_event, const CallSite& site) {
     Cluster* c = cluster();
-    auto spec = spec_of(*c, tpl, paramc, paramv, depc, properties, output_event, site);
+    auto spec = spec_of(*c, tpl, paramc, paramv, depc, properties, priority, output_event, site);
     if (!spec) {
         strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate({}): {}", site.str(), tpl.name, spec.error().message);
         return OCR_EINVAL;
