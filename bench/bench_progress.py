@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Tells `strata bench` which step of a suite is running (docs/cli.md#progress).
 
 On a terminal, `strata bench` names a pipe in STRATA_PROGRESS_FD and shows the

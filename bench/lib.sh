@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by every bench/<suite>/run: where the suite's scripts, the harness
 # binaries, Python and the report go, in a source tree and in an installed
 # prefix alike (docs/install.md). No function here starts any work.
@@ -67,7 +68,7 @@ strata_bench_init() {
 
 strata_bench_usage() {
   local script=${BASH_SOURCE[1]}
-  sed -n '2,/^[^#]/{/^#/!d;s/^# \{0,1\}//;p}' "$script"
+  sed -n '3,/^[^#]/{/^#/!d;s/^# \{0,1\}//;p}' "$script"  # line 1: #!, line 2: SPDX
 }
 
 strata_bench_unknown() {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The plots of the benchmark reports, saved as small PNGs that are the same bytes every time a report.py
 draws them from the same results (a 256-colour palette, no metadata): the reports keep only their
 latest run in the tree, and docs/benchmarks stays small."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Target rows in the one shape every suite's results.json carries as its list "targets".
 
 Each bench/<suite>/report.py holds its targets as Definitions, each written down before the run that

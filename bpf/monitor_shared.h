@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 */
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /* The memory layout shared by bpf/monitor.bpf.c and the ebpf backend of the
  * blocking monitor (src/monitor/ebpf_backend.cpp). C, so both sides compile it. */
 #ifndef STRATA_MONITOR_SHARED_H

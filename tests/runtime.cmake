@@ -57,9 +57,10 @@ set_tests_properties(runtime.ocr.strata_ocr_names_a_missing_program PROPERTIES
   LABELS integration TIMEOUT 30 WILL_FAIL TRUE)
 
 # The runtime with the real blocking monitor (BPF needs privilege: a failure under CI=true).
-# The block-to-next-task latency test and the cover priority test run alone: they measure time on the cores.
+# The block-to-next-task test and the cover priority tests run alone: they pin workers to
+# one CPU and print latencies measured there.
 strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOUT 120 PREFIX "runtime."
-  SERIAL "*starts_soon_after*:*RuntimeCoverPriority*:*RuntimeCoverSurrender*:*RuntimeCoverSuspend*:*RuntimeStandby*:*RuntimeLeader*" SOURCES
+  SERIAL "*a_task_queued_behind_a_blocked_one*:*RuntimeCoverPriority*:*RuntimeCoverSurrender*:*RuntimeCoverSuspend*:*RuntimeStandby*:*RuntimeLeader*" SOURCES
   integration/runtime_monitor_test.cpp
   integration/runtime_surrender_test.cpp
   integration/runtime_suspend_test.cpp

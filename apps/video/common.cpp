@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Context, clock and names (common.hpp).
 #include "common.hpp"
 

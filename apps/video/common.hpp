@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What every implementation of the pipeline shares: the rank's context
 // (options, role, counters, error reporting), the wire header of control
 // messages, and the clock.

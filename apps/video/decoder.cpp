@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Decoder (decoder.hpp) over libavformat / libavcodec / libswscale.
 #include "decoder.hpp"
 

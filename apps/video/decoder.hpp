@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The input task's decoder: any video FFmpeg reads (libavformat, libavcodec),
 // each frame converted to 8-bit grey (libswscale), one byte per pixel, rows
 // packed, as the paper's processing tasks take it.

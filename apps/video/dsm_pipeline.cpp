@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The DSM implementations (pipeline.hpp) over libstrata-dsm: ranks
 // 0..S-1 serve (S = --dsm-servers), then the input, the output and the
 // workers are the DSM's clients 0, 1, 2...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Encoder (encoder.hpp): libavcodec + libavformat writing through an AVIO
 // context on a descriptor the Encoder opened itself (O_EXCL, O_NOFOLLOW).
 #include "encoder.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The output task's encoder: 8-bit grey frames into a file FFmpeg's muxers
 // write (container from the file name: .mkv, .nut, .avi; .raw or .gray for
 // bare bytes), with the rawvideo codec or the lossless FFV1.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // exit_on_hydra_notice (hydra_notice.hpp).
 #include "hydra_notice.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // hydra's notice of a failed rank. With `mpiexec -disable-auto-cleanup`, MPICH's
 // process manager tells the surviving ranks that a rank died by SIGUSR1, and a
 // few milliseconds later its proxies kill a rank that is still running (seen:

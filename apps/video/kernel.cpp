@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The 3×3 edge filter (kernel.hpp). The vectorised version works on 16
 // pixels at a time in 16-bit lanes (the sum of 8 neighbours, at most 2040,
 // fits), with the border columns done by the scalar code.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pipeline's compute kernel: a 3×3 edge-detection convolution on 8-bit
 // grey frames (paper 003's processing task), shared by every implementation.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-video: paper 003's video pipeline (docs/video.md).
 //
 //   mpiexec -n 5 strata-video --impl mpi-async -i in.mkv -o out.mkv --codec ffv1

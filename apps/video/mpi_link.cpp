@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MpiLink (mpi_link.hpp).
 #include "mpi_link.hpp"
 

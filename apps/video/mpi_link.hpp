@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI for the pipeline without ever blocking on a peer: every operation is
 // non-blocking and every wait polls with a deadline and watches for an abort
 // message from any rank, so a dead or silent peer gives an error naming it,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The paper's three MPI implementations (pipeline.hpp): rank 0 input, rank 1
 // output, ranks 2.. workers. Per frame: the worker says "ready", the input
 // sends a job header and the frame, the worker sends a result header and the

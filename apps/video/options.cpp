@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Command-line parsing (options.hpp) with CLI11, then one check per option.
 #include "options.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-video's command line: which implementation, which files, and the
 // knobs of each transport. Every bad value is refused before anything runs,
 // with a message naming the option, the value and the cause.

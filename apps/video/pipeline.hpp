@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The implementations of the pipeline, one entry point each; each returns the
 // process's exit code (0 done, 1 the job failed: the error is printed).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // InputTask, OutputTask, WorkerTask (roles.hpp).
 #include "roles.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The three tasks of the paper's application, independent of the transport:
 // the input decodes frames, a worker filters one, the output puts results
 // back in order and encodes them. Each adds its time to the rank's Stats.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The serial implementation and --kernel-time (pipeline.hpp).
 #include <algorithm>
 #include <cstdio>

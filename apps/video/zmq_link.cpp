@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ZeroMQ helpers (zmq_link.hpp).
 #include "zmq_link.hpp"
 

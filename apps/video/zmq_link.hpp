@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ZeroMQ for the pipeline: sockets set up the same way everywhere (bounded
 // linger, ZMTP heartbeats, high-water marks, timeouts), multipart messages
 // of a Header and optional frame bytes sent without a copy, and counters.

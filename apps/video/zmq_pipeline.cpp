@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ZeroMQ implementations (pipeline.hpp): rank 0 input, rank 1 output,
 // ranks 2.. workers, over TCP to --zmq-host (ports P, P+1, P+2).
 //

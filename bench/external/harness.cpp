@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata bench external`: the paper's Table 1 and beyond (docs/external-fs.md).
 //
 // One data block (default 128 MiB, in a memfd) is read by a separate program

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata bench external --mode launch`: what launching a program as an
 // external task costs beyond starting the same program by hand.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Starting the benchmark's external programs (reader.c, writer.c) and
 // collecting what they print: each waits for a "go" byte on stdin, so the
 // harness can register the pid with strata-fsd before the clock starts.

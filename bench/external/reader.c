@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The external program of `strata bench external`: reads a file the way the
  * paper's Table 1 does, with fopen/fread, and prints how long it took.
  *

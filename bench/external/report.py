@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turns results.json of bench/external/run into results.md and results.png.
 
     report.py results.json --out-dir DIR [--table1 FILE] [--launch FILE]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The program of the launch benchmark (bench/external/launch.cpp): reads its
  * input file (up to 64 KiB) and writes those bytes to its output file, as a
  * small external task does. Exit 0, or 1 naming what failed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The output side of `strata bench external`: an external program that writes
  * SIZE bytes in CHUNK pieces with fopen/fwrite, as a program writing its
  * output file would. Waits for one byte on stdin, then prints "<seconds>".

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """MPICH's own RMA tests (test/mpi/rma) plain and under libstrata-mpi.
 
 Builds the programs of the release's rma/Makefile.am with mpicc against the

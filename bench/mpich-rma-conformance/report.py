@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Writes results.md from results.json (byte for byte the same each time).
 
 Usage: report.py DIR   (DIR holds results.json, as conformance.py wrote it)

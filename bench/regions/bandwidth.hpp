@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Section 1: warm in-memory bandwidth of each region kind against malloc'd
 // memory, all kinds alive at once and measured round-robin within every repeat
 // so that noise on a shared machine hits them alike.

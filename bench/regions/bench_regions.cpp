@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-bench-regions: how fast are the tiers of a Region once warm, and what
 // does making storage durable cost?
 //

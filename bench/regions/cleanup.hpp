@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Removal of everything the benchmark creates, also on SIGINT, SIGTERM, SIGHUP
 // and SIGBUS: files and shared segments are registered *before* they are
 // created, and the signal handler unlinks them with async-signal-safe calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Access kernels, timing and statistics shared by the benchmark's sections.
 //
 // Every pattern touches every page of the range exactly once per run, a whole

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "limits.hpp"
 
 #include <cerrno>

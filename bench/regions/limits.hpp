@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Section 2: the physical limits the region numbers are read against —
 // memcpy bandwidth of large warm buffers, and the disk under --dir with the
 // page cache bypassed (O_DIRECT writes + fdatasync, O_DIRECT reads).

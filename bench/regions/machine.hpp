@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The machine line of a benchmark report and facts about the storage directory.
 #pragma once
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Turns the JSON of strata-bench-regions into results.md and regions.png.
 
 Usage: report.py RESULTS.json [--out-dir DIR]   (default: the JSON's directory)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Section 3: the cost of Region::sync() on a storage region as a function of
 // the dirty data. Before each timed sync() a previous sync() has cleaned the
 // region; then a fraction of its pages is dirtied with one store per page, so

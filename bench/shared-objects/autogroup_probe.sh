@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Why shm beat threads under load: scatter-gather(6), 10 MB, threads against shm, first where started
 # (under Linux's autogroup: one CPU share per session), then inside a cpu cgroup of its own (where
 # autogroup does not apply), with six busy loops in sessions of their own as the load. Prints one line

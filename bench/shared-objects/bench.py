@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs the shared-objects benchmark and writes results.json (bench/shared-objects/run).
 
 Every configuration is one `strata run --shape ... --json` (a fresh mpiexec

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bench_shared_objects_handoff: the handoff-latency microbenchmark of
 // `strata bench shared-objects`, on the slots the workflow's shm method uses
 // (strata::Port of the shm layer, via src/workflow/shm_ports.hpp), between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MPI's own point-to-point bandwidth between two ranks on this node: the sanity
  * check for the shm / MPI ratios of `strata bench shared-objects`.
  *

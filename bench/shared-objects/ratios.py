@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Reruns the shm / MPI and shm / threads ratios against a baseline shown to be sane (bench/shared-objects/run --ratios).
 
 1. MPI's own point-to-point bandwidth between two ranks on this node (bench_shared_objects_mpi_p2p,

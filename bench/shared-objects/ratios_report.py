@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The report's part for the ratio rerun (ratios.py): MPI's own bandwidth and the ratios judged on it."""
 
 from __future__ import annotations

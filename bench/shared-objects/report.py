@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turns results.json of bench/shared-objects/run into results.md and fig*.png, and writes the verdicts
 of the targets in DEFINITIONS into results.json's "targets" (bench/target_rows.py)."""
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Handoff latency between two processes: the time from the producer starting
 // to hand over a message (commit; for touched payloads, from starting to
 // write it) until the consumer holds it (for touched payloads, has read all of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Handoff latency from Python between two processes: strata.Port beside the same handoff written by hand.
 
     python_handoff.py [--iterations 5000] [--repeats 5] [--elements 512]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turns strata-bench-shm-handoff's JSON (and python_handoff.py's) into results.json, results.md and
 handoff.png, judges the targets of issue 15 and writes them into README.md's targets table.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Crash consistency of checkpoints in storage windows. Each rank's state
  * (--size bytes) is checkpointed every step into a storage window holding
  * two slots, used alternately: a slot is a header page {magic, step,
@@ -72,7 +73,7 @@ int main(int argc, char** argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/pid-%d", config.dir, rank);
     FILE* pid = fopen(path, "w");
-    SW_CHECK(pid, "%s: %s", path, strerror(errno));
+    CHECK(pid, "%s: %s", path, strerror(errno));
     fprintf(pid, "%d\n", (int)getpid());
     fclose(pid);
 
@@ -85,15 +86,15 @@ int main(int argc, char** argv) {
     uint64_t newest = mine[0] > mine[1] ? mine[0] : mine[1], resume = 0;
     MPI_Allreduce(&newest, &resume, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
     uint64_t* state = malloc(size);
-    SW_CHECK(state, "cannot allocate %zu bytes", size);
+    CHECK(state, "cannot allocate %zu bytes", size);
     if (resume > 0) {
         const int slot = mine[0] == resume ? 0 : 1;
-        SW_CHECK(mine[slot] == resume, "rank %d holds steps %" PRIu64 " and %" PRIu64 ", not %" PRIu64, rank, mine[0],
-                 mine[1], resume);
+        CHECK(mine[slot] == resume, "rank %d holds steps %" PRIu64 " and %" PRIu64 ", not %" PRIu64, rank, mine[0],
+              mine[1], resume);
         memcpy(state, slot_data(&s, slot), size);
         for (uint64_t i = 0; i < s.words; ++i) {
-            SW_CHECK(state[i] == value(rank, resume, i), "resumed state of step %" PRIu64 " differs at word %" PRIu64,
-                     resume, i);
+            CHECK(state[i] == value(rank, resume, i), "resumed state of step %" PRIu64 " differs at word %" PRIu64,
+                  resume, i);
         }
     }
 
@@ -103,18 +104,18 @@ int main(int argc, char** argv) {
         if (step_ms > 0) usleep((useconds_t)step_ms * 1000);
         const double start = MPI_Wtime();
         const int slot = (int)(step % 2);
-        SW_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win));
         slot_header(&s, slot)->step = 0; /* the slot is being rewritten */
         if (rank == crash_rank && (long)step == crash_step) {
             memcpy(slot_data(&s, slot), state, size / 2);
-            SW_MPI(MPI_Win_sync(win));
+            CHECK_MPI(MPI_Win_sync(win));
             raise(SIGKILL);
         }
         memcpy(slot_data(&s, slot), state, size);
-        SW_MPI(MPI_Win_sync(win));
+        CHECK_MPI(MPI_Win_sync(win));
         *slot_header(&s, slot) = (header){magic, step, checksum(state, s.words, step), s.words};
-        SW_MPI(MPI_Win_sync(win));
-        SW_MPI(MPI_Win_unlock(rank, win));
+        CHECK_MPI(MPI_Win_sync(win));
+        CHECK_MPI(MPI_Win_unlock(rank, win));
         MPI_Barrier(MPI_COMM_WORLD);
         checkpoint_seconds += MPI_Wtime() - start;
         if (rank == 0) {
@@ -126,7 +127,7 @@ int main(int argc, char** argv) {
             "\"app\":\"crash\",\"repeat\":%ld,\"ranks\":%d,\"state_bytes\":%zu,\"steps\":%ld,\"resumed_from\":%" PRIu64
             ",\"checkpoint_seconds\":%.6f,\"verified\":true",
             sw_opt_long(argc, argv, "--repeat", 0), sw_size(), size, steps, resume, checkpoint_seconds);
-    SW_MPI(MPI_Win_free(&win));
+    CHECK_MPI(MPI_Win_free(&win));
     free(state);
     snprintf(path, sizeof path, "%s/pid-%d", config.dir, rank);
     unlink(path);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Crash-restart check of sw-crash: a rank is killed with SIGKILL in the middle
 # of the checkpoint loop, then a new job must resume from the last completed
 # checkpoint, with every value verified (sw-crash checks the data).

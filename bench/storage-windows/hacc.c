@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* HACC-IO-like checkpoint/restart (paper §3.5.1): --particles per rank, with
  * the kernel's nine fields (xx, yy, zz, vx, vy, vz, phi as float, pid as
  * int64, mask as uint16), checkpointed to ONE shared file, each rank's fields
@@ -47,7 +48,7 @@ static void allocate(particles* p, size_t n) {
     for (int f = 0; f < FLOATS; ++f) p->f[f] = malloc(n * sizeof(float));
     p->pid = malloc(n * sizeof(int64_t));
     p->mask = malloc(n * sizeof(uint16_t));
-    SW_CHECK(p->pid && p->mask && p->f[FLOATS - 1], "cannot allocate %zu particles", n);
+    CHECK(p->pid && p->mask && p->f[FLOATS - 1], "cannot allocate %zu particles", n);
 }
 
 static void fill(particles* p) {
@@ -65,11 +66,11 @@ static void verify(const particles* p) {
     for (size_t i = 0; i < p->n; ++i) {
         const int64_t id = first + (int64_t)i;
         for (int f = 0; f < FLOATS; ++f) {
-            SW_CHECK(p->f[f][i] == expected_float(f, id), "particle %zu field %s is %g, expected %g", i, field_names[f],
-                     p->f[f][i], expected_float(f, id));
+            CHECK(p->f[f][i] == expected_float(f, id), "particle %zu field %s is %g, expected %g", i, field_names[f],
+                  p->f[f][i], expected_float(f, id));
         }
-        SW_CHECK(p->pid[i] == id, "particle %zu pid is %" PRId64, i, p->pid[i]);
-        SW_CHECK(p->mask[i] == (uint16_t)(id * 7), "particle %zu mask is %u", i, p->mask[i]);
+        CHECK(p->pid[i] == id, "particle %zu pid is %" PRId64, i, p->pid[i]);
+        CHECK(p->mask[i] == (uint16_t)(id * 7), "particle %zu mask is %u", i, p->mask[i]);
     }
 }
 
@@ -105,7 +106,7 @@ static MPI_Win open_window(const sw_config* c, const char* access_style, const c
     MPI_Info_set(info, "storage_alloc_sync", c->sync);
     if (access_style) MPI_Info_set(info, "access_style", access_style);
     MPI_Win win;
-    SW_MPI(MPI_Win_allocate((MPI_Aint)block, 1, info, MPI_COMM_WORLD, base, &win));
+    CHECK_MPI(MPI_Win_allocate((MPI_Aint)block, 1, info, MPI_COMM_WORLD, base, &win));
     MPI_Info_free(&info);
     return win;
 }
@@ -116,13 +117,13 @@ static void file_io(particles* p, MPI_File file, size_t block, int collective, i
         const int bytes = (int)field_size(f, p->n);
         void* data = field_data(p, f);
         if (writing && collective) {
-            SW_MPI(MPI_File_write_at_all(file, at, data, bytes, MPI_BYTE, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_File_write_at_all(file, at, data, bytes, MPI_BYTE, MPI_STATUS_IGNORE));
         } else if (writing) {
-            SW_MPI(MPI_File_write_at(file, at, data, bytes, MPI_BYTE, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_File_write_at(file, at, data, bytes, MPI_BYTE, MPI_STATUS_IGNORE));
         } else if (collective) {
-            SW_MPI(MPI_File_read_at_all(file, at, data, bytes, MPI_BYTE, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_File_read_at_all(file, at, data, bytes, MPI_BYTE, MPI_STATUS_IGNORE));
         } else {
-            SW_MPI(MPI_File_read_at(file, at, data, bytes, MPI_BYTE, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_File_read_at(file, at, data, bytes, MPI_BYTE, MPI_STATUS_IGNORE));
         }
         at += bytes;
     }
@@ -133,8 +134,8 @@ int main(int argc, char** argv) {
     const sw_config config = sw_config_from(argc, argv, "storage");
     const int windows = strcmp(config.variant, "storage") == 0;
     const int collective = strcmp(config.variant, "mpiio-coll") == 0;
-    SW_CHECK(windows || strncmp(config.variant, "mpiio", 5) == 0, "--variant=%s: expected storage, mpiio or mpiio-coll",
-             config.variant);
+    CHECK(windows || strncmp(config.variant, "mpiio", 5) == 0, "--variant=%s: expected storage, mpiio or mpiio-coll",
+          config.variant);
     const size_t n = sw_opt_size(argc, argv, "--particles", "2M");
     const size_t block = block_size(n);
     char path[4096];
@@ -156,16 +157,16 @@ int main(int argc, char** argv) {
         phase[0][1] = MPI_Wtime();
         sw_win_sync_self(win);
         phase[0][2] = MPI_Wtime();
-        SW_MPI(MPI_Win_free(&win));
+        CHECK_MPI(MPI_Win_free(&win));
     } else {
         MPI_File file;
-        SW_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &file));
+        CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &file));
         phase[0][0] = MPI_Wtime();
         file_io(&p, file, block, collective, 1);
         phase[0][1] = MPI_Wtime();
-        SW_MPI(MPI_File_sync(file));
+        CHECK_MPI(MPI_File_sync(file));
         phase[0][2] = MPI_Wtime();
-        SW_MPI(MPI_File_close(&file));
+        CHECK_MPI(MPI_File_close(&file));
     }
     phase[0][3] = MPI_Wtime();
     MPI_Barrier(MPI_COMM_WORLD);
@@ -184,14 +185,14 @@ int main(int argc, char** argv) {
         phase[1][0] = MPI_Wtime();
         copy_block(&p, base, 0);
         phase[1][1] = phase[1][2] = MPI_Wtime();
-        SW_MPI(MPI_Win_free(&win));
+        CHECK_MPI(MPI_Win_free(&win));
     } else {
         MPI_File file;
-        SW_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &file));
+        CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &file));
         phase[1][0] = MPI_Wtime();
         file_io(&p, file, block, collective, 0);
         phase[1][1] = phase[1][2] = MPI_Wtime();
-        SW_MPI(MPI_File_close(&file));
+        CHECK_MPI(MPI_File_close(&file));
     }
     phase[1][3] = MPI_Wtime();
     MPI_Barrier(MPI_COMM_WORLD);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The physical limits the storage-windows results are read against:
  * memcpy bandwidth (what a memory window's put/get can reach at best) and
  * the disk's O_DIRECT write and read bandwidth in --dir (what a flush of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MapReduce word count (paper §3.5.2), one-sided (MR-1S) and two-sided
  * (MR-2S), on a generated corpus with a Zipf word distribution.
  *
@@ -72,11 +73,11 @@ static void word_of(uint64_t id, char* out) {
 
 static void generate(const char* path, size_t size, uint64_t vocabulary) {
     double* cdf = malloc(vocabulary * sizeof(double));
-    SW_CHECK(cdf, "cannot allocate the Zipf table");
+    CHECK(cdf, "cannot allocate the Zipf table");
     double total = 0;
     for (uint64_t i = 0; i < vocabulary; ++i) cdf[i] = (total += 1.0 / (double)(i + 1));
     FILE* out = fopen(path, "w");
-    SW_CHECK(out, "--generate=%s: %s", path, strerror(errno));
+    CHECK(out, "--generate=%s: %s", path, strerror(errno));
     uint64_t rng = 7;
     size_t written = 0;
     char word[32];
@@ -93,7 +94,7 @@ static void generate(const char* path, size_t size, uint64_t vocabulary) {
         word_of(lo, word);
         written += (size_t)fprintf(out, "%s%c", word, sw_next(&rng) % 12 == 0 ? '\n' : ' ');
     }
-    SW_CHECK(fclose(out) == 0, "writing %s failed", path);
+    CHECK(fclose(out) == 0, "writing %s failed", path);
     free(cdf);
 }
 
@@ -108,7 +109,7 @@ static void lt_init(local_table* t, uint64_t capacity) {
     t->capacity = capacity;
     t->used = 0;
     t->slots = calloc(capacity, sizeof(pair));
-    SW_CHECK(t->slots, "cannot allocate a table of %" PRIu64, capacity);
+    CHECK(t->slots, "cannot allocate a table of %" PRIu64, capacity);
 }
 
 static void lt_add(local_table* t, uint64_t key, uint64_t count);
@@ -177,7 +178,7 @@ static uint64_t map_task(int fd, size_t corpus, size_t task_size, size_t task, c
     const size_t extra = 64; /* a word is shorter: enough to finish the last one */
     const size_t want = end - begin + extra + 1;
     const ssize_t got = pread(fd, buffer, want, (off_t)(begin ? begin - 1 : 0));
-    SW_CHECK(got > 0, "reading task %zu: %s", task, strerror(errno));
+    CHECK(got > 0, "reading task %zu: %s", task, strerror(errno));
     size_t i = begin ? 1 : 0; /* buffer[0] is the byte before the task */
     if (begin) {
         while (i < (size_t)got && buffer[i - 1] != ' ' && buffer[i - 1] != '\n') ++i; /* the previous task's word */
@@ -216,8 +217,9 @@ static uint64_t slot_of(one_sided* s, uint64_t key, int owner) {
     uint64_t slot = 1 + sw_mix(key) % s->slots;
     for (;; slot = slot % s->slots + 1) {
         uint64_t zero = 0, seen = 0;
-        SW_MPI(MPI_Compare_and_swap(&key, &zero, &seen, MPI_UINT64_T, owner, (MPI_Aint)(slot * sizeof(pair)), s->win));
-        SW_MPI(MPI_Win_flush(owner, s->win));
+        CHECK_MPI(
+            MPI_Compare_and_swap(&key, &zero, &seen, MPI_UINT64_T, owner, (MPI_Aint)(slot * sizeof(pair)), s->win));
+        CHECK_MPI(MPI_Win_flush(owner, s->win));
         if (seen == 0 || seen == key) break;
     }
     lt_add(&s->where, key, slot + 1);
@@ -230,7 +232,7 @@ static void reduce_task(one_sided* s, const local_table* counts) {
     const int p = sw_size();
     uint64_t* values = malloc(counts->used * sizeof(uint64_t) + 1);
     int* displacements = malloc(counts->used * sizeof(int) + 1);
-    SW_CHECK(values && displacements, "cannot allocate %" PRIu64 " counts", counts->used);
+    CHECK(values && displacements, "cannot allocate %" PRIu64 " counts", counts->used);
     for (int owner = 0; owner < p; ++owner) {
         int n = 0;
         for (uint64_t i = 0; i < counts->capacity; ++i) {
@@ -241,11 +243,11 @@ static void reduce_task(one_sided* s, const local_table* counts) {
         }
         if (n == 0) continue;
         MPI_Datatype target;
-        SW_MPI(MPI_Type_create_indexed_block(n, 1, displacements, MPI_UINT64_T, &target));
-        SW_MPI(MPI_Type_commit(&target));
-        SW_MPI(MPI_Accumulate(values, n, MPI_UINT64_T, owner, 0, 1, target, MPI_SUM, s->win));
-        SW_MPI(MPI_Win_flush(owner, s->win));
-        SW_MPI(MPI_Type_free(&target));
+        CHECK_MPI(MPI_Type_create_indexed_block(n, 1, displacements, MPI_UINT64_T, &target));
+        CHECK_MPI(MPI_Type_commit(&target));
+        CHECK_MPI(MPI_Accumulate(values, n, MPI_UINT64_T, owner, 0, 1, target, MPI_SUM, s->win));
+        CHECK_MPI(MPI_Win_flush(owner, s->win));
+        CHECK_MPI(MPI_Type_free(&target));
     }
     free(values);
     free(displacements);
@@ -262,7 +264,7 @@ typedef struct {
 
 static void* make_durable(void* context) {
     writer* w = context;
-    SW_MPI(MPI_Win_sync(w->win)); /* returns once the slot's pages are on the device */
+    CHECK_MPI(MPI_Win_sync(w->win)); /* returns once the slot's pages are on the device */
     return NULL;
 }
 
@@ -275,7 +277,7 @@ static void join_writer(writer* w) {
 
 static void start_writer(writer* w, size_t round) {
     w->round = round;
-    SW_CHECK(pthread_create(&w->thread, NULL, make_durable, w) == 0, "cannot start the checkpoint writer");
+    CHECK(pthread_create(&w->thread, NULL, make_durable, w) == 0, "cannot start the checkpoint writer");
     w->running = 1;
 }
 
@@ -311,29 +313,29 @@ static void check_cut(cut_check* v, size_t round) {
     }
     poll_progress = polling;
     pair* slot = malloc(v->table_bytes);
-    SW_CHECK(slot, "cannot allocate %zu bytes", v->table_bytes);
+    CHECK(slot, "cannot allocate %zu bytes", v->table_bytes);
     const ssize_t got = pread(v->slot_fd, slot, v->table_bytes, (off_t)((round % 2) * v->table_bytes));
-    SW_CHECK(got == (ssize_t)v->table_bytes, "checkpoint %zu: reading its slot back gave %zd of %zu bytes: %s", round,
-             got, v->table_bytes, got < 0 ? strerror(errno) : "short read");
-    SW_CHECK(slot[0].key == round + 1, "checkpoint %zu: the slot's header says round %" PRIu64, round, slot[0].key - 1);
+    CHECK(got == (ssize_t)v->table_bytes, "checkpoint %zu: reading its slot back gave %zd of %zu bytes: %s", round, got,
+          v->table_bytes, got < 0 ? strerror(errno) : "short read");
+    CHECK(slot[0].key == round + 1, "checkpoint %zu: the slot's header says round %" PRIu64, round, slot[0].key - 1);
     uint64_t keys = 0;
     for (uint64_t i = 1; i <= v->slots; ++i) {
         if (!slot[i].key) continue;
         ++keys;
         const pair* want = lt_find(&v->expected, slot[i].key, 0);
-        SW_CHECK(want,
-                 "checkpoint %zu: key %016" PRIx64 " is in the slot (count %" PRIu64
-                 "), but not in rounds 0..%zu of the corpus (an inconsistent cut)",
-                 round, slot[i].key, slot[i].count, round);
-        SW_CHECK(want->count == slot[i].count,
-                 "checkpoint %zu: key %016" PRIx64 " counts %" PRIu64 " in the slot, but %" PRIu64
-                 " in rounds 0..%zu of the corpus (an inconsistent cut)",
-                 round, slot[i].key, slot[i].count, want->count, round);
+        CHECK(want,
+              "checkpoint %zu: key %016" PRIx64 " is in the slot (count %" PRIu64
+              "), but not in rounds 0..%zu of the corpus (an inconsistent cut)",
+              round, slot[i].key, slot[i].count, round);
+        CHECK(want->count == slot[i].count,
+              "checkpoint %zu: key %016" PRIx64 " counts %" PRIu64 " in the slot, but %" PRIu64
+              " in rounds 0..%zu of the corpus (an inconsistent cut)",
+              round, slot[i].key, slot[i].count, want->count, round);
     }
-    SW_CHECK(keys == v->expected.used,
-             "checkpoint %zu: the slot holds %" PRIu64 " keys, rounds 0..%zu of the corpus %" PRIu64
-             " (an inconsistent cut)",
-             round, keys, round, v->expected.used);
+    CHECK(keys == v->expected.used,
+          "checkpoint %zu: the slot holds %" PRIu64 " keys, rounds 0..%zu of the corpus %" PRIu64
+          " (an inconsistent cut)",
+          round, keys, round, v->expected.used);
     free(slot);
     ++v->checked;
 }
@@ -392,7 +394,7 @@ static double take_snapshot(cut* c) {
     memcpy(slot, c->table, c->table_bytes);
     slot[0] = (pair){c->round + 1, 0}; /* the header: the checkpointed round */
     start_writer(c->behind, c->round);
-    SW_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &c->b2));
+    CHECK_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &c->b2));
     c->b1_open = 0;
     c->b2_open = 1;
     return MPI_Wtime() - t;
@@ -401,7 +403,7 @@ static double take_snapshot(cut* c) {
 static void poll_open_cut(void) {
     if (!open_cut || !open_cut->b1_open) return;
     int done = 0;
-    SW_MPI(MPI_Test(&open_cut->b1, &done, MPI_STATUS_IGNORE));
+    CHECK_MPI(MPI_Test(&open_cut->b1, &done, MPI_STATUS_IGNORE));
     if (done) open_cut->copy_seconds += take_snapshot(open_cut);
 }
 
@@ -410,13 +412,13 @@ static void poll_open_cut(void) {
 static void finish_cut(cut* c, double phase[3]) {
     const double start = MPI_Wtime();
     if (c->b1_open) {
-        SW_MPI(MPI_Wait(&c->b1, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Wait(&c->b1, MPI_STATUS_IGNORE));
         phase[0] += MPI_Wtime() - start;
         phase[1] += take_snapshot(c);
     }
     const double copied = MPI_Wtime();
     if (c->b2_open) {
-        SW_MPI(MPI_Wait(&c->b2, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_Wait(&c->b2, MPI_STATUS_IGNORE));
         c->b2_open = 0;
         phase[2] += MPI_Wtime() - copied;
     }
@@ -444,7 +446,7 @@ static void push(void* context, uint64_t key) {
     if (l->count == l->capacity) {
         l->capacity = l->capacity ? 2 * l->capacity : 1 << 20;
         l->pairs = realloc(l->pairs, l->capacity * sizeof(pair));
-        SW_CHECK(l->pairs, "cannot grow the pair list to %zu", l->capacity);
+        CHECK(l->pairs, "cannot grow the pair list to %zu", l->capacity);
     }
     l->pairs[l->count++] = (pair){key, 1};
 }
@@ -458,7 +460,7 @@ static int by_owner(const void* a, const void* b) {
 int main(int argc, char** argv) {
     int provided = 0;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    SW_CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE is not available (got %d)", provided);
+    CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE is not available (got %d)", provided);
     const char* generate_path = sw_opt(argc, argv, "--generate", NULL);
     if (generate_path) {
         if (sw_rank() == 0) {
@@ -473,26 +475,26 @@ int main(int argc, char** argv) {
     const char* checkpoint = sw_opt(argc, argv, "--checkpoint", "none");
     const int combine_2s = sw_flag(argc, argv, "--combine");
     const int one = strcmp(impl, "1s") == 0;
-    SW_CHECK(one || strcmp(impl, "2s") == 0, "--impl=%s: expected 1s or 2s", impl);
-    SW_CHECK(strcmp(checkpoint, "none") == 0 || strcmp(checkpoint, one ? "windows" : "mpiio") == 0 ||
-                 (one && (strcmp(checkpoint, "snapshot") == 0 || strcmp(checkpoint, "snapshot-nb") == 0)),
-             "--checkpoint=%s: expected none or %s for --impl %s", checkpoint,
-             one ? "windows, snapshot or snapshot-nb" : "mpiio", impl);
+    CHECK(one || strcmp(impl, "2s") == 0, "--impl=%s: expected 1s or 2s", impl);
+    CHECK(strcmp(checkpoint, "none") == 0 || strcmp(checkpoint, one ? "windows" : "mpiio") == 0 ||
+              (one && (strcmp(checkpoint, "snapshot") == 0 || strcmp(checkpoint, "snapshot-nb") == 0)),
+          "--checkpoint=%s: expected none or %s for --impl %s", checkpoint,
+          one ? "windows, snapshot or snapshot-nb" : "mpiio", impl);
     const int checkpointing = strcmp(checkpoint, "none") != 0;
     const int nonblocking = strcmp(checkpoint, "snapshot-nb") == 0;
     const int snapshot = strcmp(checkpoint, "snapshot") == 0 || nonblocking; /* both write slots behind */
     const int verify_cuts = sw_flag(argc, argv, "--verify-cuts");
     const char* slot_access_style = sw_opt(argc, argv, "--slot-access-style", config.access_style);
     const long skew_ms = sw_opt_long(argc, argv, "--skew-ms", 0);
-    SW_CHECK(skew_ms >= 0 && skew_ms <= 10000, "--skew-ms=%ld: expected 0 to 10000 milliseconds", skew_ms);
-    SW_CHECK(!verify_cuts || snapshot,
-             "--verify-cuts: checks snapshot slots; expected --checkpoint snapshot or "
-             "snapshot-nb, got --checkpoint %s",
-             checkpoint);
+    CHECK(skew_ms >= 0 && skew_ms <= 10000, "--skew-ms=%ld: expected 0 to 10000 milliseconds", skew_ms);
+    CHECK(!verify_cuts || snapshot,
+          "--verify-cuts: checks snapshot slots; expected --checkpoint snapshot or "
+          "snapshot-nb, got --checkpoint %s",
+          checkpoint);
     const char* corpus_path = sw_opt(argc, argv, "--corpus", NULL);
-    SW_CHECK(corpus_path, "--corpus FILE is required (make one with --generate FILE)");
+    CHECK(corpus_path, "--corpus FILE is required (make one with --generate FILE)");
     const int fd = open(corpus_path, O_RDONLY | O_CLOEXEC);
-    SW_CHECK(fd >= 0, "--corpus=%s: %s", corpus_path, strerror(errno));
+    CHECK(fd >= 0, "--corpus=%s: %s", corpus_path, strerror(errno));
     struct stat st;
     fstat(fd, &st);
     const size_t corpus = (size_t)st.st_size, task_size = sw_opt_size(argc, argv, "--task-size", "16M");
@@ -511,7 +513,7 @@ int main(int argc, char** argv) {
         memset(s.table, 0, (s.slots + 1) * sizeof(pair));
         lt_init(&s.where, 1 << 16);
         MPI_Barrier(MPI_COMM_WORLD);
-        SW_MPI(MPI_Win_lock_all(0, s.win));
+        CHECK_MPI(MPI_Win_lock_all(0, s.win));
     }
     /* --checkpoint snapshot: two slots of the table's size, written back behind the map phases. */
     MPI_Win ckpt_win = MPI_WIN_NULL;
@@ -523,7 +525,7 @@ int main(int argc, char** argv) {
         slots.variant = "storage";
         slots.access_style = slot_access_style;
         ckpt_slots = sw_win_allocate(&slots, "mr-snapshot-%r.dat", 1, 2 * table_bytes, 1, &ckpt_win);
-        SW_MPI(MPI_Win_lock_all(0, ckpt_win));
+        CHECK_MPI(MPI_Win_lock_all(0, ckpt_win));
         behind.win = ckpt_win;
     }
     cut_check check = {.on = verify_cuts};
@@ -531,7 +533,7 @@ int main(int argc, char** argv) {
         char path[4096];
         snprintf(path, sizeof path, "%s/mr-snapshot-%d.dat", config.dir, sw_rank());
         check.slot_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        SW_CHECK(check.slot_fd >= 0, "--verify-cuts: cannot open the checkpoint file %s: %s", path, strerror(errno));
+        CHECK(check.slot_fd >= 0, "--verify-cuts: cannot open the checkpoint file %s: %s", path, strerror(errno));
         check.corpus_fd = fd;
         check.corpus = corpus;
         check.task_size = task_size;
@@ -539,7 +541,7 @@ int main(int argc, char** argv) {
         check.table_bytes = table_bytes;
         check.slots = s.slots;
         check.buffer = malloc(task_size + 128);
-        SW_CHECK(check.buffer, "cannot allocate %zu bytes", task_size + 128);
+        CHECK(check.buffer, "cannot allocate %zu bytes", task_size + 128);
         lt_init(&check.expected, 1 << 16);
     }
     cut nb = {.table = s.table, .slots = ckpt_slots, .table_bytes = table_bytes, .behind = &behind};
@@ -548,8 +550,8 @@ int main(int argc, char** argv) {
     if (!one && checkpointing) {
         char path[4096];
         snprintf(path, sizeof path, "%s/mr-2s-checkpoint.dat", config.dir);
-        SW_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE,
-                             MPI_INFO_NULL, &ckpt));
+        CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE,
+                                MPI_INFO_NULL, &ckpt));
     }
 
     MPI_Barrier(MPI_COMM_WORLD);
@@ -600,7 +602,7 @@ int main(int argc, char** argv) {
              * mapped. */
             join_and_check(&behind, &check);
             nb.round = round;
-            SW_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &nb.b1));
+            CHECK_MPI(MPI_Ibarrier(MPI_COMM_WORLD, &nb.b1));
             nb.b1_open = 1;
             ckpt_phase[1] += MPI_Wtime() - ckpt_start;
         } else if (snapshot) {
@@ -626,7 +628,7 @@ int main(int argc, char** argv) {
             const double synced = MPI_Wtime();
             ckpt_phase[0] += synced - ckpt_start;
             s.table[0].key = round + 1;
-            SW_MPI(MPI_Win_sync(s.win));
+            CHECK_MPI(MPI_Win_sync(s.win));
             ckpt_phase[1] += MPI_Wtime() - synced;
             const double released = MPI_Wtime();
             MPI_Barrier(MPI_COMM_WORLD); /* nobody changes a table before all are durable */
@@ -638,11 +640,11 @@ int main(int argc, char** argv) {
             MPI_Allreduce(&mine, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
             if (sw_rank() == 0) before = 0;
             const double written = MPI_Wtime();
-            SW_MPI(MPI_File_write_at_all(ckpt, ckpt_at + before, emitted.pairs + emitted_before, (int)mine, MPI_BYTE,
-                                         MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_File_write_at_all(ckpt, ckpt_at + before, emitted.pairs + emitted_before, (int)mine, MPI_BYTE,
+                                            MPI_STATUS_IGNORE));
             const double synced = MPI_Wtime();
             ckpt_phase[1] += synced - written;
-            SW_MPI(MPI_File_sync(ckpt));
+            CHECK_MPI(MPI_File_sync(ckpt));
             ckpt_phase[2] += MPI_Wtime() - synced;
             ckpt_at += total;
         }
@@ -658,23 +660,23 @@ int main(int argc, char** argv) {
             checkpoint_seconds += nb.copy_seconds; /* copies taken inside the maps' polls */
             ckpt_phase[1] += nb.copy_seconds;
         }
-        SW_CHECK(nb.complete + 1 == rounds, "%zu of the first %zu checkpoints were declared complete", nb.complete,
-                 rounds - 1);
+        CHECK(nb.complete + 1 == rounds, "%zu of the first %zu checkpoints were declared complete", nb.complete,
+              rounds - 1);
         const double ckpt_start = MPI_Wtime();
         join_and_check(&behind, &check);
         MPI_Barrier(MPI_COMM_WORLD);
         checkpoint_seconds += MPI_Wtime() - ckpt_start;
         ckpt_phase[1] += MPI_Wtime() - ckpt_start;
         nb.complete = rounds;
-        SW_CHECK(!verify_cuts || check.checked == rounds, "--verify-cuts: %zu of %zu checkpoints were checked",
-                 check.checked, rounds);
+        CHECK(!verify_cuts || check.checked == rounds, "--verify-cuts: %zu of %zu checkpoints were checked",
+              check.checked, rounds);
     }
 
     /* Reduce: 1s has reduced already; 2s shuffles its pairs to their owners. */
     local_table result = {0};
     uint64_t distinct = 0, counted = 0, checksum = 0;
     if (one) {
-        SW_MPI(MPI_Win_unlock_all(s.win));
+        CHECK_MPI(MPI_Win_unlock_all(s.win));
         MPI_Barrier(MPI_COMM_WORLD);
         for (uint64_t i = 1; i <= s.slots; ++i) {
             if (!s.table[i].key) continue;
@@ -716,8 +718,8 @@ int main(int argc, char** argv) {
 
     uint64_t local[4] = {words, counted, distinct, checksum}, global[4];
     MPI_Allreduce(local, global, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    SW_CHECK(global[0] == global[1], "the counts add up to %" PRIu64 ", but %" PRIu64 " words were read", global[1],
-             global[0]);
+    CHECK(global[0] == global[1], "the counts add up to %" PRIu64 ", but %" PRIu64 " words were read", global[1],
+          global[0]);
     double worst_checkpoint = 0, worst_phase[3];
     MPI_Allreduce(&checkpoint_seconds, &worst_checkpoint, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     MPI_Allreduce(ckpt_phase, worst_phase, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -734,13 +736,13 @@ int main(int argc, char** argv) {
             global[2], global[3], seconds, worst_checkpoint, worst_phase[0], worst_phase[1], worst_phase[2],
             snapshot && slot_access_style ? slot_access_style : "none", check.checked);
 
-    if (ckpt != MPI_FILE_NULL) SW_MPI(MPI_File_close(&ckpt));
+    if (ckpt != MPI_FILE_NULL) CHECK_MPI(MPI_File_close(&ckpt));
     if (snapshot) {
-        SW_MPI(MPI_Win_unlock_all(ckpt_win));
-        SW_MPI(MPI_Win_free(&ckpt_win));
+        CHECK_MPI(MPI_Win_unlock_all(ckpt_win));
+        CHECK_MPI(MPI_Win_free(&ckpt_win));
     }
     if (one) {
-        SW_MPI(MPI_Win_free(&s.win));
+        CHECK_MPI(MPI_Win_free(&s.win));
         free(s.where.slots);
     }
     if (verify_cuts) {

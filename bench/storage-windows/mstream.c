@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* mSTREAM (paper §3.2): each rank locks its own window exclusively and
  * alternates MPI_Put and MPI_Get of one segment (a local flush after each), so
  * half the operations write and half read. Kernels:
@@ -78,10 +79,10 @@ static int is_lazy(const bench* b) {
 static void put_segment(bench* b, size_t seg) {
     const MPI_Aint disp = (MPI_Aint)(seg * b->segment);
     if (is_mpiio(b)) {
-        SW_MPI(MPI_File_write_at(b->file, disp, b->put_buf, (int)b->segment, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_File_write_at(b->file, disp, b->put_buf, (int)b->segment, MPI_BYTE, MPI_STATUS_IGNORE));
     } else {
-        SW_MPI(MPI_Put(b->put_buf, (int)b->segment, MPI_BYTE, sw_rank(), disp, (int)b->segment, MPI_BYTE, b->win));
-        SW_MPI(MPI_Win_flush_local(sw_rank(), b->win));
+        CHECK_MPI(MPI_Put(b->put_buf, (int)b->segment, MPI_BYTE, sw_rank(), disp, (int)b->segment, MPI_BYTE, b->win));
+        CHECK_MPI(MPI_Win_flush_local(sw_rank(), b->win));
     }
     b->written[seg] = b->put_buf[0];
 }
@@ -89,10 +90,10 @@ static void put_segment(bench* b, size_t seg) {
 static void get_segment(bench* b, size_t seg) {
     const MPI_Aint disp = (MPI_Aint)(seg * b->segment);
     if (is_mpiio(b)) {
-        SW_MPI(MPI_File_read_at(b->file, disp, b->get_buf, (int)b->segment, MPI_BYTE, MPI_STATUS_IGNORE));
+        CHECK_MPI(MPI_File_read_at(b->file, disp, b->get_buf, (int)b->segment, MPI_BYTE, MPI_STATUS_IGNORE));
     } else {
-        SW_MPI(MPI_Get(b->get_buf, (int)b->segment, MPI_BYTE, sw_rank(), disp, (int)b->segment, MPI_BYTE, b->win));
-        SW_MPI(MPI_Win_flush_local(sw_rank(), b->win));
+        CHECK_MPI(MPI_Get(b->get_buf, (int)b->segment, MPI_BYTE, sw_rank(), disp, (int)b->segment, MPI_BYTE, b->win));
+        CHECK_MPI(MPI_Win_flush_local(sw_rank(), b->win));
     }
 }
 
@@ -111,9 +112,9 @@ static void iteration(bench* b, enum kernel k, unsigned char tag) {
 
 static void make_durable(bench* b) {
     if (is_mpiio(b)) {
-        SW_MPI(MPI_File_sync(b->file));
+        CHECK_MPI(MPI_File_sync(b->file));
     } else {
-        SW_MPI(MPI_Win_sync(b->win));
+        CHECK_MPI(MPI_Win_sync(b->win));
     }
 }
 
@@ -122,12 +123,12 @@ static void make_durable(bench* b) {
  * window is real memory (or page cache), as in a program whose data exists. */
 static void write_whole(bench* b) {
     memset(b->put_buf, 0xa5, b->segment);
-    if (!is_mpiio(b)) SW_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, b->win));
+    if (!is_mpiio(b)) CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, b->win));
     for (size_t seg = 0; seg < b->nseg; ++seg) {
         put_segment(b, seg);
     }
     make_durable(b);
-    if (!is_mpiio(b)) SW_MPI(MPI_Win_unlock(sw_rank(), b->win));
+    if (!is_mpiio(b)) CHECK_MPI(MPI_Win_unlock(sw_rank(), b->win));
 }
 
 static void verify(bench* b, enum kernel k) {
@@ -135,21 +136,21 @@ static void verify(bench* b, enum kernel k) {
     for (size_t seg = 0; seg < b->nseg; ++seg) {
         if (!b->written[seg]) continue;
         if (is_mpiio(b)) {
-            SW_MPI(MPI_File_read_at(b->file, (MPI_Offset)(seg * b->segment), check, (int)b->segment, MPI_BYTE,
-                                    MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_File_read_at(b->file, (MPI_Offset)(seg * b->segment), check, (int)b->segment, MPI_BYTE,
+                                       MPI_STATUS_IGNORE));
         } else {
             check = b->base + seg * b->segment;
         }
         for (size_t i = 0; i < b->segment; i += 8) {
-            SW_CHECK(check[i] == b->written[seg], "%s: segment %zu byte %zu is %u, expected %u", kernel_names[k], seg,
-                     i, check[i], b->written[seg]);
+            CHECK(check[i] == b->written[seg], "%s: segment %zu byte %zu is %u, expected %u", kernel_names[k], seg, i,
+                  check[i], b->written[seg]);
         }
     }
 }
 
 static void run_kernel(bench* b, enum kernel k, int argc, char** argv) {
     memset(b->written, 0, b->nseg);
-    if (!is_mpiio(b)) SW_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, b->win));
+    if (!is_mpiio(b)) CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, b->win));
     iteration(b, k, 1); /* cold: faults the window in; its changes are flushed with the timed ones */
     const double start = MPI_Wtime();
     for (long it = 0; it < b->iters; ++it) {
@@ -158,7 +159,7 @@ static void run_kernel(bench* b, enum kernel k, int argc, char** argv) {
     const double flush_start = MPI_Wtime();
     make_durable(b);
     const double end = MPI_Wtime();
-    if (!is_mpiio(b)) SW_MPI(MPI_Win_unlock(sw_rank(), b->win));
+    if (!is_mpiio(b)) CHECK_MPI(MPI_Win_unlock(sw_rank(), b->win));
     verify(b, k);
 
     double times[2] = {end - start, end - flush_start}, worst[2];
@@ -185,19 +186,19 @@ static void setup(bench* b, int index, const char* spec, int argc, char** argv) 
         b->config.access_style = style;
     }
     b->config.variant = variant;
-    SW_CHECK(strcmp(variant, "memory") == 0 || is_lazy(b) || strcmp(variant, "memory-create") == 0 ||
-                 sw_is_storage(&b->config) || is_mpiio(b),
-             "--variants: %s is not memory, memory-lazy, memory-create, storage, combined or mpiio", variant);
+    CHECK(strcmp(variant, "memory") == 0 || is_lazy(b) || strcmp(variant, "memory-create") == 0 ||
+              sw_is_storage(&b->config) || is_mpiio(b),
+          "--variants: %s is not memory, memory-lazy, memory-create, storage, combined or mpiio", variant);
     b->written = calloc(b->nseg, 1);
-    SW_CHECK(b->written, "cannot allocate");
+    CHECK(b->written, "cannot allocate");
     char name[64];
     snprintf(name, sizeof name, "mstream-%d-%%r.dat", index);
     if (is_mpiio(b)) {
         char path[4096];
         snprintf(path, sizeof path, "%s/mstream-%d-%d.dat", b->config.dir, index, sw_rank());
-        SW_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
-                             MPI_INFO_NULL, &b->file));
-        SW_MPI(MPI_File_preallocate(b->file, (MPI_Offset)b->size));
+        CHECK_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                                MPI_INFO_NULL, &b->file));
+        CHECK_MPI(MPI_File_preallocate(b->file, (MPI_Offset)b->size));
     } else {
         b->base = sw_win_allocate(&b->config, name, 1, b->size, 1, &b->win);
     }
@@ -212,13 +213,13 @@ int main(int argc, char** argv) {
     shared.size = sw_opt_size(argc, argv, "--size", "1G");
     shared.segment = sw_opt_size(argc, argv, "--segment", "16M");
     shared.iters = sw_opt_long(argc, argv, "--iters", 10);
-    SW_CHECK(shared.segment > 0 && shared.segment <= (1u << 30) && shared.size % shared.segment == 0 &&
-                 shared.size / shared.segment >= 2,
-             "--size=%zu --segment=%zu: the window must hold at least two whole segments", shared.size, shared.segment);
+    CHECK(shared.segment > 0 && shared.segment <= (1u << 30) && shared.size % shared.segment == 0 &&
+              shared.size / shared.segment >= 2,
+          "--size=%zu --segment=%zu: the window must hold at least two whole segments", shared.size, shared.segment);
     shared.nseg = shared.size / shared.segment;
     shared.put_buf = aligned_alloc(4096, shared.segment);
     shared.get_buf = aligned_alloc(4096, shared.segment);
-    SW_CHECK(shared.put_buf && shared.get_buf, "cannot allocate 2 x %zu bytes of buffers", shared.segment);
+    CHECK(shared.put_buf && shared.get_buf, "cannot allocate 2 x %zu bytes of buffers", shared.segment);
 
     /* All variants live side by side and take turns kernel by kernel, so
      * the machine's noise hits them alike. */
@@ -239,9 +240,9 @@ int main(int argc, char** argv) {
     }
     for (int v = 0; v < count; ++v) {
         if (is_mpiio(&variants[v])) {
-            SW_MPI(MPI_File_close(&variants[v].file));
+            CHECK_MPI(MPI_File_close(&variants[v].file));
         } else {
-            SW_MPI(MPI_Win_free(&variants[v].win));
+            CHECK_MPI(MPI_Win_free(&variants[v].win));
         }
         free(variants[v].written);
     }

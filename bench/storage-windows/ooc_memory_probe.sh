@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Where a 192 MiB memory cgroup's bytes go during one out-of-core DHT run at 4x the limit (the combined
 # windows of the named split by default): the group's memory.stat, sampled every 3 s — anonymous memory
 # (rss: the windows' memory parts), MPI's shared memory (shmem), and the page cache left for the file

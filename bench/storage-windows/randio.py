@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The disk's random 4 KiB I/O, one request at a time (what bounds an out-of-core DHT: every
 fault on a page that is not in memory is one such read, every evicted dirty page one such write).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turns the storage-windows results (a directory of JSON lines, one file per application, as
 bench/storage-windows/run writes them) into results.json, results.md and plots, beside the paper's
 figures and the issue's targets.

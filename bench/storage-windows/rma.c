@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* RMA microbenchmark in the style of IMB-RMA "single transfer" (paper §3.1),
  * non-aggregate mode: one operation per flush, inside one passive-target
  * epoch. Two ranks; rank 0 is the origin (unidirectional) or both ranks are
@@ -51,19 +52,19 @@ static void one_op(const bench* b, MPI_Win win, op_t op, size_t bytes, int peer)
     uint64_t one = 1, compare = 0, result = 0;
     switch (op) {
         case UNI_PUT:
-        case BI_PUT: SW_MPI(MPI_Put(b->src, (int)bytes, MPI_BYTE, peer, 0, (int)bytes, MPI_BYTE, win)); break;
+        case BI_PUT: CHECK_MPI(MPI_Put(b->src, (int)bytes, MPI_BYTE, peer, 0, (int)bytes, MPI_BYTE, win)); break;
         case UNI_GET:
-        case BI_GET: SW_MPI(MPI_Get(b->dst, (int)bytes, MPI_BYTE, peer, 0, (int)bytes, MPI_BYTE, win)); break;
-        case ACC: SW_MPI(MPI_Accumulate(b->src, ints, MPI_INT, peer, 0, ints, MPI_INT, MPI_SUM, win)); break;
+        case BI_GET: CHECK_MPI(MPI_Get(b->dst, (int)bytes, MPI_BYTE, peer, 0, (int)bytes, MPI_BYTE, win)); break;
+        case ACC: CHECK_MPI(MPI_Accumulate(b->src, ints, MPI_INT, peer, 0, ints, MPI_INT, MPI_SUM, win)); break;
         case GET_ACC:
-            SW_MPI(
+            CHECK_MPI(
                 MPI_Get_accumulate(b->src, ints, MPI_INT, b->dst, ints, MPI_INT, peer, 0, ints, MPI_INT, MPI_SUM, win));
             break;
-        case FOP: SW_MPI(MPI_Fetch_and_op(&one, &result, MPI_UINT64_T, peer, 0, MPI_SUM, win)); break;
-        case CAS: SW_MPI(MPI_Compare_and_swap(&one, &compare, &result, MPI_UINT64_T, peer, 0, win)); break;
+        case FOP: CHECK_MPI(MPI_Fetch_and_op(&one, &result, MPI_UINT64_T, peer, 0, MPI_SUM, win)); break;
+        case CAS: CHECK_MPI(MPI_Compare_and_swap(&one, &compare, &result, MPI_UINT64_T, peer, 0, win)); break;
         default: break;
     }
-    SW_MPI(MPI_Win_flush(peer, win));
+    CHECK_MPI(MPI_Win_flush(peer, win));
 }
 
 /* Seconds for --iters operations (the slowest origin's). */
@@ -73,14 +74,14 @@ static double measure(const bench* b, window* w, op_t op, size_t bytes) {
     MPI_Barrier(MPI_COMM_WORLD);
     double seconds = 0;
     if (is_origin(op)) {
-        SW_MPI(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w->win));
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w->win));
         one_op(b, w->win, op, bytes, peer); /* warm-up */
         const double start = MPI_Wtime();
         for (long i = 0; i < b->iters; ++i) {
             one_op(b, w->win, op, bytes, peer);
         }
         seconds = MPI_Wtime() - start;
-        SW_MPI(MPI_Win_unlock(peer, w->win));
+        CHECK_MPI(MPI_Win_unlock(peer, w->win));
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double slowest = 0;
@@ -91,23 +92,23 @@ static double measure(const bench* b, window* w, op_t op, size_t bytes) {
 /* The target's window holds what the operations left there. */
 static void verify(const bench* b, window* w, op_t op, size_t bytes) {
     const int written_to_me = (op == UNI_PUT || op == ACC || op == GET_ACC) ? sw_rank() == 1 : op == BI_PUT;
-    SW_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, w->win));
-    SW_MPI(MPI_Win_sync(w->win));
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, w->win));
+    CHECK_MPI(MPI_Win_sync(w->win));
     if (written_to_me && (op == UNI_PUT || op == BI_PUT)) {
-        SW_CHECK(memcmp(w->base, b->src, bytes) == 0, "%s %zu: the target's window differs from what was put",
-                 op_names[op], bytes);
+        CHECK(memcmp(w->base, b->src, bytes) == 0, "%s %zu: the target's window differs from what was put",
+              op_names[op], bytes);
     } else if (written_to_me) { /* accumulates of ints all 1: warm-up + iters */
         const int* v = (const int*)w->base;
         for (size_t i = 0; i < bytes / sizeof(int); ++i) {
-            SW_CHECK(v[i] == (int)b->iters + 1, "%s %zu: element %zu is %d, expected %ld", op_names[op], bytes, i, v[i],
-                     b->iters + 1);
+            CHECK(v[i] == (int)b->iters + 1, "%s %zu: element %zu is %d, expected %ld", op_names[op], bytes, i, v[i],
+                  b->iters + 1);
         }
     } else if ((op == FOP || op == CAS) && sw_rank() == 1) {
         const uint64_t expected = op == FOP ? (uint64_t)b->iters + 1 : 1;
-        SW_CHECK(*(uint64_t*)w->base == expected, "%s: target holds %" PRIu64 ", expected %" PRIu64, op_names[op],
-                 *(uint64_t*)w->base, expected);
+        CHECK(*(uint64_t*)w->base == expected, "%s: target holds %" PRIu64 ", expected %" PRIu64, op_names[op],
+              *(uint64_t*)w->base, expected);
     }
-    SW_MPI(MPI_Win_unlock(sw_rank(), w->win));
+    CHECK_MPI(MPI_Win_unlock(sw_rank(), w->win));
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -129,23 +130,23 @@ static void run(bench* b, op_t op, size_t bytes) {
 
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
-    SW_CHECK(sw_size() == 2, "run with exactly 2 ranks (mpiexec -n 2), not %d", sw_size());
+    CHECK(sw_size() == 2, "run with exactly 2 ranks (mpiexec -n 2), not %d", sw_size());
     bench b = {.argc = argc, .argv = argv};
     b.iters = sw_opt_long(argc, argv, "--iters", 100);
-    SW_CHECK(b.iters > 0, "--iters=%ld: must be positive", b.iters);
+    CHECK(b.iters > 0, "--iters=%ld: must be positive", b.iters);
 
     char list[1024];
     snprintf(list, sizeof list, "%s", sw_opt(argc, argv, "--sizes", "256K,512K,1M,2M,4M"));
     for (char* s = strtok(list, ","); s && b.nsizes < MAX_SIZES; s = strtok(NULL, ",")) {
         b.sizes[b.nsizes] = sw_parse_size("--sizes", s);
-        SW_CHECK(b.sizes[b.nsizes] >= sizeof(uint64_t) && b.sizes[b.nsizes] % sizeof(int) == 0,
-                 "--sizes: %s is not a positive multiple of 4 bytes", s);
+        CHECK(b.sizes[b.nsizes] >= sizeof(uint64_t) && b.sizes[b.nsizes] % sizeof(int) == 0,
+              "--sizes: %s is not a positive multiple of 4 bytes", s);
         if (b.sizes[b.nsizes] > b.max_size) b.max_size = b.sizes[b.nsizes];
         ++b.nsizes;
     }
     b.src = aligned_alloc(4096, b.max_size);
     b.dst = aligned_alloc(4096, b.max_size);
-    SW_CHECK(b.src && b.dst, "cannot allocate 2 x %zu bytes", b.max_size);
+    CHECK(b.src && b.dst, "cannot allocate 2 x %zu bytes", b.max_size);
     for (size_t i = 0; i < b.max_size / sizeof(int); ++i) ((int*)b.src)[i] = 1;
 
     snprintf(list, sizeof list, "%s", sw_opt(argc, argv, "--variants", "memory,memory-create,storage"));
@@ -153,8 +154,8 @@ int main(int argc, char** argv) {
         window* w = &b.windows[b.nwindows];
         w->config = sw_config_from(argc, argv, "memory");
         w->config.variant = strdup(s);
-        SW_CHECK(strcmp(s, "memory") == 0 || strcmp(s, "memory-create") == 0 || sw_is_storage(&w->config),
-                 "--variants: %s is not a window variant", s);
+        CHECK(strcmp(s, "memory") == 0 || strcmp(s, "memory-create") == 0 || sw_is_storage(&w->config),
+              "--variants: %s is not a window variant", s);
         char name[64];
         snprintf(name, sizeof name, "rma-%s-%%r.dat", s);
         w->base = sw_win_allocate(&w->config, name, 1, b.max_size, 1, &w->win);
@@ -169,7 +170,7 @@ int main(int argc, char** argv) {
         }
         for (int s = 0; s < b.nsizes; ++s) run(&b, (op_t)op, b.sizes[s]);
     }
-    for (int v = 0; v < b.nwindows; ++v) SW_MPI(MPI_Win_free(&b.windows[v].win));
+    for (int v = 0; v < b.nwindows; ++v) CHECK_MPI(MPI_Win_free(&b.windows[v].win));
     free(b.src);
     free(b.dst);
     MPI_Finalize();

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """storage-windows' targets in the shape every suite's results.json shares (bench/target_rows.py).
 
 report.py judges each target (its summary's "targets", the rows results.md prints); shared_rows() gives

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs one storage-windows application at a tiny size in a fresh directory
 # (passed as --dir) and removes the directory on every exit path.
 # Usage: smoke.sh MPIEXEC NP PROGRAM ARGS...

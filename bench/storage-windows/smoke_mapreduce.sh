@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Generates a 4 MiB Zipf corpus, runs MR-1S (with and without progress polling) and MR-2S
 # with and without checkpoints (MR-1S: in place, snapshot and non-blocking snapshot), and checks that all of them find
 # the same word counts (each run also checks that its counts add up to the words read). The snapshot runs check

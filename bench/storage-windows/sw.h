@@ -1,6 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers of the storage-windows applications (bench/storage-windows/):
  * argument parsing, window allocation per variant, timing, verification
- * failures that abort the job, and JSON-lines output.
+ * failures that abort the job (tests/support/mpi_check.h), and JSON-lines output.
  *
  * Variants every application understands (--variant):
  *   memory     MPI_Win_allocate with no hints: MPI's own memory
@@ -32,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpi_check.h" /* CHECK, CHECK_MPI: a failed verification aborts the job */
+
 static inline int sw_rank(void) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -43,30 +46,6 @@ static inline int sw_size(void) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     return size;
 }
-
-/* SW_CHECK(condition, "format", args...): a failed verification ends the job
- * with a message and a non-zero exit code. */
-#define SW_CHECK(cond, ...)                                                                \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "rank %d: %s:%d: %s: ", sw_rank(), __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            fflush(stderr);                                                                \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                  \
-        }                                                                                  \
-    } while (0)
-
-#define SW_MPI(call)                                                               \
-    do {                                                                           \
-        int rc_ = (call);                                                          \
-        if (rc_ != MPI_SUCCESS) {                                                  \
-            char text_[MPI_MAX_ERROR_STRING] = "";                                 \
-            int length_ = 0;                                                       \
-            MPI_Error_string(rc_, text_, &length_);                                \
-            SW_CHECK(rc_ == MPI_SUCCESS, "%s returned %d: %s", #call, rc_, text_); \
-        }                                                                          \
-    } while (0)
 
 /* --- arguments: "--key value" pairs ------------------------------------------ */
 
@@ -109,7 +88,7 @@ static inline size_t sw_parse_size(const char* key, const char* text) {
     }
     if (*end == 'i' || *end == 'B') ++end;
     if (*end == 'B') ++end;
-    SW_CHECK(end != text && *end == '\0' && value >= 0, "%s=%s: not a size (e.g. 4096, 256K, 16M, 1G)", key, text);
+    CHECK(end != text && *end == '\0' && value >= 0, "%s=%s: not a size (e.g. 4096, 256K, 16M, 1G)", key, text);
     return (size_t)(value * scale);
 }
 
@@ -122,7 +101,7 @@ static inline long sw_opt_long(int argc, char** argv, const char* key, long fall
     if (!text) return fallback;
     char* end = NULL;
     const long value = strtol(text, &end, 10);
-    SW_CHECK(end != text && *end == '\0', "%s=%s: not an integer", key, text);
+    CHECK(end != text && *end == '\0', "%s=%s: not an integer", key, text);
     return value;
 }
 
@@ -131,7 +110,7 @@ static inline double sw_opt_double(int argc, char** argv, const char* key, doubl
     if (!text) return fallback;
     char* end = NULL;
     const double value = strtod(text, &end);
-    SW_CHECK(end != text && *end == '\0', "%s=%s: not a number", key, text);
+    CHECK(end != text && *end == '\0', "%s=%s: not a number", key, text);
     return value;
 }
 
@@ -154,11 +133,11 @@ static inline sw_config sw_config_from(int argc, char** argv, const char* defaul
     c.sync = sw_opt(argc, argv, "--sync", "on_sync");
     c.access_style = sw_opt(argc, argv, "--access-style", NULL);
     c.order = sw_opt(argc, argv, "--order", "memory_first");
-    SW_CHECK(strcmp(c.variant, "memory") == 0 || strcmp(c.variant, "storage") == 0 ||
-                 strcmp(c.variant, "combined") == 0 || strcmp(c.variant, "mpiio") == 0 ||
-                 strcmp(c.variant, "mpiio-coll") == 0 || strcmp(c.variant, "memory-create") == 0,
-             "--variant=%s: expected memory, memory-create, storage, combined, mpiio or mpiio-coll", c.variant);
-    SW_CHECK(c.factor >= 0 && c.factor <= 1, "--factor=%g: outside [0, 1]", c.factor);
+    CHECK(strcmp(c.variant, "memory") == 0 || strcmp(c.variant, "storage") == 0 || strcmp(c.variant, "combined") == 0 ||
+              strcmp(c.variant, "mpiio") == 0 || strcmp(c.variant, "mpiio-coll") == 0 ||
+              strcmp(c.variant, "memory-create") == 0,
+          "--variant=%s: expected memory, memory-create, storage, combined, mpiio or mpiio-coll", c.variant);
+    CHECK(c.factor >= 0 && c.factor <= 1, "--factor=%g: outside [0, 1]", c.factor);
     return c;
 }
 
@@ -192,14 +171,14 @@ static inline void* sw_win_allocate(const sw_config* c, const char* name, int un
          * window takes, so a comparison isolates page cache vs anonymous memory.
          * The memory is leaked deliberately at free (a benchmark process ends soon after). */
         void* memory = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-        SW_CHECK(memory != NULL, "cannot allocate %zu bytes", bytes);
+        CHECK(memory != NULL, "cannot allocate %zu bytes", bytes);
         memset(memory, 0, bytes);
-        SW_MPI(MPI_Win_create(memory, (MPI_Aint)bytes, disp_unit, MPI_INFO_NULL, MPI_COMM_WORLD, win));
+        CHECK_MPI(MPI_Win_create(memory, (MPI_Aint)bytes, disp_unit, MPI_INFO_NULL, MPI_COMM_WORLD, win));
         return memory;
     }
     MPI_Info info = sw_hints(c, name, unlink);
     void* base = NULL;
-    SW_MPI(MPI_Win_allocate((MPI_Aint)bytes, disp_unit, info, MPI_COMM_WORLD, &base, win));
+    CHECK_MPI(MPI_Win_allocate((MPI_Aint)bytes, disp_unit, info, MPI_COMM_WORLD, &base, win));
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     return base;
 }
@@ -207,9 +186,9 @@ static inline void* sw_win_allocate(const sw_config* c, const char* name, int un
 /* MPI_Win_sync inside a lock of this rank's own window: for storage windows
  * it returns once the window's dirty pages are durable. */
 static inline void sw_win_sync_self(MPI_Win win) {
-    SW_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, win));
-    SW_MPI(MPI_Win_sync(win));
-    SW_MPI(MPI_Win_unlock(sw_rank(), win));
+    CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, win));
+    CHECK_MPI(MPI_Win_sync(win));
+    CHECK_MPI(MPI_Win_unlock(sw_rank(), win));
 }
 
 /* --- output ---------------------------------------------------------------------- */
@@ -228,7 +207,7 @@ static inline void sw_emit(int argc, char** argv, const char* format, ...) {
     const char* path = sw_opt(argc, argv, "--json", NULL);
     if (!path) return;
     FILE* out = fopen(path, "a");
-    SW_CHECK(out != NULL, "--json=%s: cannot open: %s", path, strerror(errno));
+    CHECK(out != NULL, "--json=%s: cannot open: %s", path, strerror(errno));
     fprintf(out, "{%s}\n", line);
     fclose(out);
 }

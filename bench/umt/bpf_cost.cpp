@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ebpf monitor's own cost: nanoseconds per run of its two BPF programs
 // (sched_switch, sched_wakeup), which run on every context switch and wakeup
 // of the machine, not only the registered workers'. Kernel run-time

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs the UMT benchmark programs with the blocking monitor off and on, side by side.
 
 Modes are `<backend>[+<variant>]`: `off`; `ebpf+normal` (covering workers at

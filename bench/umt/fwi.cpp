@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // UMT FWI mock-up (after the paper's Full Waveform Inversion mock-up): a
 // volume split in Y-slices; a forward propagation of --steps steps, then a
 // backward one. One task per slice and step, depending on its own slice and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // UMT heat diffusion (after the paper's Gauss-Seidel benchmark): a square
 // grid in --blocks x --blocks blocks, --iters Gauss-Seidel iterations as a
 // blocked wavefront, one task per block and iteration. Task (k, i, j) waits

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """bench/umt's targets: the figures each is judged on, and their definitions (DEFINITIONS), each written
 down before the run that judges it. report.py prints them in results.md and writes them into results.json's
 "targets" (the shape of bench/target_rows.py)."""

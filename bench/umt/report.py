@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turns bench/umt's results.json into results.md and the plots (PNG)."""
 
 import argparse

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // UMT synthetic benchmark: many independent tasks, each computes then blocks.
 //
 //   strata-umt-synthetic --tasks=400 --compute-iters=2000000 --block=pipe --block-us=2000

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Where a UMT run's oversubscribed time goes, from a `perf sched record` trace.
 
     perf sched record -o trace.data -- env STRATA_MONITOR=ebpf STRATA_COVER_PRIORITY=idle strata-umt-fwi ...

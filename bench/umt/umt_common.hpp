@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared by the UMT benchmark programs (synthetic.cpp, fwi.cpp, heat.cpp):
 // arguments, the calibrated compute kernel, aligned O_DIRECT buffers, and
 // the one-line JSON result that bench/umt/run collects.

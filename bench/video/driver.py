@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs the video pipeline benchmark inside apps/video/emulate (bench/video/run starts it).
 
 For each frame size: the kernel's time per frame on every node under its CPU quota (the paper's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Turns results.json of bench/video/run into its summary, results.md and results.png.
 
 Every figure is computed here from the records: medians over the repeats (implementations in an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // combined_region.cpp: strata's C++ API (C++23) from an installed strata.
 //
 // Build and run against an installed strata (docs/install.md):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A 1-D Jacobi stencil whose array lives in strata's distributed shared memory.
 //
 //   mpiexec -n <ranks> dsm_stencil [servers] [cells per client] [iterations]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* storage_window.c: an MPI window whose memory is a file, through strata.
  *
  * Build and run against an installed strata (docs/install.md; the library

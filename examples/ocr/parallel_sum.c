@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* parallel_sum.c: an OCR 1.2 program, unmodified, on strata's task runtime.
  *
  * Build and run against an installed strata (docs/install.md):

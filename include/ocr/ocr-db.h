@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Data blocks. */
 #ifndef STRATA_OCR_DB_H
 #define STRATA_OCR_DB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* EDT templates, EDTs and dependences. */
 #ifndef STRATA_OCR_EDT_H
 #define STRATA_OCR_EDT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* OCR error codes: the API returns 0 on success or one of these. The
  * numbers are the reference runtime's (loosely Linux's errno values), written
  * out, so that this header, like the reference's, brings in no <errno.h>: a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events. */
 #ifndef STRATA_OCR_EVENT_H
 #define STRATA_OCR_EVENT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* GUID helpers (the reference's ocr-guid-functions.h, also under that name). */
 #ifndef STRATA_OCR_GUID_H
 #define STRATA_OCR_GUID_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Program-wide calls: shutdown, abort, printing, argc/argv. */
 #ifndef STRATA_OCR_STD_H
 #define STRATA_OCR_STD_H

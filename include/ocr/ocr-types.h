@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* OCR 1.2 types and constants, as strata provides them (docs/runtime.md).
  *
  * Written from the Open Community Runtime specification 1.2 so that existing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OCR API version strata's headers follow, and the reference's macros
  * to take a version string apart and to ask which extensions the runtime has
  * (every one of those below, in strata). */

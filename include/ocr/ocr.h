@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The OCR 1.2 API as strata provides it (docs/runtime.md): include this and
  * link with -lstrata-ocr, which also provides main() (it runs mainEdt).
  *

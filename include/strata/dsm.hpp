@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Software distributed shared memory over MPI: libstrata-dsm (docs/dsm.md).
 //
 // The ranks of an MPI communicator join one DSM. The first `servers` ranks are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata's one error policy (docs/errors.md).
 //
 // Every fallible operation returns `Result<T>`: either the value or an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The blocking monitor: which cores still have a ready worker (docs/monitor.md).
 //
 // After "User-Monitored Threads" (UMT, seed 002) without a kernel patch. A task
@@ -147,7 +148,9 @@ public:
     /// Registered workers of `core` that are not blocked; 0 for a core out of
     /// range. A plain atomic load of memory the backend updates.
     [[nodiscard]] int ready(int core) const noexcept {
-        if (core < 0 || core >= cores_) return 0;
+        if (core < 0 || core >= cores_) {
+            return 0;
+        }
         return static_cast<int>(ready_[static_cast<std::size_t>(core) * ready_stride_].load(std::memory_order_acquire));
     }
 
@@ -163,7 +166,9 @@ public:
     /// worker that calls this is about to go idle while another runs). No
     /// system call. False when the backend cannot (proc, off): poll ready().
     bool notify_when_one_ready(int core) noexcept {
-        if (core < 0 || core >= cores_) return false;
+        if (core < 0 || core >= cores_) {
+            return false;
+        }
         return do_notify_when_one_ready(core);
     }
 
@@ -173,7 +178,9 @@ public:
     /// The event is sent from the wakeup itself, before either thread runs.
     /// No system call. False when the backend cannot (proc, off).
     bool notify_when_woken(int core) noexcept {
-        if (core < 0 || core >= cores_) return false;
+        if (core < 0 || core >= cores_) {
+            return false;
+        }
         return do_notify_when_woken(core);
     }
 
@@ -185,7 +192,9 @@ public:
     /// from `tid` itself. No system call. False when the backend cannot
     /// (proc, off).
     bool set_standby(int core, pid_t tid) noexcept {
-        if (core < 0 || core >= cores_) return false;
+        if (core < 0 || core >= cores_) {
+            return false;
+        }
         return do_set_standby(core, tid);
     }
 

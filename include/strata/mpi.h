@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* strata MPI storage windows: the hints of libstrata-mpi (docs/mpi-storage-windows.md).
  *
  * libstrata-mpi gives MPI one-sided windows whose memory is a mapped file or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Tiered memory regions: strata's core data model (docs/regions.md).
 //
 // A Region is one contiguous, page-aligned range of virtual memory whose pages

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata's task runtime (docs/runtime.md): one worker thread bound to each
 // core of the allowed CPU set, Chase–Lev work-stealing deques, an unbound
 // leader thread, and a pool of idle workers per core that keeps cores busy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata shared objects (docs/shm.md): the one include for segments, named
 // objects and containers, handles and ports.
 //

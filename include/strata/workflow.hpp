@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Synthetic workflows (docs/workflow.md): the benchmark of the Dhmem paper's §IV.
 //
 // A workflow is a DAG of tasks. Each task has a data size (what it produces

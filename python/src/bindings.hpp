@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared pieces of the Python extension `strata._strata` (docs/python.md).
 #pragma once
 

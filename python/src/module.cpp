@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata._strata: segments, zero-copy numpy vectors, picklable handles, ports.
 #include <fmt/format.h>
 #include <nanobind/stl/string.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata.Port and strata.Message: send and receive segment vectors (their
 // handles) between processes through the shm layer's ports; a received message
 // holds its slot until released, so the producer never overwrites what Python

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata._Region: tiered memory regions (include/strata/region.hpp) seen from
 // Python as zero-copy numpy byte arrays. Every array keeps the region object
 // alive, and close() refuses while arrays still view the mapping, so Python

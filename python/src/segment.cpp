@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata.Segment and its vectors as zero-copy numpy arrays.
 #include <cstring>
 

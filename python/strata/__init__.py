@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """strata from Python: shared segments, zero-copy numpy vectors, handles and ports.
 
     import numpy as np, strata

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Benchmark results from Python: the results.json of `strata bench SUITE`.
 
 Every suite writes one results.json (docs/benchmarks/SUITE/ in a source

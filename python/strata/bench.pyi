@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Type stubs of strata.bench (python/strata/bench.py); tests/python/test_python_bench.py checks that they
 # name every public function, class, method and parameter the module has.
 import os

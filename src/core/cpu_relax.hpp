@@ -1,6 +1,7 @@
+// SPDX-License-Identifier: MIT
 // A spin-wait hint for busy loops (the shared-memory ports and locks, the
-// runtime's standby worker): lets the sibling hyperthread run and saves power
-// while the loop waits for another core's store.
+// runtime's standby worker, the workflow's busy-poll): lets the sibling
+// hyperthread run and saves power while the loop waits for another core's store.
 #pragma once
 
 namespace strata::core {

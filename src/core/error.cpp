@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "strata/error.hpp"
 
 #include <cstring>

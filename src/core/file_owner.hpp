@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Describing who owns a file, for errors that refuse another user's file
 // (segments, storage regions, OCR data block directories). Private to libstrata.
 #pragma once

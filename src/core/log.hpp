@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata's internal logger: spdlog, to stderr, level from STRATA_LOG
 // (trace|debug|info|warn|error|off; default warn) or STRATA_VERBOSE=1 (debug).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sched_setattr(2) and its struct sched_attr (SCHED_ATTR_SIZE_VER0): glibc
 // before 2.41 declares neither, and linux/sched/types.h clashes with <sched.h>.
 // Used by the runtime's cover priority (src/runtime/cover.cpp) and by the UMT

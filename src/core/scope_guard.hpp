@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A scope guard: runs an undo step when the scope ends, unless dismissed.
 //
 // Undo paths read as one line next to the step they undo:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Counts the system calls of the calling thread, without ptrace or seccomp:
 // a perf counter on the tracepoint raw_syscalls:sys_enter (or on one
 // syscall's tracepoint, e.g. "syscalls/sys_enter_futex"), for this thread only.

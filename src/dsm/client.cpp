@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The client side of the DSM: the progress thread that answers the homes
 // through the protocol table, and the waiting parts of the API.
 #include <cstring>

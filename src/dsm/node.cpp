@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // dsm::Node: joining, the public operations, leaving.
 #include <csignal>
 

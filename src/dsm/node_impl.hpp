@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The state of one DSM rank: the transport, and either the server's homes
 // (server.cpp) or the client's cache and waiters (client.cpp).
 #pragma once

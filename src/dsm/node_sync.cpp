@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // dsm::Node: free, publish-subscribe, barriers, locks and leaving.
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The coherence protocol's two tables and their actions (see protocol_table.hpp).
 //
 // A pair missing from a table is refused: it cannot happen under per-pair FIFO
@@ -124,14 +125,14 @@ constexpr ClientRule kClientTable[] = {
 constexpr auto kHomeIndex = [] {
     std::array<std::array<HomeAction, kMsgCount>, 5> t{};
     for (const auto& r : kHomeTable) {
-        t[static_cast<int>(r.state)][static_cast<int>(r.msg)] = r.action;
+        t[static_cast<std::size_t>(r.state)][static_cast<std::size_t>(r.msg)] = r.action;
     }
     return t;
 }();
 constexpr auto kClientIndex = [] {
     std::array<std::array<ClientAction, kMsgCount>, 4> t{};
     for (const auto& r : kClientTable) {
-        t[static_cast<int>(r.state)][static_cast<int>(r.msg)] = r.action;
+        t[static_cast<std::size_t>(r.state)][static_cast<std::size_t>(r.msg)] = r.action;
     }
     return t;
 }();
@@ -422,6 +423,48 @@ void answer_deferred(ClientEntry& e, ClientId self, Step& st) {
     }
 }
 
+// The home's grant answers the pending acquire: the bytes (or the cached
+// ones, if their version matches) become this client's, held as asked.
+Step take_grant(ClientEntry& e, const Message& m) {
+    Step st;
+    const bool want_write = e.pending == op_acquire_write;
+    const bool fits =
+        e.waiting() && (want_write ? m.grant == CState::M : (m.grant == CState::S || m.grant == CState::E));
+    if (!fits || (!m.has_data && !(e.has_bytes && e.version == m.version))) {
+        return refused(fmt::format("client in {}: grant {} v{} does not answer its request", to_string(e.state),
+                                   to_string(m.grant), m.version));
+    }
+    st.install = m.has_data;
+    e.has_bytes = true;
+    e.version = m.version;
+    e.state = m.grant;
+    e.publish = m.publish;
+    e.pending = op_evict;
+    if (want_write) {
+        e.writer = true;
+    } else {
+        ++e.readers;
+    }
+    st.completed = true;
+    return st;
+}
+
+// Drops the local copy: a modified one is written back, a clean one reported.
+Step evict_chunk(ClientEntry& e, ClientId self) {
+    Step st;
+    if (e.held() || e.waiting()) {
+        return refused(fmt::format("client in {}: evict while held or pending", to_string(e.state)));
+    }
+    if (e.state == CState::M) {
+        st.out.push_back({.kind = write_back, .client = self, .version = e.version, .has_data = true});
+    } else if (e.state != CState::I) {
+        st.out.push_back({.kind = evict, .client = self});
+    }
+    e.state = CState::I;
+    e.has_bytes = false;
+    return st;
+}
+
 Step client_act(ClientAction a, ClientEntry& e, const Message& m) {
     Step st;
     const ClientId self = m.client;
@@ -476,40 +519,8 @@ Step client_act(ClientAction a, ClientEntry& e, const Message& m) {
             }
             answer_deferred(e, self, st);
             break;
-        case CA::evict:
-            if (e.held() || e.waiting()) {
-                return refused(fmt::format("client in {}: evict while held or pending", to_string(e.state)));
-            }
-            if (e.state == CState::M) {
-                st.out.push_back({.kind = write_back, .client = self, .version = e.version, .has_data = true});
-            } else if (e.state != CState::I) {
-                st.out.push_back({.kind = evict, .client = self});
-            }
-            e.state = CState::I;
-            e.has_bytes = false;
-            break;
-        case CA::take_grant: {
-            const bool want_write = e.pending == op_acquire_write;
-            const bool fits =
-                e.waiting() && (want_write ? m.grant == CState::M : (m.grant == CState::S || m.grant == CState::E));
-            if (!fits || (!m.has_data && !(e.has_bytes && e.version == m.version))) {
-                return refused(fmt::format("client in {}: grant {} v{} does not answer its request", to_string(e.state),
-                                           to_string(m.grant), m.version));
-            }
-            st.install = m.has_data;
-            e.has_bytes = true;
-            e.version = m.version;
-            e.state = m.grant;
-            e.publish = m.publish;
-            e.pending = op_evict;
-            if (want_write) {
-                e.writer = true;
-            } else {
-                ++e.readers;
-            }
-            st.completed = true;
-            break;
-        }
+        case CA::evict: return evict_chunk(e, self);
+        case CA::take_grant: return take_grant(e, m);
         case CA::inv: return answer_inv(e, m, self);
         case CA::recall:
             if (e.state == CState::I && e.held()) {
@@ -556,11 +567,11 @@ Step home_receive(HomeEntry& e, const Message& m) {
     if (m.client < 0 || m.client >= kMaxClients) {
         return refused(fmt::format("client id {} outside 0..{}", m.client, kMaxClients - 1));
     }
-    return home_act(kHomeIndex[static_cast<int>(e.state)][static_cast<int>(m.kind)], e, m);
+    return home_act(kHomeIndex[static_cast<std::size_t>(e.state)][static_cast<std::size_t>(m.kind)], e, m);
 }
 
 Step client_receive(ClientEntry& e, const Message& m) {
-    return client_act(kClientIndex[static_cast<int>(e.state)][static_cast<int>(m.kind)], e, m);
+    return client_act(kClientIndex[static_cast<std::size_t>(e.state)][static_cast<std::size_t>(m.kind)], e, m);
 }
 
 std::string_view home_rule(DState s, Msg m) noexcept {
@@ -568,14 +579,14 @@ std::string_view home_rule(DState s, Msg m) noexcept {
                                       "recall_for_write", "subscribe",        "unsubscribe",   "evict_sharer",
                                       "evict_owner",      "write_back_owner", "publish_owner", "inv_ack",
                                       "recall_ack",       "enqueue",          "free_chunk"};
-    return n[static_cast<int>(kHomeIndex[static_cast<int>(s)][static_cast<int>(m)])];
+    return n[static_cast<std::size_t>(kHomeIndex[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)])];
 }
 
 std::string_view client_rule(CState s, Msg m) noexcept {
     constexpr std::string_view n[] = {"refuse",       "request_read",  "request_write", "hit_read",   "hit_write",
                                       "release_read", "release_write", "evict",         "take_grant", "inv",
                                       "recall",       "deliver",       "subscribed",    "freed"};
-    return n[static_cast<int>(kClientIndex[static_cast<int>(s)][static_cast<int>(m)])];
+    return n[static_cast<std::size_t>(kClientIndex[static_cast<std::size_t>(s)][static_cast<std::size_t>(m)])];
 }
 
 }  // namespace strata::dsm::proto

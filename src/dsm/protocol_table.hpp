@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The DSM coherence protocol as pure logic: home-based MESI per chunk,
 // serialized at the chunk's home (docs/dsm.md, "Protocol").
 //

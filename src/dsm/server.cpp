@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The server side of the DSM: homes (directory entries + home copies driven
 // by the protocol table), first-touch location, global locks, and what
 // happens to the chunks of a client that died.
@@ -93,7 +94,7 @@ void Node::Impl::server_declare_dead(int client) {
         if (e.state == proto::DState::wait_acks && (e.awaiting & bit(client)) != 0) {
             m.kind = proto::Msg::inv_ack;
         } else if ((e.state == proto::DState::S || e.state == proto::DState::wait_acks) &&
-                   (e.sharers & bit(client)) != 0) {
+                   (e.sharers & bit(client)) != 0) {  // NOLINT(bugprone-branch-clone): a sharer's, then an owner's
             m.kind = proto::Msg::evict;
         } else if (owner && e.state == proto::DState::wait_recall) {
             m.kind = proto::Msg::recall_ack;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI two-sided transport of the DSM (see transport.hpp).
 #include "dsm/transport.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI two-sided transport of the DSM: the MPI channel of src/net (nonblocking
 // sends, a poll that receives whatever arrived, per-kind counters, liveness)
 // with the DSM's fixed header (wire.hpp) on every message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What travels between DSM ranks: one MPI message per protocol message, a
 // fixed header followed by the chunk's bytes (has_data) or an error text.
 // Also the layout of chunk ids.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // exposure = "auto" (auto_exposure.hpp).
 #include "auto_exposure.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which exposure `exposure = "auto"` picks on this machine, and why
 // (docs/external.md, "Exposures"). One decision, shared by the runtime and
 // `strata doctor`, so the doctor's line says what a run will do.

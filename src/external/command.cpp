@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Splitting and expanding command templates (command.hpp).
 #include "command.hpp"
 
@@ -66,7 +67,9 @@ Result<Placeholder> parse_placeholder(std::string_view whole) {
                           whole);
     }
     auto k = parse_index(index, whole);
-    if (!k) return std::unexpected(k.error());
+    if (!k) {
+        return std::unexpected(k.error());
+    }
     p.index = *k;
     return p;
 }
@@ -95,7 +98,9 @@ public:
                     literal(text_[++i]);
                 } else if (c == '[' && starts_placeholder(text_, i)) {
                     auto end = placeholder(i);
-                    if (!end) return std::unexpected(end.error());
+                    if (!end) {
+                        return std::unexpected(end.error());
+                    }
                     i = *end;
                 } else {
                     literal(c);
@@ -115,7 +120,9 @@ public:
                 literal(text_[++i]);
             } else if (c == '[' && starts_placeholder(text_, i)) {
                 auto end = placeholder(i);
-                if (!end) return std::unexpected(end.error());
+                if (!end) {
+                    return std::unexpected(end.error());
+                }
                 i = *end;
             } else {
                 literal(c);
@@ -157,7 +164,9 @@ private:
                               text_.substr(at, end - at));
         }
         auto p = parse_placeholder(text_.substr(at, end - at + 1));
-        if (!p) return std::unexpected(p.error());
+        if (!p) {
+            return std::unexpected(p.error());
+        }
         in_word_ = true;
         word_.push_back(WordPart{true, {}, std::move(*p)});
         return end;
@@ -165,7 +174,9 @@ private:
 
     void end_word() {
         if (in_word_) {
-            if (word_.empty()) word_.push_back(WordPart{});
+            if (word_.empty()) {
+                word_.push_back(WordPart{});
+            }
             words_.push_back(std::move(word_));
             word_ = {};
         }
@@ -180,8 +191,12 @@ private:
 
 std::string_view trim(const void* data, std::size_t size) {
     std::string_view text(static_cast<const char*>(data), size);
-    while (!text.empty() && (is_blank(text.back()) || text.back() == '\0')) text.remove_suffix(1);
-    while (!text.empty() && (is_blank(text.front()) || text.front() == '\0')) text.remove_prefix(1);
+    while (!text.empty() && (is_blank(text.back()) || text.back() == '\0')) {
+        text.remove_suffix(1);
+    }
+    while (!text.empty() && (is_blank(text.front()) || text.front() == '\0')) {
+        text.remove_prefix(1);
+    }
     return text;
 }
 
@@ -195,7 +210,9 @@ std::vector<Placeholder> placeholders(const std::vector<Word>& words) {
     std::vector<Placeholder> out;
     for (const Word& word : words) {
         for (const WordPart& part : word) {
-            if (part.is_placeholder) out.push_back(part.placeholder);
+            if (part.is_placeholder) {
+                out.push_back(part.placeholder);
+            }
         }
     }
     return out;
@@ -212,7 +229,9 @@ Result<std::vector<std::string>> expand(const std::vector<Word>& words, const Re
                 continue;
             }
             auto value = resolve(part.placeholder);
-            if (!value) return std::unexpected(value.error());
+            if (!value) {
+                return std::unexpected(value.error());
+            }
             text += *value;
         }
         argv.push_back(std::move(text));
@@ -248,7 +267,7 @@ Result<std::string> float_argument(const void* data, std::size_t size) {
     if (size == sizeof(float)) {
         float f = 0;
         std::memcpy(&f, data, sizeof f);
-        v = f;
+        v = static_cast<double>(f);
     } else if (size == sizeof(double)) {
         std::memcpy(&v, data, sizeof v);
     } else {
@@ -276,7 +295,9 @@ Result<std::string> str_argument(const void* data, std::size_t size) {
 std::string show_command(const std::vector<std::string>& argv) {
     std::string out;
     for (const std::string& arg : argv) {
-        if (!out.empty()) out += ' ';
+        if (!out.empty()) {
+            out += ' ';
+        }
         const bool plain = !arg.empty() && arg.find_first_of(" \t\n'\"\\$`;&|<>()*?[]{}") == std::string::npos;
         if (plain) {
             out += arg;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Command templates of external tasks: split into words by documented
 // quoting rules, then expanded with the task's paths and arguments
 // (docs/external.md, "Commands"). No shell is involved at any step.

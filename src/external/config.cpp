@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading the configuration file of external tasks (config.hpp).
 #include "config.hpp"
 
@@ -40,18 +41,30 @@ public:
         }
         for (const auto& [key, value] : table_) {
             bool known = false;
-            for (auto k : known_keys) known = known || k == key.str();
+            for (auto k : known_keys) {
+                known = known || k == key.str();
+            }
             if (!known) {
                 return fail(key.str(), describe(value),
                             "unknown key (known: command, env, cwd, timeout, stdout, stderr, exposure, "
                             "success_exit_codes, allow_empty_outputs, unregistered)");
             }
         }
-        if (auto r = read_command(); !r) return r;
-        if (auto r = read_env(); !r) return r;
-        if (auto r = read_scalars(); !r) return r;
-        if (auto r = read_stream("stdout", entry_.stdout_spec, false); !r) return r;
-        if (auto r = read_stream("stderr", entry_.stderr_spec, true); !r) return r;
+        if (auto r = read_command(); !r) {
+            return r;
+        }
+        if (auto r = read_env(); !r) {
+            return r;
+        }
+        if (auto r = read_scalars(); !r) {
+            return r;
+        }
+        if (auto r = read_stream("stdout", entry_.stdout_spec, false); !r) {
+            return r;
+        }
+        if (auto r = read_stream("stderr", entry_.stderr_spec, true); !r) {
+            return r;
+        }
         return read_exit_codes();
     }
 
@@ -62,8 +75,12 @@ private:
 
     Result<std::string> string_key(std::string_view key) const {
         const toml::node* node = table_.get(key);
-        if (node == nullptr) return std::string();
-        if (const auto* s = node->as_string()) return s->get();
+        if (node == nullptr) {
+            return std::string();
+        }
+        if (const auto* s = node->as_string()) {
+            return s->get();
+        }
         return fail(key, describe(*node), "not a string");
     }
 
@@ -76,9 +93,13 @@ private:
                               entry_.file, entry_.line, entry_.name);
         }
         auto text = string_key("command");
-        if (!text) return std::unexpected(text.error());
+        if (!text) {
+            return std::unexpected(text.error());
+        }
         auto words = split_command(*text);
-        if (!words) return fail("command", quote_value(*text), words.error().message);
+        if (!words) {
+            return fail("command", quote_value(*text), words.error().message);
+        }
         entry_.command_text = *text;
         entry_.command = std::move(*words);
         return {};
@@ -86,9 +107,13 @@ private:
 
     Result<void> read_env() {
         const toml::node* node = table_.get("env");
-        if (node == nullptr) return {};
+        if (node == nullptr) {
+            return {};
+        }
         const auto* env = node->as_table();
-        if (env == nullptr) return fail("env", describe(*node), "not a table (write env = { NAME = \"value\" })");
+        if (env == nullptr) {
+            return fail("env", describe(*node), "not a table (write env = { NAME = \"value\" })");
+        }
         for (const auto& [name, value] : *env) {
             const auto* s = value.as_string();
             if (s == nullptr) {
@@ -105,26 +130,38 @@ private:
 
     Result<void> read_scalars() {
         auto cwd = string_key("cwd");
-        if (!cwd) return std::unexpected(cwd.error());
+        if (!cwd) {
+            return std::unexpected(cwd.error());
+        }
         entry_.cwd = *cwd;
         if (const toml::node* node = table_.get("timeout")) {
             std::optional<double> seconds;
-            if (const auto* i = node->as_integer()) seconds = static_cast<double>(i->get());
-            if (const auto* f = node->as_floating_point()) seconds = f->get();
+            if (const auto* i = node->as_integer()) {
+                seconds = static_cast<double>(i->get());
+            }
+            if (const auto* f = node->as_floating_point()) {
+                seconds = f->get();
+            }
             if (!seconds || !(*seconds > 0) || *seconds > 1e7) {
                 return fail("timeout", describe(*node), "not a number of seconds above 0");
             }
             entry_.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*seconds * 1000.0 + 0.5));
         }
         auto exposure = string_key("exposure");
-        if (!exposure) return std::unexpected(exposure.error());
+        if (!exposure) {
+            return std::unexpected(exposure.error());
+        }
         if (table_.get("exposure") != nullptr) {
             const auto choice = exposure_choice_of(*exposure);
-            if (!choice) return fail("exposure", quote_value(*exposure), "expected auto, memfd or fuse");
+            if (!choice) {
+                return fail("exposure", quote_value(*exposure), "expected auto, memfd or fuse");
+            }
             entry_.exposure = *choice;
         }
         auto unregistered = string_key("unregistered");
-        if (!unregistered) return std::unexpected(unregistered.error());
+        if (!unregistered) {
+            return std::unexpected(unregistered.error());
+        }
         if (table_.get("unregistered") != nullptr) {
             if (*unregistered != "error" && *unregistered != "temporary") {
                 return fail("unregistered", quote_value(*unregistered), "expected error or temporary");
@@ -139,7 +176,9 @@ private:
         }
         if (const toml::node* node = table_.get("allow_empty_outputs")) {
             const auto* b = node->as_boolean();
-            if (b == nullptr) return fail("allow_empty_outputs", describe(*node), "not true or false");
+            if (b == nullptr) {
+                return fail("allow_empty_outputs", describe(*node), "not true or false");
+            }
             entry_.allow_empty_outputs = b->get();
         }
         return {};
@@ -147,8 +186,12 @@ private:
 
     Result<void> read_stream(std::string_view key, StreamSpec& spec, bool is_stderr) {
         auto text = string_key(key);
-        if (!text) return std::unexpected(text.error());
-        if (table_.get(key) == nullptr) return {};
+        if (!text) {
+            return std::unexpected(text.error());
+        }
+        if (table_.get(key) == nullptr) {
+            return {};
+        }
         using T = StreamSpec::Target;
         if (*text == "inherit") {
             spec.target = T::inherit;
@@ -180,7 +223,9 @@ private:
 
     Result<void> read_exit_codes() {
         const toml::node* node = table_.get("success_exit_codes");
-        if (node == nullptr) return {};
+        if (node == nullptr) {
+            return {};
+        }
         const auto* array = node->as_array();
         if (array == nullptr || array->empty()) {
             return fail("success_exit_codes", describe(*node), "not a non-empty array of exit codes (0..255)");
@@ -213,9 +258,15 @@ std::string_view to_string(ExposureChoice choice) noexcept {
 }
 
 std::optional<ExposureChoice> exposure_choice_of(std::string_view text) noexcept {
-    if (text == "auto") return ExposureChoice::automatic;
-    if (text == "memfd") return ExposureChoice::memfd;
-    if (text == "fuse") return ExposureChoice::fuse;
+    if (text == "auto") {
+        return ExposureChoice::automatic;
+    }
+    if (text == "memfd") {
+        return ExposureChoice::memfd;
+    }
+    if (text == "fuse") {
+        return ExposureChoice::fuse;
+    }
     return std::nullopt;
 }
 
@@ -258,7 +309,9 @@ Result<Config> Config::parse(std::string_view text, std::string_view source) {
         entry.name = std::string(name.str());
         entry.file = config.source_;
         entry.line = line_of(node);
-        if (auto r = EntryReader(entry, *table).read(); !r) return std::unexpected(r.error());
+        if (auto r = EntryReader(entry, *table).read(); !r) {
+            return std::unexpected(r.error());
+        }
         config.entries_.push_back(std::move(entry));
     }
     return config;
@@ -266,10 +319,14 @@ Result<Config> Config::parse(std::string_view text, std::string_view source) {
 
 Result<const Entry*> Config::find(std::string_view name) const {
     for (const Entry& entry : entries_) {
-        if (entry.name == name) return &entry;
+        if (entry.name == name) {
+            return &entry;
+        }
     }
     std::string names;
-    for (const Entry& entry : entries_) names += (names.empty() ? "" : ", ") + entry.name;
+    for (const Entry& entry : entries_) {
+        names += (names.empty() ? "" : ", ") + entry.name;
+    }
     return make_error(Errc::not_found, "{}: entry [{}]: unknown entry (the file has: {})", source_, name,
                       names.empty() ? "no entries" : names);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The configuration file of external tasks (docs/external.md): one TOML
 // table per program, named as ocrExternalTemplateCreate names it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How data blocks reach external programs as files (paper 000).
 //
 // An Exposure turns the runtime's data blocks into paths an external program

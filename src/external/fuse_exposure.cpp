@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FuseExposure and its TaskFiles: the runtime's side of strata-fsd.
 #include "external/fuse_exposure.hpp"
 

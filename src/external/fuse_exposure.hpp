@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // FuseExposure: data blocks as files under a private strata-fsd mount (paper 000 §4–6).
 //
 // The daemon strata-fsd (src/external/fsd/, docs/external-fs.md) is started on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The keeper process (keeper.hpp).
 #include "keeper.hpp"
 
@@ -48,17 +49,27 @@ void wait_for_runtime_exit() {
     const long opened = ::syscall(SYS_pidfd_open, runtime, 0);
     const int runtime_fd =
         opened >= 0 && ::getppid() == runtime ? ::fcntl(static_cast<int>(opened), F_DUPFD_CLOEXEC, 10) : -1;
-    if (read_fd != kPipeFd) ::dup2(read_fd, kPipeFd);
-    if (runtime_fd >= 0) ::dup2(runtime_fd, kRuntimeFd);
+    if (read_fd != kPipeFd) {
+        ::dup2(read_fd, kPipeFd);
+    }
+    if (runtime_fd >= 0) {
+        ::dup2(runtime_fd, kRuntimeFd);
+    }
     ::syscall(SYS_close_range, runtime_fd >= 0 ? kRuntimeFd + 1 : kPipeFd + 1, ~0U, 0);
-    for (int fd = 0; fd < kPipeFd; ++fd) ::close(fd);  // hold no terminal or pipe of the runtime's
+    for (int fd = 0; fd < kPipeFd; ++fd) {
+        ::close(fd);  // hold no terminal or pipe of the runtime's
+    }
 
     static std::array<pid_t, kMaxGroups> groups{};
     std::array<std::int32_t, 256> records{};
     for (;;) {
         const ssize_t n = ::read(kPipeFd, records.data(), sizeof(records));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;  // EOF: the runtime is gone (or closed the pipe at its end)
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;  // EOF: the runtime is gone (or closed the pipe at its end)
+        }
         for (std::size_t i = 0; i < static_cast<std::size_t>(n) / sizeof(std::int32_t); ++i) {
             const std::int32_t r = records[i];
             const pid_t find = r > 0 ? 0 : -r;  // add: an empty slot; remove: the group
@@ -72,8 +83,12 @@ void wait_for_runtime_exit() {
         }
     }
     bool any = false;
-    for (const pid_t group : groups) any = any || group > 0;
-    if (any) wait_for_runtime_exit();
+    for (const pid_t group : groups) {
+        any = any || group > 0;
+    }
+    if (any) {
+        wait_for_runtime_exit();
+    }
     kill_trees(groups.data(), groups.size());  // also the members that left a group (setsid)
     ::_exit(0);
 }
@@ -95,7 +110,9 @@ Result<std::unique_ptr<Keeper>> Keeper::start() {
         ::close(fds[1]);
         return make_sys_error(err, "external keeper: fork");
     }
-    if (pid == 0) keep(fds[0], runtime);
+    if (pid == 0) {
+        keep(fds[0], runtime);
+    }
     ::close(fds[0]);
     return std::unique_ptr<Keeper>(new Keeper(pid, fds[1]));
 }
@@ -112,11 +129,15 @@ void Keeper::send(std::int32_t record) noexcept {
 }
 
 void Keeper::add(pid_t group) noexcept {
-    if (group > 0) send(group);
+    if (group > 0) {
+        send(group);
+    }
 }
 
 void Keeper::remove(pid_t group) noexcept {
-    if (group > 0) send(-group);
+    if (group > 0) {
+        send(-group);
+    }
 }
 
 }  // namespace strata::external

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The keeper: a small process that outlives the runtime only long enough to
 // kill the external programs it left running.
 //

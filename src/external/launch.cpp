@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Starting external programs (launch.hpp).
 #include "launch.hpp"
 
@@ -40,10 +41,16 @@ std::vector<std::string> environment(const std::vector<std::pair<std::string, st
         const std::string_view entry(*e);
         const std::string_view name = entry.substr(0, entry.find('='));
         bool replaced = false;
-        for (const auto& [k, v] : extra) replaced = replaced || k == name;
-        if (!replaced) out.emplace_back(entry);
+        for (const auto& [k, v] : extra) {
+            replaced = replaced || k == name;
+        }
+        if (!replaced) {
+            out.emplace_back(entry);
+        }
     }
-    for (const auto& [k, v] : extra) out.push_back(k + "=" + v);
+    for (const auto& [k, v] : extra) {
+        out.push_back(k + "=" + v);
+    }
     return out;
 }
 
@@ -51,12 +58,16 @@ std::vector<std::string> environment(const std::vector<std::pair<std::string, st
 
 Result<int> open_pidfd(pid_t pid) {
     const long fd = ::syscall(SYS_pidfd_open, pid, 0);
-    if (fd < 0) return make_sys_error(errno, "pidfd_open(pid={})", pid);
+    if (fd < 0) {
+        return make_sys_error(errno, "pidfd_open(pid={})", pid);
+    }
     return static_cast<int>(fd);
 }
 
 Result<Child> spawn(const SpawnRequest& request) {
-    if (request.argv.empty()) return make_error(Errc::invalid_argument, "spawn: argv is empty");
+    if (request.argv.empty()) {
+        return make_error(Errc::invalid_argument, "spawn: argv is empty");
+    }
     SpawnObjects o;
     int rc = ::posix_spawnattr_setpgroup(&o.attr, 0);
     sigset_t none;
@@ -78,19 +89,27 @@ Result<Child> spawn(const SpawnRequest& request) {
     }
     // dup2 onto the same number clears FD_CLOEXEC in the child only (glibc >= 2.29).
     for (int fd : request.inherit) {
-        if (rc == 0) rc = ::posix_spawn_file_actions_adddup2(&o.actions, fd, fd);
+        if (rc == 0) {
+            rc = ::posix_spawn_file_actions_adddup2(&o.actions, fd, fd);
+        }
     }
     if (rc == 0 && !request.cwd.empty()) {
         rc = ::posix_spawn_file_actions_addchdir_np(&o.actions, request.cwd.c_str());
     }
-    if (rc != 0) return make_sys_error(rc, "spawn {}: preparing posix_spawn", request.argv.front());
+    if (rc != 0) {
+        return make_sys_error(rc, "spawn {}: preparing posix_spawn", request.argv.front());
+    }
 
     std::vector<char*> argv;
-    for (const std::string& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    for (const std::string& a : request.argv) {
+        argv.push_back(const_cast<char*>(a.c_str()));
+    }
     argv.push_back(nullptr);
     std::vector<std::string> env = environment(request.env);
     std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
+    for (std::string& e : env) {
+        envp.push_back(e.data());
+    }
     envp.push_back(nullptr);
 
     pid_t pid = -1;

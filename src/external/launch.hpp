@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Starting one external program without a shell: posix_spawnp in its own
 // process group, with a pidfd to wait on it (the reactor).
 //

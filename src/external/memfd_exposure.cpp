@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The memfd exposure (memfd_exposure.hpp).
 #include "memfd_exposure.hpp"
 
@@ -33,12 +34,16 @@ bool is_whole_memfd(int fd, std::size_t size) {
 
 Result<int> sealed_copy(const BlockView& block) {
     const int fd = ::memfd_create(fmt::format("strata-in-{}", block.id).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0) return make_sys_error(errno, "memfd exposure: input block {}: memfd_create", block.id);
+    if (fd < 0) {
+        return make_sys_error(errno, "memfd exposure: input block {}: memfd_create", block.id);
+    }
     const auto* bytes = static_cast<const char*>(block.data);
     std::size_t done = 0;
     while (done < block.size) {
         const ssize_t n = ::pwrite(fd, bytes + done, block.size - done, static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
         if (n <= 0) {
             const int err = n < 0 ? errno : EIO;
             ::close(fd);
@@ -67,10 +72,14 @@ public:
                 return make_sys_error(errno, "memfd exposure: input block {}: F_SEAL_FUTURE_WRITE", block.id);
             }
             fd = ::fcntl(block.fd, F_DUPFD_CLOEXEC, 3);
-            if (fd < 0) return make_sys_error(errno, "memfd exposure: input block {}: dup", block.id);
+            if (fd < 0) {
+                return make_sys_error(errno, "memfd exposure: input block {}: dup", block.id);
+            }
         } else {
             auto copy = sealed_copy(block);
-            if (!copy) return std::unexpected(copy.error());
+            if (!copy) {
+                return std::unexpected(copy.error());
+            }
             fd = *copy;
         }
         inputs_.push_back(fd);
@@ -79,7 +88,9 @@ public:
 
     Result<std::string> add_output(std::uint64_t id) override {
         const int fd = ::memfd_create(fmt::format("strata-out-{}", id).c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        if (fd < 0) return make_sys_error(errno, "memfd exposure: output {}: memfd_create", id);
+        if (fd < 0) {
+            return make_sys_error(errno, "memfd exposure: output {}: memfd_create", id);
+        }
         outputs_.push_back(fd);
         return fd_path(fd);
     }
@@ -87,7 +98,9 @@ public:
     [[nodiscard]] std::vector<int> inherited_fds() const override {
         std::vector<int> fds = inputs_;
         for (int fd : outputs_) {
-            if (fd >= 0) fds.push_back(fd);
+            if (fd >= 0) {
+                fds.push_back(fd);
+            }
         }
         return fds;
     }
@@ -99,16 +112,22 @@ public:
             return make_error(Errc::invalid_argument, "memfd exposure: output {}: none such, or already taken", k);
         }
         struct stat st {};
-        if (::fstat(outputs_[k], &st) != 0) return make_sys_error(errno, "memfd exposure: output {}: fstat", k);
+        if (::fstat(outputs_[k], &st) != 0) {
+            return make_sys_error(errno, "memfd exposure: output {}: fstat", k);
+        }
         OutputBytes out{outputs_[k], static_cast<std::size_t>(st.st_size)};
         outputs_[k] = -1;
         return out;
     }
 
     void release() noexcept override {
-        for (int fd : inputs_) ::close(fd);
+        for (int fd : inputs_) {
+            ::close(fd);
+        }
         for (int fd : outputs_) {
-            if (fd >= 0) ::close(fd);
+            if (fd >= 0) {
+                ::close(fd);
+            }
         }
         inputs_.clear();
         outputs_.clear();
@@ -127,14 +146,20 @@ Result<std::unique_ptr<TaskFiles>> MemfdExposure::new_task() {
 
 Result<void> MemfdExposure::probe() {
     const int fd = ::memfd_create("strata-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0) return make_sys_error(errno, "memfd_create");
+    if (fd < 0) {
+        return make_sys_error(errno, "memfd_create");
+    }
     auto done = [fd](Result<void> r) {
         ::close(fd);
         return r;
     };
-    if (::ftruncate(fd, 4096) != 0) return done(make_sys_error(errno, "ftruncate of a memfd"));
+    if (::ftruncate(fd, 4096) != 0) {
+        return done(make_sys_error(errno, "ftruncate of a memfd"));
+    }
     void* map = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) return done(make_sys_error(errno, "mmap of a memfd"));
+    if (map == MAP_FAILED) {
+        return done(make_sys_error(errno, "mmap of a memfd"));
+    }
     const bool sealed = ::fcntl(fd, F_ADD_SEALS, input_seals) == 0;
     const int seal_errno = errno;
     // The runtime's mapping must still write; a write through the file must not.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The memfd exposure (exposure.hpp): data blocks reach external programs as
 // /proc/self/fd/N paths of descriptors the program inherits.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The OCR extension calls of include/ocr/extensions/ocr-external.h and the
 // run's external state (ocr_external.hpp).
 #include <csignal>
@@ -15,7 +16,9 @@ using namespace strata::ocr;
 
 Result<std::shared_ptr<ExternalRun>> ExternalRun::of(OcrState& s) {
     std::lock_guard lock(s.extension_mutex);
-    if (s.extension) return std::static_pointer_cast<ExternalRun>(s.extension);
+    if (s.extension) {
+        return std::static_pointer_cast<ExternalRun>(s.extension);
+    }
     auto run = std::make_shared<ExternalRun>();
     if (const char* env = std::getenv("STRATA_EXTERNAL_EXPOSURE"); env != nullptr && *env != '\0') {
         const auto choice = exposure_choice_of(env);
@@ -35,26 +38,34 @@ Result<std::shared_ptr<ExternalRun>> ExternalRun::of(OcrState& s) {
         }
         state_at_start->finish(128 + sig);
     });
-    if (!reactor) return std::unexpected(reactor.error());
+    if (!reactor) {
+        return std::unexpected(reactor.error());
+    }
     run->reactor_ = std::move(*reactor);
     s.extension = run;
     return run;
 }
 
 void ExternalRun::stop() noexcept {
-    if (reactor_) reactor_->stop();
+    if (reactor_) {
+        reactor_->stop();
+    }
     std::unique_ptr<FuseExposure> fuse;
     {
         std::lock_guard lock(exposure_mutex_);
         stopped_ = true;
         fuse = std::move(fuse_);
     }
-    if (fuse) fuse->stop();
+    if (fuse) {
+        fuse->stop();
+    }
 }
 
 Result<std::shared_ptr<const Config>> ExternalRun::config() {
     std::lock_guard lock(mutex_);
-    if (config_) return config_;
+    if (config_) {
+        return config_;
+    }
     const char* path = std::getenv("STRATA_EXTERNAL_CONFIG");
     if (path == nullptr || *path == '\0') {
         return make_error(Errc::not_found,
@@ -62,14 +73,18 @@ Result<std::shared_ptr<const Config>> ExternalRun::config() {
                           "--external-config FILE` or call ocrExternalConfigLoad(path)");
     }
     auto loaded = Config::load(path);
-    if (!loaded) return std::unexpected(loaded.error());
+    if (!loaded) {
+        return std::unexpected(loaded.error());
+    }
     config_ = std::make_shared<const Config>(std::move(*loaded));
     return config_;
 }
 
 Result<void> ExternalRun::load_config(const std::string& path) {
     auto loaded = Config::load(path);
-    if (!loaded) return std::unexpected(loaded.error());
+    if (!loaded) {
+        return std::unexpected(loaded.error());
+    }
     std::lock_guard lock(mutex_);
     config_ = std::make_shared<const Config>(std::move(*loaded));
     return {};
@@ -83,9 +98,13 @@ Result<Exposure*> ExternalRun::exposure(const Entry& entry) {
               : fmt::format("entry [{}]: exposure {} (from {}): ", entry.name, to_string(choice),
                             default_choice_ == ExposureChoice::automatic ? "the default" : "STRATA_EXTERNAL_EXPOSURE");
     std::lock_guard lock(exposure_mutex_);
-    if (stopped_) return make_error(Errc::busy, "{}the run is ending", chosen_by);
+    if (stopped_) {
+        return make_error(Errc::busy, "{}the run is ending", chosen_by);
+    }
     auto fuse = [&]() -> Result<Exposure*> {
-        if (!fuse_) fuse_ = std::make_unique<FuseExposure>();
+        if (!fuse_) {
+            fuse_ = std::make_unique<FuseExposure>();
+        }
         // Start strata-fsd now, so a failure names the exposure, not a task's file.
         if (auto mounted = fuse_->mount_point(); !mounted) {
             return make_error(mounted.error().code, "{}{}", chosen_by, mounted.error().message);
@@ -103,12 +122,18 @@ Result<Exposure*> ExternalRun::exposure(const Entry& entry) {
     if (!auto_pick_) {
         auto_pick_ = pick_automatic(MemfdExposure::probe(), [&]() -> Result<void> {
             auto started = fuse();
-            if (!started) return std::unexpected(started.error());
+            if (!started) {
+                return std::unexpected(started.error());
+            }
             return {};
         });
     }
-    if (!auto_pick_->kind) return make_error(Errc::unsupported, "{}auto picks {}", chosen_by, auto_pick_->reason);
-    if (*auto_pick_->kind == ExposureKind::memfd) return &memfd_;
+    if (!auto_pick_->kind) {
+        return make_error(Errc::unsupported, "{}auto picks {}", chosen_by, auto_pick_->reason);
+    }
+    if (*auto_pick_->kind == ExposureKind::memfd) {
+        return &memfd_;
+    }
     return fuse();
 }
 
@@ -161,7 +186,9 @@ u8(ocrExternalConfigLoad)(const char* path) {
         return refuse(site, "ocrExternalConfigLoad", s == nullptr ? "no OCR program is running" : "path is NULL");
     }
     auto run = ExternalRun::of(*s);
-    if (!run) return refuse(site, "ocrExternalConfigLoad", run.error().message);
+    if (!run) {
+        return refuse(site, "ocrExternalConfigLoad", run.error().message);
+    }
     if (auto loaded = (*run)->load_config(path); !loaded) {
         return refuse(site, "ocrExternalConfigLoad", loaded.error().message);
     }
@@ -177,11 +204,17 @@ u8 ocrExternalTemplateCreate_internal(ocrGuid_t* guid, const char* name, u32 nIn
         return refuse(site, call, s == nullptr ? "no OCR program is running" : "guid or name is NULL");
     }
     auto run = ExternalRun::of(*s);
-    if (!run) return refuse(site, call, run.error().message);
+    if (!run) {
+        return refuse(site, call, run.error().message);
+    }
     auto config = (*run)->config();
-    if (!config) return refuse(site, call, config.error().message);
+    if (!config) {
+        return refuse(site, call, config.error().message);
+    }
     auto entry = (*config)->find(name);
-    if (!entry) return refuse(site, call, entry.error().message);
+    if (!entry) {
+        return refuse(site, call, entry.error().message);
+    }
     if (auto checked = strata::external::Config::check(**entry, nInputs, nOutputs); !checked) {
         return refuse(site, call, checked.error().message);
     }
@@ -212,14 +245,17 @@ u8(ocrExternalTaskCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 depc, ocr
         return refuse(site, call, s == nullptr ? "no OCR program is running" : "guid is NULL");
     }
     auto tpl = s->table.find_as<ExternalTemplate>(templateGuid, Kind::external_template);
-    if (!tpl) return refuse(site, call, "not a live external template");
+    if (!tpl) {
+        return refuse(site, call, "not a live external template");
+    }
     if (depc != tpl->inputs || outc != tpl->outputs) {
         return refuse(site, call,
                       fmt::format("depc={} outc={} but the template [{}] has {} inputs and {} outputs", depc, outc,
                                   tpl->entry->name, tpl->inputs, tpl->outputs));
     }
-    if (outc > 0 && outputEvents == nullptr)
+    if (outc > 0 && outputEvents == nullptr) {
         return refuse(site, call, fmt::format("outc={} with outputEvents=NULL", outc));
+    }
     std::vector<ocrGuid_t> outs(outputEvents, outputEvents + outc);
     for (u32 k = 0; k < outc; ++k) {
         if (!s->table.find_as<Event>(outs[k], Kind::event)) {
@@ -227,7 +263,9 @@ u8(ocrExternalTaskCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 depc, ocr
         }
     }
     auto run = ExternalRun::of(*s);
-    if (!run) return refuse(site, call, run.error().message);
+    if (!run) {
+        return refuse(site, call, run.error().message);
+    }
 
     // The task is an EDT with a body instead of a function: ocrAddDependence,
     // acquisition, finish scopes and counting treat it as one.
@@ -238,7 +276,9 @@ u8(ocrExternalTaskCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 depc, ocr
     edt->unsatisfied = depc;
     Edt* parent = current_edt();
     edt->scope = parent == nullptr ? nullptr : (parent->own_scope ? parent->own_scope : parent->scope);
-    if (edt->scope) edt->scope->pending.fetch_add(1, std::memory_order_acq_rel);
+    if (edt->scope) {
+        edt->scope->pending.fetch_add(1, std::memory_order_acq_rel);
+    }
     s->waiting_edts.fetch_add(1, std::memory_order_acq_rel);
     const ocrGuid_t id = s->table.insert(edt);
     auto record = (*run)->add_record(id_of(id));
@@ -252,7 +292,9 @@ u8(ocrExternalTaskCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 depc, ocr
         for (u32 i = 0; i < depc; ++i) {
             if (!ocrGuidIsUninitialized(depv[i])) {
                 strataOcrCallSite(site.file, site.line);
-                if (u8 rc = (ocrAddDependence)(depv[i], id, i, DB_MODE_RO); rc != 0) return rc;
+                if (u8 rc = (ocrAddDependence)(depv[i], id, i, DB_MODE_RO); rc != 0) {
+                    return rc;
+                }
             }
         }
     }
@@ -263,14 +305,20 @@ u8(ocrExternalTaskDestroy)(ocrGuid_t guid) {
     const CallSite site = take_call_site();
     const std::string call = fmt::format("ocrExternalTaskDestroy({})", show(guid));
     OcrState* s = state();
-    if (s == nullptr) return refuse(site, call, "no OCR program is running");
+    if (s == nullptr) {
+        return refuse(site, call, "no OCR program is running");
+    }
     auto run = ExternalRun::of(*s);
     auto record = run ? (*run)->find_record(id_of(guid)) : nullptr;
-    if (!record) return refuse(site, call, "not an external task");
+    if (!record) {
+        return refuse(site, call, "not an external task");
+    }
     if (auto edt = s->table.find_as<Edt>(guid, Kind::edt)) {
         strataOcrCallSite(site.file, site.line);
         const u8 rc = (ocrEdtDestroy)(guid);
-        if (rc == 0) (*run)->erase_record(id_of(guid));
+        if (rc == 0) {
+            (*run)->erase_record(id_of(guid));
+        }
         return rc;
     }
     std::lock_guard lock(record->mutex);
@@ -283,10 +331,14 @@ u8(ocrExternalTaskDestroy)(ocrGuid_t guid) {
 
 u8 ocrExternalTaskStatus(ocrGuid_t guid, ocrExternalStatus_t* status) {
     OcrState* s = state();
-    if (s == nullptr || status == nullptr) return OCR_EINVAL;
+    if (s == nullptr || status == nullptr) {
+        return OCR_EINVAL;
+    }
     auto run = ExternalRun::of(*s);
     auto record = run ? (*run)->find_record(id_of(guid)) : nullptr;
-    if (!record) return OCR_EINVAL;
+    if (!record) {
+        return OCR_EINVAL;
+    }
     std::lock_guard lock(record->mutex);
     *status = record->status;
     return 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // External tasks inside an OCR run: the run's external state (configuration,
 // exposures, reactor, task statuses) and the body of an external task.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One external task: from satisfied inputs to a started program (on a
 // worker), and from its exit to output data blocks (on a worker again).
 #include <fcntl.h>
@@ -30,14 +31,20 @@ struct OwnedFd {
     OwnedFd(const OwnedFd&) = delete;
     OwnedFd& operator=(const OwnedFd&) = delete;
     ~OwnedFd() {
-        if (fd >= 0) ::close(fd);
+        if (fd >= 0) {
+            ::close(fd);
+        }
     }
 };
 
 std::string tail_of(int fd) {
-    if (fd < 0) return {};
+    if (fd < 0) {
+        return {};
+    }
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_size <= 0) return {};
+    if (::fstat(fd, &st) != 0 || st.st_size <= 0) {
+        return {};
+    }
     const auto size = static_cast<std::size_t>(st.st_size);
     const std::size_t n = std::min(size, stderr_tail_bytes);
     std::string text(n, '\0');
@@ -83,38 +90,39 @@ void ExternalBody::fail_to_start(const std::shared_ptr<Edt>& edt, const std::str
                    why);
     }
     for (const ocrGuid_t event : outputs_) {
-        if (auto e = s->table.find_as<Event>(event, Kind::event)) satisfy_event(e, NULL_GUID, 0, edt->created_at);
+        if (auto e = s->table.find_as<Event>(event, Kind::event)) {
+            satisfy_event(e, NULL_GUID, 0, edt->created_at);
+        }
     }
     complete_edt(edt, NULL_GUID);
 }
 
-void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
-    const Entry& entry = *tpl_->entry;
-    auto exposure = run_->exposure(entry);
-    if (!exposure) return fail_to_start(edt, exposure.error().message);
-    auto files = (*exposure)->new_task();
-    if (!files) return fail_to_start(edt, files.error().message);
+namespace {
 
-    auto launch = std::make_shared<Launch>();
-    launch->edt = edt;
-    launch->files = std::move(*files);
-    if (entry.temporary_files) {
-        if (auto allowed = launch->files->allow_temporary_files(); !allowed) {
-            return fail_to_start(
-                edt, fmt::format("{}{}", entry.where("unregistered", "\"temporary\""), allowed.error().message));
-        }
-    }
+using Launch = ExternalBody::Launch;
 
-    // Expose what the command names, each input and output once.
-    std::vector<std::string> in_paths(tpl_->inputs), out_paths(tpl_->outputs);
-    for (std::size_t k = 0; k < tpl_->outputs; ++k) {
+// One path per output of the task, in its exposure.
+Result<std::vector<std::string>> expose_outputs(const ExternalTemplate& tpl, const Edt& edt, Launch& launch) {
+    std::vector<std::string> out_paths(tpl.outputs);
+    for (std::size_t k = 0; k < tpl.outputs; ++k) {
         // Output ids have the top bit set: never a data block id (inputs), unique per task and output.
-        auto path = launch->files->add_output((std::uint64_t{1} << 63) | (id_of(edt->guid) << 6) | k);
-        if (!path) return fail_to_start(edt, path.error().message);
+        auto path = launch.files->add_output((std::uint64_t{1} << 63) | (id_of(edt.guid) << 6) | k);
+        if (!path) {
+            return std::unexpected(path.error());
+        }
         out_paths[k] = *path;
     }
+    return out_paths;
+}
+
+// The command with its placeholders replaced: the paths of outputs and of
+// inputs (each exposed once), and arguments read from input data blocks.
+Result<std::vector<std::string>> command_line(const ExternalTemplate& tpl, const Edt& edt, Launch& launch,
+                                              const std::vector<std::string>& out_paths) {
+    const Entry& entry = *tpl.entry;
+    std::vector<std::string> in_paths(tpl.inputs);
     auto block_of = [&](std::size_t k, const Placeholder& p) -> Result<std::shared_ptr<Db>> {
-        const Slot& slot = edt->slots[k];
+        const Slot& slot = edt.slots[k];
         if (!slot.block) {
             return make_error(Errc::invalid_argument, "{}{}: input {} was satisfied with NULL_GUID, not a data block",
                               entry.where("command", fmt::format("\"{}\"", entry.command_text)), p.text, k);
@@ -122,17 +130,23 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
         return slot.block;
     };
     auto resolve = [&](const Placeholder& p) -> Result<std::string> {
-        if (p.kind == PlaceholderKind::out) return out_paths[p.index];
+        if (p.kind == PlaceholderKind::out) {
+            return out_paths[p.index];
+        }
         auto block = block_of(p.index, p);
-        if (!block) return std::unexpected(block.error());
+        if (!block) {
+            return std::unexpected(block.error());
+        }
         const Db& db = **block;
         Result<std::string> value;
         switch (p.kind) {
             case PlaceholderKind::in:
                 if (in_paths[p.index].empty()) {
                     BlockView view{id_of(db.guid), db.data, static_cast<std::size_t>(db.size), db.memfd, 0};
-                    auto path = launch->files->add_input(view);
-                    if (!path) return std::unexpected(path.error());
+                    auto path = launch.files->add_input(view);
+                    if (!path) {
+                        return std::unexpected(path.error());
+                    }
                     in_paths[p.index] = *path;
                 }
                 return in_paths[p.index];
@@ -148,16 +162,14 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
         }
         return value;
     };
-    auto argv = expand(entry.command, resolve);
-    if (!argv) return fail_to_start(edt, argv.error().message);
-    launch->argv = std::move(*argv);
+    return expand(entry.command, resolve);
+}
 
-    SpawnRequest request;
-    request.argv = launch->argv;
-    request.env = entry.env;
-    request.cwd = entry.cwd;
-    request.inherit = launch->files->inherited_fds();
-    std::vector<std::shared_ptr<OwnedFd>> stream_fds;  // open until the spawn
+// stdout and stderr of the program as the entry says, into `request`; their
+// descriptors stay open in `open_fds` until the spawn. A captured stderr (a
+// tail or a file) is kept in the launch for the failure report.
+Result<void> open_streams(const Entry& entry, const Edt& edt, const std::vector<std::string>& out_paths, Launch& launch,
+                          SpawnRequest& request, std::vector<std::shared_ptr<OwnedFd>>& open_fds) {
     auto stream = [&](const StreamSpec& spec, bool is_stderr) -> Result<int> {
         using T = StreamSpec::Target;
         int fd = -1;
@@ -165,7 +177,7 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
             case T::inherit: return -1;
             case T::null: fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC); break;
             case T::tail:
-                fd = ::memfd_create(fmt::format("strata-stderr-{}", show(edt->guid)).c_str(), MFD_CLOEXEC);
+                fd = ::memfd_create(fmt::format("strata-stderr-{}", show(edt.guid)).c_str(), MFD_CLOEXEC);
                 break;
             case T::output: fd = ::open(out_paths[spec.output].c_str(), O_WRONLY | O_CLOEXEC); break;
             case T::file:
@@ -178,23 +190,73 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
                 entry.where(is_stderr ? "stderr" : "stdout", spec.target == T::file ? spec.path : "?"));
         }
         auto owned = std::make_shared<OwnedFd>(fd);
-        stream_fds.push_back(owned);
-        if (is_stderr && (spec.target == T::tail || spec.target == T::file)) launch->stderr_capture = owned;
+        open_fds.push_back(owned);
+        if (is_stderr && (spec.target == T::tail || spec.target == T::file)) {
+            launch.stderr_capture = owned;
+        }
         return fd;
     };
     auto out_fd = stream(entry.stdout_spec, false);
-    if (!out_fd) return fail_to_start(edt, out_fd.error().message);
+    if (!out_fd) {
+        return std::unexpected(out_fd.error());
+    }
     auto err_fd = stream(entry.stderr_spec, true);
-    if (!err_fd) return fail_to_start(edt, err_fd.error().message);
+    if (!err_fd) {
+        return std::unexpected(err_fd.error());
+    }
     request.stdout_fd = *out_fd;
     request.stderr_fd = *err_fd;
-    if (!launch->stderr_capture) {
-        launch->stderr_note = fmt::format("(stderr={}: not captured)",
-                                          entry.stderr_spec.target == StreamSpec::Target::output ? "[out:K]"
-                                          : entry.stderr_spec.target == StreamSpec::Target::null ? "null"
-                                                                                                 : "inherit");
+    if (!launch.stderr_capture) {
+        launch.stderr_note = fmt::format("(stderr={}: not captured)",
+                                         entry.stderr_spec.target == StreamSpec::Target::output ? "[out:K]"
+                                         : entry.stderr_spec.target == StreamSpec::Target::null ? "null"
+                                                                                                : "inherit");
+    }
+    return {};
+}
+
+}  // namespace
+
+void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
+    const Entry& entry = *tpl_->entry;
+    auto exposure = run_->exposure(entry);
+    if (!exposure) {
+        return fail_to_start(edt, exposure.error().message);
+    }
+    auto files = (*exposure)->new_task();
+    if (!files) {
+        return fail_to_start(edt, files.error().message);
     }
 
+    auto launch = std::make_shared<Launch>();
+    launch->edt = edt;
+    launch->files = std::move(*files);
+    if (entry.temporary_files) {
+        if (auto allowed = launch->files->allow_temporary_files(); !allowed) {
+            return fail_to_start(
+                edt, fmt::format("{}{}", entry.where("unregistered", "\"temporary\""), allowed.error().message));
+        }
+    }
+    // Expose what the command names, each input and output once.
+    auto out_paths = expose_outputs(*tpl_, *edt, *launch);
+    if (!out_paths) {
+        return fail_to_start(edt, out_paths.error().message);
+    }
+    auto argv = command_line(*tpl_, *edt, *launch, *out_paths);
+    if (!argv) {
+        return fail_to_start(edt, argv.error().message);
+    }
+    launch->argv = std::move(*argv);
+
+    SpawnRequest request;
+    request.argv = launch->argv;
+    request.env = entry.env;
+    request.cwd = entry.cwd;
+    request.inherit = launch->files->inherited_fds();
+    std::vector<std::shared_ptr<OwnedFd>> stream_fds;  // open until the spawn
+    if (auto opened = open_streams(entry, *edt, *out_paths, *launch, request, stream_fds); !opened) {
+        return fail_to_start(edt, opened.error().message);
+    }
     auto child = spawn(request);
     if (!child) {
         return fail_to_start(edt, fmt::format("{}; command: {}", child.error().message, show_command(launch->argv)));
@@ -219,7 +281,9 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
         // The outputs become data blocks on a worker: the reactor only waits.
         s->runtime->spawn([self, launch, exit] { self->finish(*launch, exit); });
     });
-    if (!watched) return fail_to_start(edt, watched.error().message);
+    if (!watched) {
+        return fail_to_start(edt, watched.error().message);
+    }
 }
 
 void ExternalBody::finish(Launch& launch, const ExitInfo& exit) {
@@ -268,11 +332,15 @@ void ExternalBody::finish(Launch& launch, const ExitInfo& exit) {
     }
     for (std::size_t k = 0; k < outputs_.size(); ++k) {
         ocrGuid_t db = NULL_GUID;
-        if (k < blocks.size()) db = s->table.insert(blocks[k]);
+        if (k < blocks.size()) {
+            db = s->table.insert(blocks[k]);
+        }
         if (auto event = s->table.find_as<Event>(outputs_[k], Kind::event)) {
             satisfy_event(event, db, 0, launch.edt->created_at);
         } else {
-            if (!is_null(db)) s->table.erase(db);
+            if (!is_null(db)) {
+                s->table.erase(db);
+            }
             s->deferred_error(launch.edt->created_at, "ocrExternalTaskCreate", OCR_EINVAL,
                               fmt::format("external task {} [{}]: output event {} (output {}) no longer exists",
                                           show(launch.edt->guid), entry.name, show(outputs_[k]), k));

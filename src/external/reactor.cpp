@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reactor thread (reactor.hpp).
 #include "reactor.hpp"
 
@@ -42,7 +43,9 @@ std::atomic<bool> g_keeper{false};  // a keeper would finish what the handler le
 void signal_all_groups(int sig) noexcept {
     for (auto& slot : g_groups) {
         const pid_t group = slot.load(std::memory_order_acquire);
-        if (group > 0) ::kill(-group, sig);
+        if (group > 0) {
+            ::kill(-group, sig);
+        }
     }
 }
 
@@ -64,7 +67,9 @@ extern "C" void on_terminating_signal(int sig) {
 void add_group(pid_t group) {
     for (auto& slot : g_groups) {
         pid_t empty = 0;
-        if (slot.compare_exchange_strong(empty, group, std::memory_order_acq_rel)) return;
+        if (slot.compare_exchange_strong(empty, group, std::memory_order_acq_rel)) {
+            return;
+        }
     }
     // Full: the reactor still kills it on stop(), only the handler cannot.
 }
@@ -72,7 +77,9 @@ void add_group(pid_t group) {
 void remove_group(pid_t group) {
     for (auto& slot : g_groups) {
         pid_t expected = group;
-        if (slot.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) return;
+        if (slot.compare_exchange_strong(expected, 0, std::memory_order_acq_rel)) {
+            return;
+        }
     }
 }
 
@@ -83,19 +90,29 @@ void install_handlers() {
     sa.sa_flags = static_cast<int>(SA_RESETHAND | SA_RESTART);  // a second signal has the default effect
     struct sigaction current {};
     ::sigaction(SIGINT, nullptr, &current);
-    if (current.sa_handler == SIG_DFL && ::sigaction(SIGINT, &sa, &g_old_int) != 0) return;
+    if (current.sa_handler == SIG_DFL && ::sigaction(SIGINT, &sa, &g_old_int) != 0) {
+        return;
+    }
     ::sigaction(SIGTERM, nullptr, &current);
-    if (current.sa_handler == SIG_DFL) ::sigaction(SIGTERM, &sa, &g_old_term);
+    if (current.sa_handler == SIG_DFL) {
+        ::sigaction(SIGTERM, &sa, &g_old_term);
+    }
     g_handlers.store(true);
 }
 
 void restore_handlers() {
-    if (!g_handlers.exchange(false)) return;
+    if (!g_handlers.exchange(false)) {
+        return;
+    }
     struct sigaction current {};
     ::sigaction(SIGINT, nullptr, &current);
-    if (current.sa_handler == on_terminating_signal) ::sigaction(SIGINT, &g_old_int, nullptr);
+    if (current.sa_handler == on_terminating_signal) {
+        ::sigaction(SIGINT, &g_old_int, nullptr);
+    }
     ::sigaction(SIGTERM, nullptr, &current);
-    if (current.sa_handler == on_terminating_signal) ::sigaction(SIGTERM, &g_old_term, nullptr);
+    if (current.sa_handler == on_terminating_signal) {
+        ::sigaction(SIGTERM, &g_old_term, nullptr);
+    }
 }
 
 }  // namespace
@@ -123,8 +140,12 @@ struct Reactor::Impl {
     bool joined = false;
 
     ~Impl() {
-        if (epoll_fd >= 0) ::close(epoll_fd);
-        if (wake_fd >= 0) ::close(wake_fd);
+        if (epoll_fd >= 0) {
+            ::close(epoll_fd);
+        }
+        if (wake_fd >= 0) {
+            ::close(wake_fd);
+        }
     }
 
     void wake() const {
@@ -139,7 +160,9 @@ struct Reactor::Impl {
         {
             std::lock_guard lock(mutex);
             auto it = watched.find(pidfd);
-            if (it == watched.end()) return;
+            if (it == watched.end()) {
+                return;
+            }
             w = std::move(it->second);
             watched.erase(it);
         }
@@ -147,7 +170,9 @@ struct Reactor::Impl {
         ::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &info, WEXITED | WNOWAIT);
         ::kill(-w.pid, SIGKILL);
         remove_group(w.pid);
-        if (keeper) keeper->remove(w.pid);  // while the zombie still pins the id
+        if (keeper) {
+            keeper->remove(w.pid);  // while the zombie still pins the id
+        }
         siginfo_t reaped{};
         while (::waitid(static_cast<idtype_t>(P_PIDFD), static_cast<id_t>(pidfd), &reaped, WEXITED) != 0 &&
                errno == EINTR) {
@@ -174,16 +199,22 @@ struct Reactor::Impl {
         std::lock_guard lock(mutex);
         std::optional<Clock::time_point> first;
         for (const auto& [fd, w] : watched) {
-            if (w.deadline && !w.timed_out && (!first || *w.deadline < *first)) first = w.deadline;
+            if (w.deadline && !w.timed_out && (!first || *w.deadline < *first)) {
+                first = w.deadline;
+            }
         }
-        if (!first) return -1;
+        if (!first) {
+            return -1;
+        }
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(*first - Clock::now()).count();
         return left <= 0 ? 0 : static_cast<int>(std::min<std::int64_t>(left, 60'000));
     }
 
     // Kills the trees of `groups` (their programs and what left their groups).
     static void kill_groups(const std::vector<pid_t>& groups) {
-        if (!groups.empty()) kill_trees(groups.data(), groups.size());
+        if (!groups.empty()) {
+            kill_trees(groups.data(), groups.size());
+        }
     }
 
     void kill_overdue() {
@@ -204,7 +235,9 @@ struct Reactor::Impl {
     void cancel_all() {
         std::vector<pid_t> all;
         for (auto& slot : g_groups) {
-            if (const pid_t group = slot.load(std::memory_order_acquire); group > 0) all.push_back(group);
+            if (const pid_t group = slot.load(std::memory_order_acquire); group > 0) {
+                all.push_back(group);
+            }
         }
         std::lock_guard lock(mutex);
         for (auto& [fd, w] : watched) {
@@ -233,10 +266,14 @@ struct Reactor::Impl {
             kill_overdue();
             if (const int sig = g_signal.exchange(0); sig != 0) {
                 cancel_all();
-                if (on_signal) on_signal(sig);
+                if (on_signal) {
+                    on_signal(sig);
+                }
             }
             std::lock_guard lock(mutex);
-            if (stopping && watched.empty()) return;
+            if (stopping && watched.empty()) {
+                return;
+            }
             if (stopping) {
                 std::vector<pid_t> left;
                 for (auto& [fd, w] : watched) {
@@ -261,9 +298,13 @@ Result<std::unique_ptr<Reactor>> Reactor::start(OnSignal on_signal) {
     auto impl = std::make_unique<Impl>();
     impl->on_signal = std::move(on_signal);
     impl->epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
-    if (impl->epoll_fd < 0) return make_sys_error(errno, "external reactor: epoll_create1");
+    if (impl->epoll_fd < 0) {
+        return make_sys_error(errno, "external reactor: epoll_create1");
+    }
     impl->wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (impl->wake_fd < 0) return make_sys_error(errno, "external reactor: eventfd");
+    if (impl->wake_fd < 0) {
+        return make_sys_error(errno, "external reactor: eventfd");
+    }
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.fd = impl->wake_fd;
@@ -295,25 +336,33 @@ Result<void> Reactor::watch(Child child, std::optional<std::chrono::milliseconds
         std::lock_guard lock(r.mutex);
         if (!r.stopping) {
             add_group(child.pid);
-            if (r.keeper) r.keeper->add(child.pid);
+            if (r.keeper) {
+                r.keeper->add(child.pid);
+            }
             Impl::Watched w;
             w.pid = child.pid;
             w.pidfd = child.pidfd;
             w.started = Clock::now();
-            if (timeout) w.deadline = w.started + *timeout;
+            if (timeout) {
+                w.deadline = w.started + *timeout;
+            }
             w.on_exit = std::move(on_exit);
             r.watched.emplace(child.pidfd, std::move(w));
             epoll_event ev{};
             ev.events = EPOLLIN;
             ev.data.fd = child.pidfd;
             if (::epoll_ctl(r.epoll_fd, EPOLL_CTL_ADD, child.pidfd, &ev) == 0) {
-                if (timeout) r.wake();  // the loop's wait must include the new deadline
+                if (timeout) {
+                    r.wake();  // the loop's wait must include the new deadline
+                }
                 return {};
             }
             const int err = errno;
             r.watched.erase(child.pidfd);
             remove_group(child.pid);
-            if (r.keeper) r.keeper->remove(child.pid);
+            if (r.keeper) {
+                r.keeper->remove(child.pid);
+            }
             ::kill(-child.pid, SIGKILL);
             ::waitpid(child.pid, nullptr, 0);
             ::close(child.pidfd);
@@ -332,16 +381,22 @@ std::size_t Reactor::running() const {
 }
 
 void Reactor::stop() noexcept {
-    if (!impl_ || impl_->joined) return;
+    if (!impl_ || impl_->joined) {
+        return;
+    }
     {
         std::lock_guard lock(impl_->mutex);
         impl_->stopping = true;
     }
     impl_->wake();
-    if (impl_->thread.joinable()) impl_->thread.join();
+    if (impl_->thread.joinable()) {
+        impl_->thread.join();
+    }
     int mine = impl_->wake_fd;
     const bool owned_handlers = g_wake_fd.load() == mine;
-    if (owned_handlers) g_keeper.store(false, std::memory_order_release);
+    if (owned_handlers) {
+        g_keeper.store(false, std::memory_order_release);
+    }
     impl_->keeper.reset();  // every program is reaped: the keeper exits and is reaped
     impl_->joined = true;
     if (g_wake_fd.compare_exchange_strong(mine, -1)) {

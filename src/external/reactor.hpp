@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The one thread that waits for every running external program: an epoll
 // loop over their pidfds, their timeouts, and SIGINT/SIGTERM.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // kill_trees (tree_kill.hpp): /proc read with raw system calls.
 #include "tree_kill.hpp"
 
@@ -29,7 +30,9 @@ struct LinuxDirent64 {
 pid_t pid_of(const char* name) {
     pid_t pid = 0;
     for (; *name != '\0'; ++name) {
-        if (*name < '0' || *name > '9' || pid > 100'000'000) return 0;
+        if (*name < '0' || *name > '9' || pid > 100'000'000) {
+            return 0;
+        }
         pid = pid * 10 + (*name - '0');
     }
     return pid;
@@ -45,9 +48,15 @@ void stat_path(pid_t pid, char (&path)[32]) {
     } while (pid > 0 && n < 11);
     const char prefix[] = "/proc/";
     int at = 0;
-    for (const char* p = prefix; *p != '\0'; ++p) path[at++] = *p;
-    while (n > 0) path[at++] = digits[--n];
-    for (const char* p = "/stat"; *p != '\0'; ++p) path[at++] = *p;
+    for (const char* p = prefix; *p != '\0'; ++p) {
+        path[at++] = *p;
+    }
+    while (n > 0) {
+        path[at++] = digits[--n];
+    }
+    for (const char* p = "/stat"; *p != '\0'; ++p) {
+        path[at++] = *p;
+    }
     path[at] = '\0';
 }
 
@@ -56,24 +65,38 @@ bool parent_and_group(pid_t pid, pid_t& ppid, pid_t& pgid) {
     char path[32];
     stat_path(pid, path);
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0) {
+        return false;
+    }
     char buffer[512];
     const ssize_t n = ::read(fd, buffer, sizeof(buffer) - 1);
     ::close(fd);
-    if (n <= 0) return false;
+    if (n <= 0) {
+        return false;
+    }
     buffer[n] = '\0';
     // "pid (comm) state ppid pgrp ...": comm may hold spaces and ')'; the last ')' ends it.
     const char* p = nullptr;
     for (const char* q = buffer; *q != '\0'; ++q) {
-        if (*q == ')') p = q;
+        if (*q == ')') {
+            p = q;
+        }
     }
-    if (p == nullptr || p[1] != ' ' || p[2] == '\0' || p[3] != ' ') return false;
+    if (p == nullptr || p[1] != ' ' || p[2] == '\0' || p[3] != ' ') {
+        return false;
+    }
     p += 4;  // past ") S "
     long fields[2] = {0, 0};
     for (long& field : fields) {
-        if (*p < '0' || *p > '9') return false;
-        while (*p >= '0' && *p <= '9') field = field * 10 + (*p++ - '0');
-        if (*p++ != ' ') return false;
+        if (*p < '0' || *p > '9') {
+            return false;
+        }
+        while (*p >= '0' && *p <= '9') {
+            field = field * 10 + (*p++ - '0');
+        }
+        if (*p++ != ' ') {
+            return false;
+        }
     }
     ppid = static_cast<pid_t>(fields[0]);
     pgid = static_cast<pid_t>(fields[1]);
@@ -83,7 +106,9 @@ bool parent_and_group(pid_t pid, pid_t& ppid, pid_t& pgid) {
 template <std::size_t N>
 bool contains(const std::array<pid_t, N>& set, std::size_t n, pid_t pid) {
     for (std::size_t i = 0; i < n; ++i) {
-        if (set[i] == pid) return true;
+        if (set[i] == pid) {
+            return true;
+        }
     }
     return false;
 }
@@ -108,18 +133,28 @@ std::size_t kill_trees(const pid_t* groups, std::size_t n) noexcept {
         alignas(8) char entries[8192];
         for (;;) {
             const long got = ::syscall(SYS_getdents64, proc, entries, sizeof(entries));
-            if (got <= 0) break;
+            if (got <= 0) {
+                break;
+            }
             for (long at = 0; at < got;) {
                 const auto* d = reinterpret_cast<const LinuxDirent64*>(entries + at);
                 at += d->d_reclen;
                 const pid_t pid = pid_of(d->d_name);
                 pid_t ppid = 0;
                 pid_t pgid = 0;
-                if (pid <= 0 || contains(members, count, pid) || !parent_and_group(pid, ppid, pgid)) continue;
+                if (pid <= 0 || contains(members, count, pid) || !parent_and_group(pid, ppid, pgid)) {
+                    continue;
+                }
                 bool in_group = false;
-                for (std::size_t i = 0; i < n && !in_group; ++i) in_group = groups[i] > 0 && groups[i] == pgid;
-                if (!in_group && !contains(members, count, ppid)) continue;
-                if (count == members.size()) break;
+                for (std::size_t i = 0; i < n && !in_group; ++i) {
+                    in_group = groups[i] > 0 && groups[i] == pgid;
+                }
+                if (!in_group && !contains(members, count, ppid)) {
+                    continue;
+                }
+                if (count == members.size()) {
+                    break;
+                }
                 members[count++] = pid;
                 found = true;
                 if (!in_group) {
@@ -128,13 +163,21 @@ std::size_t kill_trees(const pid_t* groups, std::size_t n) noexcept {
                 }
             }
         }
-        if (!found) break;
+        if (!found) {
+            break;
+        }
     }
-    if (proc >= 0) ::close(proc);
+    if (proc >= 0) {
+        ::close(proc);
+    }
     for (std::size_t i = 0; i < n; ++i) {
-        if (groups[i] > 0) ::kill(-groups[i], SIGKILL);
+        if (groups[i] > 0) {
+            ::kill(-groups[i], SIGKILL);
+        }
     }
-    for (std::size_t i = 0; i < count; ++i) ::kill(members[i], SIGKILL);
+    for (std::size_t i = 0; i < count; ++i) {
+        ::kill(members[i], SIGKILL);
+    }
     return outside;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Killing a program's whole process tree, also the members that left its
 // process group.
 //

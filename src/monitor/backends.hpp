@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The backends behind Monitor::start, and the probe that auto uses.
 // Internal to libstrata.
 #pragma once

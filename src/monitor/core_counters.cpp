@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "core_counters.hpp"
 
 #include "backends.hpp"
@@ -9,8 +10,12 @@ static_assert(sizeof(ReadySlot) == 64 && std::atomic<std::int32_t>::is_always_lo
 
 namespace {
 void charge(CoreStats& stats, std::int32_t ready, std::uint64_t elapsed_ns) {
-    if (ready <= 0) stats.no_ready_ns += elapsed_ns;
-    if (ready > 1) stats.oversubscribed_ns += elapsed_ns;
+    if (ready <= 0) {
+        stats.no_ready_ns += elapsed_ns;
+    }
+    if (ready > 1) {
+        stats.oversubscribed_ns += elapsed_ns;
+    }
 }
 }  // namespace
 
@@ -19,7 +24,9 @@ CoreCounters::CoreCounters(int cores)
       slots_(std::make_unique<ReadySlot[]>(static_cast<std::size_t>(cores))),
       times_(std::make_unique<Times[]>(static_cast<std::size_t>(cores))) {
     const auto now = monotonic_ns();
-    for (int c = 0; c < cores_; ++c) times_[static_cast<std::size_t>(c)].last_change_ns = now;
+    for (int c = 0; c < cores_; ++c) {
+        times_[static_cast<std::size_t>(c)].last_change_ns = now;
+    }
 }
 
 std::int32_t CoreCounters::change(int core, int delta) {
@@ -56,7 +63,9 @@ void CoreCounters::set_context_switches(int core, std::uint64_t switches) {
 }
 
 CoreStats CoreCounters::stats(int core) const {
-    if (core < 0 || core >= cores_) return {};
+    if (core < 0 || core >= cores_) {
+        return {};
+    }
     const auto index = static_cast<std::size_t>(core);
     const std::scoped_lock lock(mutex_);
     auto stats = times_[index].stats;

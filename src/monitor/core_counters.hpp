@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Per-core ready counts and statistics kept in user space, shared by the off
 // and proc backends (the ebpf backend keeps the same numbers in a BPF map).
 #pragma once

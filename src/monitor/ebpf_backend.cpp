@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backend ebpf: bpf/monitor.bpf.c keeps the counts; this file loads it,
 // mmaps the per-core array, registers workers in its hash map, and runs the
 // thread that turns ring-buffer events into callbacks (after the threshold).
@@ -46,10 +47,11 @@ using Skeleton = std::unique_ptr<monitor_bpf, SkeletonDeleter>;
 // for other causes the step, the errno and libbpf's first warning.
 std::unexpected<Error> load_error(int err, const std::string& step, const CaptureLibbpfWarnings& warnings) {
     auto error = make_sys_error(err, "{}", step);
-    if (error.error().code == Errc::permission_denied)
+    if (error.error().code == Errc::permission_denied) {
         error.error().message += std::string("; ") + kPrivilegeFix;
-    else
+    } else {
         error.error().message += warnings.suffix();
+    }
     return error;
 }
 
@@ -62,12 +64,15 @@ Result<Skeleton> load_skeleton(int cores, const char* who) {
         return make_sys_error(err, "{}: open the BPF skeleton{}", who, warnings.suffix());
     }
     skel->rodata->target_tgid = static_cast<__u32>(::getpid());
-    if (int err = bpf_map__set_max_entries(skel->maps.cores, static_cast<__u32>(cores)); err != 0)
+    if (int err = bpf_map__set_max_entries(skel->maps.cores, static_cast<__u32>(cores)); err != 0) {
         return make_sys_error(-err, "{}: size the per-core map to {} cores", who, cores);
-    if (int err = monitor_bpf__load(skel.get()); err != 0)
+    }
+    if (int err = monitor_bpf__load(skel.get()); err != 0) {
         return load_error(-err, fmt::format("{}: load the BPF program", who), warnings);
-    if (int err = monitor_bpf__attach(skel.get()); err != 0)
+    }
+    if (int err = monitor_bpf__attach(skel.get()); err != 0) {
         return load_error(-err, fmt::format("{}: attach to tp_btf/sched_switch and sched_wakeup", who), warnings);
+    }
     return skel;
 }
 
@@ -98,7 +103,9 @@ public:
     // The ring buffer needs `this` as its context, so it is made after construction.
     Result<void> start_thread() {
         ring_ = ring_buffer__new(bpf_map__fd(skel_->maps.events), &EbpfMonitor::on_event, this, nullptr);
-        if (ring_ == nullptr) return make_sys_error(errno, "Monitor::start: backend=ebpf: open the ring buffer");
+        if (ring_ == nullptr) {
+            return make_sys_error(errno, "Monitor::start: backend=ebpf: open the ring buffer");
+        }
         thread_ = std::thread([this] { run(); });
         return {};
     }
@@ -109,7 +116,9 @@ public:
             (void)::write(stop_fd_, &one, sizeof(one));
             thread_.join();
         }
-        if (ring_ != nullptr) ring_buffer__free(ring_);
+        if (ring_ != nullptr) {
+            ring_buffer__free(ring_);
+        }
         ::munmap(slots_, mapped_bytes_);
         ::close(stop_fd_);
     }
@@ -126,20 +135,29 @@ private:
         const strata_monitor_worker value{static_cast<__u32>(core), blocked ? 1U : 0U, 0, 0};
         if (bpf_map_update_elem(bpf_map__fd(skel_->maps.workers), &key, &value, BPF_NOEXIST) != 0) {
             const int err = errno;
-            if (err == EEXIST)
+            if (err == EEXIST) {
                 return make_error(Errc::already_exists, "Monitor::register_worker: tid={}: already registered", tid);
+            }
             return make_sys_error(err, "Monitor::register_worker: tid={}: add to the BPF map", tid);
         }
-        if (!blocked) change_ready(static_cast<std::size_t>(core), +1);
+        if (!blocked) {
+            change_ready(static_cast<std::size_t>(core), +1);
+        }
         return {};
     }
 
     void do_unregister(pid_t tid) override {
         const auto key = static_cast<__u32>(tid);
         strata_monitor_worker value{};
-        if (bpf_map_lookup_and_delete_elem(bpf_map__fd(skel_->maps.workers), &key, &value) != 0) return;
-        if (value.blocked == 0) change_ready(value.core, -1);
-        if (value.waiting != 0) __atomic_fetch_sub(&slots_[value.core].waiting, 1, __ATOMIC_ACQ_REL);
+        if (bpf_map_lookup_and_delete_elem(bpf_map__fd(skel_->maps.workers), &key, &value) != 0) {
+            return;
+        }
+        if (value.blocked == 0) {
+            change_ready(value.core, -1);
+        }
+        if (value.waiting != 0) {
+            __atomic_fetch_sub(&slots_[value.core].waiting, 1, __ATOMIC_ACQ_REL);
+        }
     }
 
     // The user-space twin of change_ready in monitor.bpf.c: same atomics on
@@ -150,10 +168,15 @@ private:
         const auto last = __atomic_exchange_n(&slot.last_change_ns, now, __ATOMIC_ACQ_REL);
         const auto before = __atomic_fetch_add(&slot.ready, delta, __ATOMIC_ACQ_REL);
         if (now > last) {
-            if (before <= 0) __atomic_fetch_add(&slot.no_ready_ns, now - last, __ATOMIC_RELAXED);
-            if (before > 1) __atomic_fetch_add(&slot.oversub_ns, now - last, __ATOMIC_RELAXED);
-            if (before > 1 && __atomic_load_n(&slot.waiting, __ATOMIC_ACQUIRE) > 0)
+            if (before <= 0) {
+                __atomic_fetch_add(&slot.no_ready_ns, now - last, __ATOMIC_RELAXED);
+            }
+            if (before > 1) {
+                __atomic_fetch_add(&slot.oversub_ns, now - last, __ATOMIC_RELAXED);
+            }
+            if (before > 1 && __atomic_load_n(&slot.waiting, __ATOMIC_ACQUIRE) > 0) {
                 __atomic_fetch_add(&slot.oversub_wait_ns, now - last, __ATOMIC_RELAXED);
+            }
         }
     }
 
@@ -175,9 +198,15 @@ private:
         const auto last = atomic_read(slot.last_change_ns);
         const auto ready = atomic_read(slot.ready);
         if (now > last) {
-            if (ready <= 0) stats.no_ready_ns += now - last;
-            if (ready > 1) stats.oversubscribed_ns += now - last;
-            if (ready > 1 && atomic_read(slot.waiting) > 0) stats.oversubscribed_wait_ns += now - last;
+            if (ready <= 0) {
+                stats.no_ready_ns += now - last;
+            }
+            if (ready > 1) {
+                stats.oversubscribed_ns += now - last;
+            }
+            if (ready > 1 && atomic_read(slot.waiting) > 0) {
+                stats.oversubscribed_wait_ns += now - last;
+            }
         }
         return stats;
     }
@@ -214,10 +243,14 @@ private:
 
     static int on_event(void* context, void* data, std::size_t size) {
         auto* self = static_cast<EbpfMonitor*>(context);
-        if (size < sizeof(strata_monitor_event)) return 0;
+        if (size < sizeof(strata_monitor_event)) {
+            return 0;
+        }
         strata_monitor_event event{};
         std::memcpy(&event, data, sizeof(event));
-        if (event.core >= static_cast<std::uint32_t>(self->cores())) return 0;
+        if (event.core >= static_cast<std::uint32_t>(self->cores())) {
+            return 0;
+        }
         if (event.kind == STRATA_MONITOR_EVENT_WOKEN) {
             // From the BPF program's wakeup to this thread (the same clock).
             const auto now = monotonic_ns();
@@ -250,19 +283,24 @@ private:
                 callback_(static_cast<int>(event.core));
             }
         }
-        if (pending_.empty()) return -1;
+        if (pending_.empty()) {
+            return -1;
+        }
         return static_cast<long long>(pending_.front().deadline_ns - now);
     }
 
     // The callback's latency is the point of this thread, and on a loaded
     // machine a normal thread can wait milliseconds for a CPU. It sleeps in
     // ppoll and runs only a short callback, so where permitted it takes the
-    // lowest real-time priority; otherwise it stays a normal thread.
+    // lowest real-time priority; otherwise it stays a normal thread. Reset on
+    // fork: the callback may create threads (the runtime's workers, for a
+    // core whose workers all blocked), and they must not inherit SCHED_FIFO.
     static void raise_priority() noexcept {
         sched_param param{};
         param.sched_priority = 1;
-        if (const int err = ::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &param); err != 0)
-            strata::detail::log().debug("monitor: ebpf event thread stays SCHED_OTHER: {}", describe_errno(err));
+        if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) != 0) {
+            strata::detail::log().debug("monitor: ebpf event thread stays SCHED_OTHER: {}", describe_errno(errno));
+        }
     }
 
     void run() {
@@ -279,9 +317,15 @@ private:
                 timeout_ptr = &timeout;
             }
             const int n = ::ppoll(fds.data(), fds.size(), timeout_ptr, nullptr);
-            if (n < 0 && errno != EINTR) return;
-            if (fds[1].revents != 0) return;
-            if (fds[0].revents != 0) ring_buffer__consume(ring_);
+            if (n < 0 && errno != EINTR) {
+                return;
+            }
+            if (fds[1].revents != 0) {
+                return;
+            }
+            if (fds[0].revents != 0) {
+                ring_buffer__consume(ring_);
+            }
         }
     }
 
@@ -311,16 +355,21 @@ std::string kernel_release() {
 Result<std::unique_ptr<Monitor>> start_ebpf(const Options& options, int cores, Monitor::Callback callback,
                                             Monitor::Callback settled) {
     auto skel = load_skeleton(cores, "Monitor::start: backend=ebpf");
-    if (!skel) return std::unexpected(skel.error());
+    if (!skel) {
+        return std::unexpected(skel.error());
+    }
 
     const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     const auto bytes = (sizeof(strata_monitor_core) * static_cast<std::size_t>(cores) + page - 1) / page * page;
     void* mapped = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd((*skel)->maps.cores), 0);
-    if (mapped == MAP_FAILED)
+    if (mapped == MAP_FAILED) {
         return make_sys_error(errno, "Monitor::start: backend=ebpf: mmap the per-core map ({} cores)", cores);
+    }
     auto* slots = static_cast<strata_monitor_core*>(mapped);
     const auto now = monotonic_ns();
-    for (int c = 0; c < cores; ++c) __atomic_store_n(&slots[c].last_change_ns, now, __ATOMIC_RELEASE);
+    for (int c = 0; c < cores; ++c) {
+        __atomic_store_n(&slots[c].last_change_ns, now, __ATOMIC_RELEASE);
+    }
 
     const int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (stop_fd < 0) {
@@ -330,13 +379,17 @@ Result<std::unique_ptr<Monitor>> start_ebpf(const Options& options, int cores, M
     }
     auto monitor = std::make_unique<EbpfMonitor>(options, cores, std::move(callback), std::move(settled),
                                                  std::move(*skel), slots, bytes, stop_fd);
-    if (auto started = monitor->start_thread(); !started) return std::unexpected(started.error());
+    if (auto started = monitor->start_thread(); !started) {
+        return std::unexpected(started.error());
+    }
     return monitor;
 }
 
 Result<std::string> probe_ebpf() {
     auto skel = load_skeleton(1, "ebpf");
-    if (!skel) return std::unexpected(skel.error());
+    if (!skel) {
+        return std::unexpected(skel.error());
+    }
     return fmt::format("the BPF monitor loads and attaches to tp_btf/sched_switch and sched_wakeup (kernel {})",
                        kernel_release());
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "libbpf_log.hpp"
 
 #include <array>
@@ -17,22 +18,29 @@ std::mutex& warning_mutex() {
     return mutex;
 }
 
-std::string& first_warning() {
+std::string& first_warning_text() {
     static std::string message;
     return message;
 }
 
 [[gnu::format(printf, 2, 0)]] int capture(libbpf_print_level level, const char* format, va_list args) {
-    if (level == LIBBPF_DEBUG) return 0;
+    if (level == LIBBPF_DEBUG) {
+        return 0;
+    }
     std::array<char, 512> buf{};
     const int n = std::vsnprintf(buf.data(), buf.size(), format, args);
     std::string_view line(buf.data());
-    if (line.starts_with("libbpf: ")) line.remove_prefix(8);
-    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.remove_suffix(1);
+    if (line.starts_with("libbpf: ")) {
+        line.remove_prefix(8);
+    }
+    while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) {
+        line.remove_suffix(1);
+    }
     // The RLIMIT_MEMLOCK notice is advisory and precedes the actual cause.
     const std::scoped_lock lock(warning_mutex());
-    if (level == LIBBPF_WARN && first_warning().empty() && !line.starts_with("Failed to bump RLIMIT_MEMLOCK"))
-        first_warning() = std::string(line);
+    if (level == LIBBPF_WARN && first_warning_text().empty() && !line.starts_with("Failed to bump RLIMIT_MEMLOCK")) {
+        first_warning_text() = std::string(line);
+    }
     return n;
 }
 
@@ -41,7 +49,7 @@ std::string& first_warning() {
 CaptureLibbpfWarnings::CaptureLibbpfWarnings() {
     {
         const std::scoped_lock lock(warning_mutex());
-        first_warning().clear();
+        first_warning_text().clear();
     }
     previous_ = reinterpret_cast<void*>(libbpf_set_print(capture));
 }
@@ -50,9 +58,14 @@ CaptureLibbpfWarnings::~CaptureLibbpfWarnings() {
     libbpf_set_print(reinterpret_cast<libbpf_print_fn_t>(previous_));
 }
 
-std::string CaptureLibbpfWarnings::suffix() const {
+std::string CaptureLibbpfWarnings::first_warning() const {
     const std::scoped_lock lock(warning_mutex());
-    return first_warning().empty() ? std::string{} : " (libbpf: " + first_warning() + ")";
+    return first_warning_text();
+}
+
+std::string CaptureLibbpfWarnings::suffix() const {
+    const std::string warning = first_warning();
+    return warning.empty() ? std::string{} : " (libbpf: " + warning + ")";
 }
 
 }  // namespace strata::monitor::detail

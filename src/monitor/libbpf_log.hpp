@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: MIT
 // libbpf says why a load failed (verifier log, missing BTF, EPERM) only
 // through its print callback. CaptureLibbpfWarnings keeps the first warning
 // for the error message instead of letting libbpf write it to stderr.
-// Internal; libbpf's print hook is process-wide, so loads should not overlap.
+// Internal (the monitor's eBPF backend and the doctor's bpf probe); libbpf's
+// print hook is process-wide, so loads should not overlap.
 #pragma once
 
 #include <string>
@@ -15,6 +17,9 @@ public:
     CaptureLibbpfWarnings(const CaptureLibbpfWarnings&) = delete;
     CaptureLibbpfWarnings& operator=(const CaptureLibbpfWarnings&) = delete;
 
+    /// libbpf's first warning since construction, without its "libbpf: "
+    /// prefix and trailing newline, or empty when libbpf warned of nothing.
+    [[nodiscard]] std::string first_warning() const;
     /// " (libbpf: <first warning>)", or empty when libbpf warned of nothing.
     [[nodiscard]] std::string suffix() const;
 

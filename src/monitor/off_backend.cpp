@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backend off: the baseline. Ready counts are the registered workers of each
 // core, whatever they do; it never calls back.
 #include <mutex>
@@ -19,8 +20,9 @@ public:
 private:
     Result<void> do_register(pid_t tid, int core, bool /*blocked*/) override {
         const std::scoped_lock lock(mutex_);
-        if (!workers_.emplace(tid, core).second)
+        if (!workers_.emplace(tid, core).second) {
             return make_error(Errc::already_exists, "Monitor::register_worker: tid={}: already registered", tid);
+        }
         counters_.change(core, +1);
         return {};
     }
@@ -28,7 +30,9 @@ private:
     void do_unregister(pid_t tid) override {
         const std::scoped_lock lock(mutex_);
         const auto it = workers_.find(tid);
-        if (it == workers_.end()) return;
+        if (it == workers_.end()) {
+            return;
+        }
         counters_.change(it->second, -1);
         workers_.erase(it);
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // STRATA_MONITOR* environment variables, and what auto picks.
 #include <charconv>
 #include <cstdlib>
@@ -20,13 +21,17 @@ std::string_view env(const char* name) {
 // A decimal integer in [min, max], or an error naming the variable.
 Result<long long> env_integer(const char* name, long long fallback, long long min, long long max) {
     const auto text = env(name);
-    if (text.empty()) return fallback;
+    if (text.empty()) {
+        return fallback;
+    }
     long long value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size())
+    if (ec != std::errc{} || end != text.data() + text.size()) {
         return make_error(Errc::invalid_argument, "{}={}: not a decimal integer", name, text);
-    if (value < min || value > max)
+    }
+    if (value < min || value > max) {
         return make_error(Errc::invalid_argument, "{}={}: must be in [{}, {}]", name, text, min, max);
+    }
     return value;
 }
 
@@ -54,8 +59,9 @@ Result<Options> options_from_env() {
         options = choose_auto();
         // The one line that says why the cheaper, exact backend is not used.
         static std::once_flag warned;
-        if (options.backend == Backend::proc)
+        if (options.backend == Backend::proc) {
             std::call_once(warned, [&] { strata::detail::log().warn("monitor: {}", options.reason); });
+        }
     } else if (name == "ebpf") {
         options.backend = Backend::ebpf;
     } else if (name == "proc") {
@@ -65,14 +71,20 @@ Result<Options> options_from_env() {
     } else {
         return make_error(Errc::invalid_argument, "STRATA_MONITOR={}: not one of auto, ebpf, proc, off", name);
     }
-    if (!name.empty() && name != "auto") options.reason = "STRATA_MONITOR=" + std::string(name);
+    if (!name.empty() && name != "auto") {
+        options.reason = "STRATA_MONITOR=" + std::string(name);
+    }
 
     // Upper bounds keep the nanosecond conversions far from overflow.
     const auto threshold = env_integer("STRATA_MONITOR_THRESHOLD_US", 0, 0, 3'600'000'000LL);
-    if (!threshold) return std::unexpected(threshold.error());
+    if (!threshold) {
+        return std::unexpected(threshold.error());
+    }
     options.threshold = std::chrono::microseconds(*threshold);
     const auto period = env_integer("STRATA_MONITOR_PERIOD_US", 1000, 10, 60'000'000LL);
-    if (!period) return std::unexpected(period.error());
+    if (!period) {
+        return std::unexpected(period.error());
+    }
     options.proc_period = std::chrono::microseconds(*period);
     return options;
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backend proc: where BPF is not permitted, a sampler thread reads
 // /proc/self/task/<tid>/stat of every registered worker each period. State S
 // (sleeping) or D (uninterruptible, usually I/O) is blocked; anything else is
@@ -33,7 +34,9 @@ std::uint64_t context_switches_of(pid_t tid) {
     std::uint64_t total = 0;
     while (in >> key) {
         if (key == "voluntary_ctxt_switches:" || key == "nonvoluntary_ctxt_switches:") {
-            if (in >> value) total += value;
+            if (in >> value) {
+                total += value;
+            }
         }
     }
     return total;
@@ -44,10 +47,14 @@ std::uint64_t context_switches_of(pid_t tid) {
 char read_state(int fd) noexcept {
     std::array<char, 512> buf{};
     const auto n = ::pread(fd, buf.data(), buf.size() - 1, 0);
-    if (n <= 0) return 0;
+    if (n <= 0) {
+        return 0;
+    }
     const std::string_view text(buf.data(), static_cast<std::size_t>(n));
     const auto close_paren = text.rfind(')');
-    if (close_paren == std::string_view::npos || close_paren + 2 >= text.size()) return 0;
+    if (close_paren == std::string_view::npos || close_paren + 2 >= text.size()) {
+        return 0;
+    }
     return text[close_paren + 2];
 }
 
@@ -72,7 +79,9 @@ public:
         }
         wake_.notify_all();
         thread_.join();
-        for (auto& [tid, worker] : workers_) ::close(worker.fd);
+        for (auto& [tid, worker] : workers_) {
+            ::close(worker.fd);
+        }
     }
 
 private:
@@ -86,14 +95,18 @@ private:
     Result<void> do_register(pid_t tid, int core, bool blocked) override {
         const auto path = fmt::format("/proc/self/task/{}/stat", tid);
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return make_sys_error(errno, "Monitor::register_worker: tid={}: open {}", tid, path);
+        if (fd < 0) {
+            return make_sys_error(errno, "Monitor::register_worker: tid={}: open {}", tid, path);
+        }
         const std::scoped_lock lock(mutex_);
         if (workers_.contains(tid)) {
             ::close(fd);
             return make_error(Errc::already_exists, "Monitor::register_worker: tid={}: already registered", tid);
         }
         workers_.emplace(tid, Worker{core, fd, blocked, context_switches_of(tid)});
-        if (!blocked) counters_.change(core, +1);
+        if (!blocked) {
+            counters_.change(core, +1);
+        }
         return {};
     }
 
@@ -107,7 +120,9 @@ private:
         }
         const std::scoped_lock lock(std::adopt_lock, mutex_);
         const auto it = workers_.find(tid);
-        if (it == workers_.end()) return;
+        if (it == workers_.end()) {
+            return;
+        }
         forget(it);
     }
 
@@ -115,9 +130,12 @@ private:
     void forget(std::unordered_map<pid_t, Worker>::iterator it) {
         auto& worker = it->second;
         const auto now_switches = context_switches_of(it->first);
-        if (now_switches >= worker.switches_at_register)
+        if (now_switches >= worker.switches_at_register) {
             finished_switches_[static_cast<std::size_t>(worker.core)] += now_switches - worker.switches_at_register;
-        if (!worker.blocked) counters_.change(worker.core, -1);
+        }
+        if (!worker.blocked) {
+            counters_.change(worker.core, -1);
+        }
         ::close(worker.fd);
         workers_.erase(it);
     }
@@ -127,9 +145,13 @@ private:
         const std::scoped_lock lock(mutex_);
         std::uint64_t switches = finished_switches_[static_cast<std::size_t>(core)];
         for (const auto& [tid, worker] : workers_) {
-            if (worker.core != core) continue;
+            if (worker.core != core) {
+                continue;
+            }
             const auto now_switches = context_switches_of(tid);
-            if (now_switches >= worker.switches_at_register) switches += now_switches - worker.switches_at_register;
+            if (now_switches >= worker.switches_at_register) {
+                switches += now_switches - worker.switches_at_register;
+            }
         }
         stats.context_switches = switches;
         return stats;
@@ -156,7 +178,9 @@ private:
                 const auto core = static_cast<std::size_t>(worker.core);
                 if (blocked) {
                     counters_.count_block(worker.core);
-                    if (counters_.change(worker.core, -1) == 0) empty_since_[core] = now;
+                    if (counters_.change(worker.core, -1) == 0) {
+                        empty_since_[core] = now;
+                    }
                 } else {
                     counters_.count_unblock(worker.core);
                     counters_.change(worker.core, +1);
@@ -185,9 +209,13 @@ private:
             next += period_;
             const auto now = std::chrono::steady_clock::now();
             // After a long stall, sample again at once rather than catching up.
-            if (next < now) next = now;
+            if (next < now) {
+                next = now;
+            }
             std::unique_lock lock(mutex_);
-            if (wake_.wait_until(lock, next, [this] { return stop_; })) return;
+            if (wake_.wait_until(lock, next, [this] { return stop_; })) {
+                return;
+            }
         }
     }
 
@@ -207,10 +235,11 @@ private:
 }  // namespace
 
 Result<std::unique_ptr<Monitor>> start_proc(const Options& options, int cores, Monitor::Callback callback) {
-    if (thread_state(::gettid()) == 0)
+    if (thread_state(::gettid()) == 0) {
         return make_error(Errc::unsupported,
                           "Monitor::start: backend=proc: /proc/self/task/<tid>/stat is not "
                           "readable (is /proc mounted?)");
+    }
     return std::make_unique<ProcMonitor>(options, cores, std::move(callback));
 }
 

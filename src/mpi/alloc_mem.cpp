@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI_Alloc_mem / MPI_Free_mem with storage hints, and MPI_Win_attach /
 // MPI_Win_detach so that MPI_Win_sync on a dynamic window makes its attached
 // storage durable.

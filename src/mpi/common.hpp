@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared by every file of libstrata-mpi. The library is built with hidden
 // visibility so that only the MPI_ entry points it overrides are exported;
 // mpi.h is included with default visibility so that our definitions of its
@@ -19,6 +20,19 @@ namespace strata::mpi {
 /// The rank of this process in `comm` (0 if MPI cannot tell, which only
 /// happens on an invalid communicator that the PMPI call reports anyway).
 int comm_rank(MPI_Comm comm) noexcept;
+
+/// One MPI_Win_allocate or MPI_Win_allocate_shared call (or its _c form), as
+/// the allocation steps pass it on.
+struct WindowRequest {
+    const char* routine = nullptr;  ///< the MPI_ routine called, for messages
+    MPI_Aint size = 0;
+    MPI_Aint disp_unit = 1;
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_Comm comm = MPI_COMM_NULL;
+    void* baseptr = nullptr;
+    MPI_Win* win = nullptr;
+    bool large = false;  ///< the _c form: disp_unit is an MPI_Aint
+};
 /// The host name, for error messages that must say where a rank failed.
 const std::string& host_name();
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mpi/exposure.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where MPI lets RMA land in a window that libstrata-mpi creates or passes
 // through with PMPI_Win_create, and the displacement translation that keeps
 // it on the bytes the program meant.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Failure messages, error classes, collective agreement and error codes.
 #include "mpi/failure.hpp"
 

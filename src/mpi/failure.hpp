@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Errors of libstrata-mpi: one message format, MPI error classes, and the
 // agreement that makes a collective call fail the same way on every rank.
 //

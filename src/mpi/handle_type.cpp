@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // STRATA_MPI_HANDLE: the MPI datatype of a strata::Handle (include/strata/mpi.h).
 #include <mutex>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mpi/hint_source.hpp"
 
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where a routine's hints come from: its MPI_Info, or the environment
 // defaults (STRATA_MPI_WINDOW_HINTS, within STRATA_MPI_WINDOW_HINTS_SCOPE)
 // when the info names no storage hint.

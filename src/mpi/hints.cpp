@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hint parsing. Every value is checked before anything is created, and a
 // value that cannot be honoured is an error: the prototype's silent fallbacks
 // (memory without a filename, decimal file_perm, factor > 1) are what this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Storage window hints: what each key means is documented in
 // include/strata/mpi.h and docs/mpi-storage-windows.md. This file only turns
 // key/value text into a validated WindowHints; it knows nothing of MPI, so

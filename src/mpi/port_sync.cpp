@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // sync=mpi for shared-object ports (docs/shm.md "sync=mpi"): waiting on and
 // waking with zero-byte MPI messages, lent to libstrata at load time.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mpi/registry.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What libstrata-mpi knows about the program's windows and allocations.
 //
 // Thread safety: every member of Registry may be called from any thread

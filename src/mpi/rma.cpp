@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // RMA calls on shared storage windows. Such a window is created over each
 // rank's view of the whole file with disp_unit 1 (win_allocate_shared.cpp),
 // so a displacement the program gives relative to a rank's segment becomes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mpi/setup.hpp"
 
 #include "mpi/hint_source.hpp"

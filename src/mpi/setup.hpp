@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Pieces shared by the routines that create storage windows and allocations.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mpi/storage_part.hpp"
 
 #include <sys/mman.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The memory behind one window (or one MPI_Alloc_mem allocation) on one rank:
 // a strata Region plus what MPI needs around it — undoing a setup that other
 // ranks rejected, writing back at sync and free, and the release policy the

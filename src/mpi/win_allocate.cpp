@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI_Win_allocate on storage.
 //
 // Collective protocol (every rank runs the same steps, so none can hang):
@@ -53,22 +54,20 @@ std::expected<Factor, Failure> automatic_share(const char* routine, MPI_Comm com
 }
 
 /// The window MPI itself allocates; STRATA_LOG=info says so.
-int in_memory(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
-              MPI_Win* win, bool large, std::string_view why) {
-    const int rc = large ? PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win)
-                         : PMPI_Win_allocate(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
-    if (rc == MPI_SUCCESS && size > 0) {
-        report_placement(routine, comm_rank(comm), "window", static_cast<std::size_t>(size), nullptr, why);
+int in_memory(const WindowRequest& r, std::string_view why) {
+    const int rc = r.large ? PMPI_Win_allocate_c(r.size, r.disp_unit, r.info, r.comm, r.baseptr, r.win)
+                           : PMPI_Win_allocate(r.size, static_cast<int>(r.disp_unit), r.info, r.comm, r.baseptr, r.win);
+    if (rc == MPI_SUCCESS && r.size > 0) {
+        report_placement(r.routine, comm_rank(r.comm), "window", static_cast<std::size_t>(r.size), nullptr, why);
     }
     return rc;
 }
 
-int allocate(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
-             MPI_Win* win, bool large) {
+int allocate(const WindowRequest& request_args) {
+    const auto& [routine, size, disp_unit, info, comm, baseptr, win, large] = request_args;
     HintRequest request = request_hints(Routine::win_allocate, info);
     if (!request.applies) {
-        return in_memory(routine, size, disp_unit, info, comm, baseptr, win, large,
-                         "no storage hints, or outside STRATA_MPI_WINDOW_HINTS_SCOPE");
+        return in_memory(request_args, "no storage hints, or outside STRATA_MPI_WINDOW_HINTS_SCOPE");
     }
     const int rank = comm_rank(comm);
     const unsigned index = Registry::instance().next_index();
@@ -86,7 +85,7 @@ int allocate(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info in
     const bool all_memory = agreed[0] == 1;
     const bool any_auto = agreed[1] == 0;
     if (all_memory) {
-        return in_memory(routine, size, disp_unit, info, comm, baseptr, win, large, "alloc_type=memory on every rank");
+        return in_memory(request_args, "alloc_type=memory on every rank");
     }
 
     const auto bytes = static_cast<std::size_t>(size);
@@ -163,13 +162,13 @@ using strata::mpi::guarded;
 extern "C" int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                                 MPI_Win* win) {
     return guarded("MPI_Win_allocate", [&] {
-        return strata::mpi::allocate("MPI_Win_allocate", size, disp_unit, info, comm, baseptr, win, false);
+        return strata::mpi::allocate({"MPI_Win_allocate", size, disp_unit, info, comm, baseptr, win, false});
     });
 }
 
 extern "C" int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                                   MPI_Win* win) {
     return guarded("MPI_Win_allocate_c", [&] {
-        return strata::mpi::allocate("MPI_Win_allocate_c", size, disp_unit, info, comm, baseptr, win, true);
+        return strata::mpi::allocate({"MPI_Win_allocate_c", size, disp_unit, info, comm, baseptr, win, true});
     });
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI_Win_allocate_shared on storage: one file for the ranks of a node.
 //
 // Rank 0 creates the file and reserves the whole range, then every other rank
@@ -120,12 +121,12 @@ int fail(MPI_Comm comm, MPI_Win* win, const std::shared_ptr<StoragePart>& part, 
 }
 
 /// The window MPI itself allocates; STRATA_LOG=info says so.
-int in_memory(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
-              MPI_Win* win, bool large, std::string_view why) {
-    const int rc = large ? PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win)
-                         : PMPI_Win_allocate_shared(size, static_cast<int>(disp_unit), info, comm, baseptr, win);
-    if (rc == MPI_SUCCESS && size > 0) {
-        report_placement(routine, comm_rank(comm), "shared window", static_cast<std::size_t>(size), nullptr, why);
+int in_memory(const WindowRequest& r, std::string_view why) {
+    const int rc =
+        r.large ? PMPI_Win_allocate_shared_c(r.size, r.disp_unit, r.info, r.comm, r.baseptr, r.win)
+                : PMPI_Win_allocate_shared(r.size, static_cast<int>(r.disp_unit), r.info, r.comm, r.baseptr, r.win);
+    if (rc == MPI_SUCCESS && r.size > 0) {
+        report_placement(r.routine, comm_rank(r.comm), "shared window", static_cast<std::size_t>(r.size), nullptr, why);
     }
     return rc;
 }
@@ -156,106 +157,128 @@ void whole_on_storage(const char* routine, int rank, WindowHints& hints) {
     hints.storage_fraction = 1.0;
 }
 
-int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
-                    MPI_Win* win, bool large) {
-    HintRequest request = request_hints(Routine::win_allocate_shared, info);
-    if (!request.applies) {
-        return in_memory(routine, size, disp_unit, info, comm, baseptr, win, large,
-                         "no storage hints, or outside STRATA_MPI_WINDOW_HINTS_SCOPE");
-    }
-    const int rank = comm_rank(comm);
-    const unsigned index = Registry::instance().next_index();
-    WindowHints hints;
-    std::optional<Failure> failure = parse_request(routine, rank, request.hints, request.error, hints);
+/// The ranks' agreement on where the window goes: `memory` when every rank
+/// asked for memory; otherwise `storage`, or the error every rank returns.
+struct Placement {
+    enum { memory, storage, failed } outcome = failed;
+    int rc = MPI_SUCCESS;   ///< with `failed`
+    int job_pid = INT_MAX;  ///< rank 0's process id, for the file name
+};
+
+/// Parses and checks the hints on every rank, then agrees: all memory, all
+/// storage, or a failure named by the lowest rank that has one.
+Placement agree_on_placement(const WindowRequest& r, const HintRequest& request, int rank, WindowHints& hints) {
+    std::optional<Failure> failure = parse_request(r.routine, rank, request.hints, request.error, hints);
     if (!failure && hints.storage && request.from_environment) {
-        whole_on_storage(routine, rank, hints);
+        whole_on_storage(r.routine, rank, hints);
     }
     if (!failure) {
-        failure = check_arguments(routine, rank, size, disp_unit);
+        failure = check_arguments(r.routine, rank, r.size, r.disp_unit);
     }
     if (!failure && hints.storage) {
-        failure = check_shared(routine, rank, hints);
+        failure = check_shared(r.routine, rank, hints);
     }
-    if (auto node = check_node(routine, comm, rank); node && !failure) {
+    if (auto node = check_node(r.routine, r.comm, rank); node && !failure) {
         failure = node;
     }
     std::array<int, 3> agreed{hints.storage ? 0 : 1, hints.storage ? 1 : 0,
                               rank == 0 ? static_cast<int>(::getpid()) : INT_MAX};
-    if (auto failed = agree(comm, failure, agreed)) {
-        return fail(comm, win, nullptr, *failed);
+    if (auto failed = agree(r.comm, failure, agreed)) {
+        return {.rc = fail(r.comm, r.win, nullptr, *failed)};
     }
     if (agreed[0] == 1) {  // every rank asked for memory
-        return in_memory(routine, size, disp_unit, info, comm, baseptr, win, large, "alloc_type=memory");
+        return {.outcome = Placement::memory};
     }
     if (agreed[1] == 0) {  // mixed: the lowest memory rank names itself in the error
         std::optional<Failure> mixed;
         if (!hints.storage) {
-            mixed = make_failure(MPI_ERR_INFO_VALUE, routine, rank, "alloc_type", "memory",
+            mixed = make_failure(MPI_ERR_INFO_VALUE, r.routine, rank, "alloc_type", "memory",
                                  "other ranks asked for storage; a shared window lives in one file or in "
                                  "memory for all of its ranks");
         }
-        return fail(comm, win, nullptr, *agree(comm, mixed));
+        return {.rc = fail(r.comm, r.win, nullptr, *agree(r.comm, mixed))};
     }
+    return {.outcome = Placement::storage, .job_pid = agreed[2]};
+}
 
+/// The window's file, mapped by every rank, and where each rank's segment lies in it.
+struct SharedFile {
+    std::shared_ptr<StoragePart> part;  ///< null when the window has no bytes
+    std::vector<SharedPeer> peers;
+    std::string path;
+    std::size_t total = 0;
+};
+
+/// Rank 0 plans the layout and creates the file; the others learn its name
+/// and map it once rank 0 has succeeded. MPI_SUCCESS, or the error every
+/// rank returns (the window then is MPI_WIN_NULL and nothing is left).
+int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints, unsigned index, int job_pid,
+                     SharedFile& file) {
     int nranks = 0;
-    PMPI_Comm_size(comm, &nranks);
+    PMPI_Comm_size(r.comm, &nranks);
     std::vector<MPI_Aint> sizes_and_units(2 * static_cast<std::size_t>(nranks));
-    const std::array<MPI_Aint, 2> mine{size, disp_unit};
-    PMPI_Allgather(mine.data(), 2, MPI_AINT, sizes_and_units.data(), 2, MPI_AINT, comm);
+    const std::array<MPI_Aint, 2> mine{r.size, r.disp_unit};
+    PMPI_Allgather(mine.data(), 2, MPI_AINT, sizes_and_units.data(), 2, MPI_AINT, r.comm);
 
     // Rank 0 creates the file; the others wait for its outcome before mapping.
     FileParameters parameters;
-    std::shared_ptr<StoragePart> part;
-    std::size_t total = 0;
+    std::optional<Failure> failure;
     if (rank == 0) {
-        auto name = file_name(routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(agreed[2]),
+        auto name = file_name(r.routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(job_pid),
                               kind_name(Routine::win_allocate_shared));
-        auto planned = layout(routine, rank, sizes_and_units, hints.shared_noncontig, total);
+        auto planned = layout(r.routine, rank, sizes_and_units, hints.shared_noncontig, file.total);
         if (!planned) {
             failure = planned.error();
         } else if (!name) {
             failure = name.error();
         } else if (name->size() >= parameters.path.size()) {
-            failure = make_failure(MPI_ERR_BAD_FILE, routine, rank, "storage_alloc_filename", *name, "path too long");
+            failure = make_failure(MPI_ERR_BAD_FILE, r.routine, rank, "storage_alloc_filename", *name, "path too long");
         } else {
             std::strncpy(parameters.path.data(), name->c_str(), parameters.path.size() - 1);
             parameters.offset = hints.offset;
             parameters.noncontig = hints.shared_noncontig ? 1 : 0;
-            if (total > 0) {
-                auto made = StoragePart::create(total, shared_spec(hints, *name), release_policy(hints));
-                part = made ? std::move(*made) : nullptr;
+            if (file.total > 0) {
+                auto made = StoragePart::create(file.total, shared_spec(hints, *name), release_policy(hints));
+                file.part = made ? std::move(*made) : nullptr;
                 if (!made) {
-                    failure = region_failure(routine, rank, made.error());
+                    failure = region_failure(r.routine, rank, made.error());
                 }
             }
         }
     }
-    if (auto failed = agree(comm, failure)) {
-        return fail(comm, win, part, *failed);
+    if (auto failed = agree(r.comm, failure)) {
+        return fail(r.comm, r.win, file.part, *failed);
     }
-    PMPI_Bcast(&parameters, sizeof parameters, MPI_BYTE, 0, comm);
+    PMPI_Bcast(&parameters, sizeof parameters, MPI_BYTE, 0, r.comm);
     // Rank 0 checked this very layout (same sizes, its noncontig) before the
     // agreement above, so it cannot fail here on any rank.
-    auto planned = layout(routine, rank, sizes_and_units, parameters.noncontig != 0, total);
+    auto planned = layout(r.routine, rank, sizes_and_units, parameters.noncontig != 0, file.total);
     if (!planned) {
-        return fail(comm, win, part, planned.error());
+        return fail(r.comm, r.win, file.part, planned.error());
     }
-    const std::vector<SharedPeer> peers = std::move(*planned);
-    const std::string path(parameters.path.data());
-    if (rank != 0 && total > 0) {
+    file.peers = std::move(*planned);
+    file.path = std::string(parameters.path.data());
+    if (rank != 0 && file.total > 0) {
         WindowHints file_hints = hints;
         file_hints.offset = parameters.offset;
-        auto made = StoragePart::create(total, shared_spec(file_hints, path), release_policy(file_hints));
-        part = made ? std::move(*made) : nullptr;
+        auto made = StoragePart::create(file.total, shared_spec(file_hints, file.path), release_policy(file_hints));
+        file.part = made ? std::move(*made) : nullptr;
         if (!made) {
-            failure = region_failure(routine, rank, made.error());
+            failure = region_failure(r.routine, rank, made.error());
         }
     }
-    if (auto failed = agree(comm, failure)) {
-        return fail(comm, win, part, *failed);
+    if (auto failed = agree(r.comm, failure)) {
+        return fail(r.comm, r.win, file.part, *failed);
     }
+    return MPI_SUCCESS;
+}
 
-    const SharedPeer& me = peers[static_cast<std::size_t>(rank)];
+/// Creates the MPI window over the whole mapping and records how RMA reaches
+/// each rank's segment in it.
+int expose_shared(const WindowRequest& r, int rank, unsigned index, const WindowHints& hints, bool from_environment,
+                  const SharedFile& file) {
+    const auto& part = file.part;
+    const SharedPeer& me = file.peers[static_cast<std::size_t>(rank)];
     std::byte* mapping = part ? part->data() : nullptr;
     void* base = mapping != nullptr ? static_cast<void*>(mapping + me.offset) : nullptr;
     // Every rank exposes the whole page-aligned mapping with disp_unit 1 and
@@ -263,40 +286,64 @@ int allocate_shared(const char* routine, MPI_Aint size, MPI_Aint disp_unit, MPI_
     // segments start at any byte, and MPICH 4.0.2 would expose a segment
     // that starts off a 16-byte boundary at the boundary below (exposure.hpp).
     std::vector<Target> shifts;
-    if (const int rc = create_window(mapping, static_cast<MPI_Aint>(total), 1, info, comm, win, large, shifts);
+    if (const int rc =
+            create_window(mapping, static_cast<MPI_Aint>(file.total), 1, r.info, r.comm, r.win, r.large, shifts);
         rc != MPI_SUCCESS) {
         if (part) {
             part->abandon();
         }
         return rc;
     }
-    std::vector<Target> targets(peers.size());
-    for (std::size_t i = 0; i < peers.size(); ++i) {
+    std::vector<Target> targets(file.peers.size());
+    for (std::size_t i = 0; i < file.peers.size(); ++i) {
         const MPI_Aint shift = shifts.empty() ? 0 : shifts[i].offset;  // a page-aligned mapping: 0 unless MPI moved it
-        targets[i] = {.offset = shift + static_cast<MPI_Aint>(peers[i].offset), .disp_unit = peers[i].disp_unit};
+        targets[i] = {.offset = shift + static_cast<MPI_Aint>(file.peers[i].offset),
+                      .disp_unit = file.peers[i].disp_unit};
     }
     auto record = make_record(MPI_WIN_FLAVOR_SHARED, rank);
     record->owned = part;
     record->unlink_at_free = rank == 0 && hints.unlink;
     record->mapping = mapping;
-    record->peers = peers;
-    record->translate(std::move(targets), base, size, disp_unit);
-    record->reported = report(hints, path, part.get());
-    record->reported.insert_or_assign("strata_storage_bytes", std::to_string(size));  // this rank's segment
-    if (part && size > 0) {
-        record->attach({.part = part, .offset = me.offset, .length = static_cast<std::size_t>(size), .base = base});
+    record->peers = file.peers;
+    record->translate(std::move(targets), base, r.size, r.disp_unit);
+    record->reported = report(hints, file.path, part.get());
+    record->reported.insert_or_assign("strata_storage_bytes", std::to_string(r.size));  // this rank's segment
+    if (part && r.size > 0) {
+        record->attach({.part = part, .offset = me.offset, .length = static_cast<std::size_t>(r.size), .base = base});
     }
     if (part && hints.sync == SyncMode::async) {
         flush_in_background(part);
     }
     if (detail::log().should_log(spdlog::level::info)) {
         detail::log().info(
-            "{}: rank {}: shared window {}: {} bytes: 0 in memory, {} on storage at offset {} of {} ({})", routine,
-            rank, index, size, size, me.offset, path, hints_source(request.from_environment));
+            "{}: rank {}: shared window {}: {} bytes: 0 in memory, {} on storage at offset {} of {} ({})", r.routine,
+            rank, index, r.size, r.size, me.offset, file.path, hints_source(from_environment));
     }
-    Registry::instance().add_window(*win, std::move(record));
-    *static_cast<void**>(baseptr) = base;
+    Registry::instance().add_window(*r.win, std::move(record));
+    *static_cast<void**>(r.baseptr) = base;
     return MPI_SUCCESS;
+}
+
+int allocate_shared(const WindowRequest& r) {
+    HintRequest request = request_hints(Routine::win_allocate_shared, r.info);
+    if (!request.applies) {
+        return in_memory(r, "no storage hints, or outside STRATA_MPI_WINDOW_HINTS_SCOPE");
+    }
+    const int rank = comm_rank(r.comm);
+    const unsigned index = Registry::instance().next_index();
+    WindowHints hints;
+    const Placement placement = agree_on_placement(r, request, rank, hints);
+    if (placement.outcome == Placement::failed) {
+        return placement.rc;
+    }
+    if (placement.outcome == Placement::memory) {
+        return in_memory(r, "alloc_type=memory");
+    }
+    SharedFile file;
+    if (const int rc = open_shared_file(r, rank, hints, index, placement.job_pid, file); rc != MPI_SUCCESS) {
+        return rc;
+    }
+    return expose_shared(r, rank, index, hints, request.from_environment, file);
 }
 
 /// MPI_Win_shared_query for windows made above; others go to PMPI.
@@ -341,16 +388,16 @@ using strata::mpi::guarded;
 extern "C" int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                                        MPI_Win* win) {
     return guarded("MPI_Win_allocate_shared", [&] {
-        return strata::mpi::allocate_shared("MPI_Win_allocate_shared", size, disp_unit, info, comm, baseptr, win,
-                                            false);
+        return strata::mpi::allocate_shared(
+            {"MPI_Win_allocate_shared", size, disp_unit, info, comm, baseptr, win, false});
     });
 }
 
 extern "C" int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                                          MPI_Win* win) {
     return guarded("MPI_Win_allocate_shared_c", [&] {
-        return strata::mpi::allocate_shared("MPI_Win_allocate_shared_c", size, disp_unit, info, comm, baseptr, win,
-                                            true);
+        return strata::mpi::allocate_shared(
+            {"MPI_Win_allocate_shared_c", size, disp_unit, info, comm, baseptr, win, true});
     });
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI_Win_create over memory from MPI_Alloc_mem: the most common pattern of
 // existing RMA codes (MPI_Alloc_mem, then MPI_Win_create on it). When the
 // memory is a storage allocation (MPI_Info hints, or STRATA_MPI_WINDOW_HINTS

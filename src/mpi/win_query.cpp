@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI_Win_get_attr and MPI_Win_get_info for storage windows.
 //
 // A storage window is made with PMPI_Win_create, so MPI itself would report

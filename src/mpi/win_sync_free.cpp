@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // MPI_Win_sync and MPI_Win_free: where storage windows become durable.
 //
 // MPI_Win_sync keeps its memory semantics (PMPI_Win_sync first) and then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "region/background_fill.hpp"
 
 #include <fcntl.h>

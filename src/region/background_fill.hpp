@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading a range of a file into anonymous memory behind the program, so that
 // it can use the first bytes while the last are still on their way. The range
 // is registered with a userfaultfd for missing pages (and for asynchronous

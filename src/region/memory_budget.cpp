@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // How much memory a process may use, for Factor::automatic(): MemAvailable,
 // lowered by the memory cgroup (v1 or v2) the process is in.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parsing behind current_memory_budget(), separated so unit tests can feed it text.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Names of the region enums and their parsers, shared by the CLI, the MPI
 // hints and the Python bindings so every layer spells them the same way.
 #include <charconv>

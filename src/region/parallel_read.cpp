@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "region/parallel_read.hpp"
 
 #include <fcntl.h>
@@ -64,7 +65,7 @@ Result<void> read(const char* op, int fd, std::byte* data, std::size_t length, s
         for (unsigned t = 1; t < count; ++t) {
             threads.emplace_back(work);
         }
-    } catch (const std::system_error&) {
+    } catch (const std::system_error&) {  // NOLINT(bugprone-empty-catch)
         // Fewer threads than asked: the ones running (and this one) read it all.
     }
     work();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reading a range of a file into memory with several large O_DIRECT reads in
 // flight at once: a single read() stream gets only the kernel's read-ahead
 // window in flight, while a device serves parallel requests faster. Private

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "region/posix.hpp"
 #include <algorithm>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Small RAII wrappers over the POSIX calls regions are made of. Private to libstrata.
 #pragma once
 
@@ -59,7 +60,14 @@ public:
     UniqueMapping(void* base, std::size_t length) noexcept : base_(base), length_(length) {}
     UniqueMapping(UniqueMapping&& o) noexcept
         : base_(std::exchange(o.base_, nullptr)), length_(std::exchange(o.length_, 0)) {}
-    UniqueMapping& operator=(UniqueMapping&&) = delete;
+    UniqueMapping& operator=(UniqueMapping&& o) noexcept {
+        if (this != &o) {
+            reset();
+            base_ = std::exchange(o.base_, nullptr);
+            length_ = std::exchange(o.length_, 0);
+        }
+        return *this;
+    }
     UniqueMapping(const UniqueMapping&) = delete;
     UniqueMapping& operator=(const UniqueMapping&) = delete;
     ~UniqueMapping() { reset(); }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Creating and closing regions. Every factory validates first, then builds
 // with RAII pieces (descriptor, address-space reservation, file rollback) so
 // an error at any step leaves nothing behind.
@@ -5,45 +6,23 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <cmath>
 
 #include "core/log.hpp"
 #include "region/background_fill.hpp"
-#include "region/parallel_read.hpp"
 #include "region/posix.hpp"
 #include "region/region_impl.hpp"
-#include "region/written_pages.hpp"
 
 namespace strata {
 
 using posix::page_size;
-using posix::round_down_to_page;
 using posix::round_up_to_page;
+using region_detail::check_permissions;
+using region_detail::check_size;
+using region_detail::protection;
 
 namespace {
 
 constexpr std::size_t max_shared_name = 200;
-
-/// True if the file holds data in [offset, offset+length): written bytes, or
-/// pages in the page cache. Reserved (unwritten) space and holes are not data.
-/// Where SEEK_DATA is not supported (a block device), everything is data.
-bool holds_data(int fd, std::uint64_t offset, std::size_t length) {
-    const off_t found = ::lseek(fd, static_cast<off_t>(offset), SEEK_DATA);
-    if (found < 0) {
-        return errno != ENXIO;  // ENXIO: no data from offset to the end of the file
-    }
-    return static_cast<std::uint64_t>(found) < offset + length;
-}
-
-Result<void> check_size(const char* op, std::size_t size) {
-    if (size == 0) {
-        return make_error(Errc::invalid_argument, "{}: size=0: a region needs at least one byte", op);
-    }
-    if (size > (std::size_t{1} << 56)) {
-        return make_error(Errc::invalid_argument, "{}: size={}: larger than the 64 PiB address space limit", op, size);
-    }
-    return {};
-}
 
 Result<void> check_shared_name(const char* op, const std::string& name) {
     if (name.empty() || name.size() > max_shared_name) {
@@ -57,6 +36,20 @@ Result<void> check_shared_name(const char* op, const std::string& name) {
     return {};
 }
 
+}  // namespace
+
+namespace region_detail {
+
+Result<void> check_size(const char* op, std::size_t size) {
+    if (size == 0) {
+        return make_error(Errc::invalid_argument, "{}: size=0: a region needs at least one byte", op);
+    }
+    if (size > (std::size_t{1} << 56)) {
+        return make_error(Errc::invalid_argument, "{}: size={}: larger than the 64 PiB address space limit", op, size);
+    }
+    return {};
+}
+
 Result<void> check_permissions(const char* op, mode_t permissions) {
     if ((permissions & ~mode_t{07777}) != 0) {
         return make_error(Errc::invalid_argument, "{}: permissions={:o}: not a file mode (at most 07777)", op,
@@ -65,25 +58,11 @@ Result<void> check_permissions(const char* op, mode_t permissions) {
     return {};
 }
 
-/// Reads the file's bytes into `part`, anonymous memory whose stores the
-/// kernel tracks, then takes the pages the reads wrote, so that write-back
-/// sees only the program's stores.
-Result<void> fill_storage_part(const char* op, int fd, std::byte* part, std::size_t length, std::uint64_t offset,
-                               const std::filesystem::path& path) {
-    if (auto read = parallel_read::read(op, fd, part, length, offset, path); !read) {
-        return read;
-    }
-    if (auto taken = written_pages::take(op, part, 0, round_up_to_page(length)); !taken) {
-        return std::unexpected(taken.error());
-    }
-    return {};
-}
-
 int protection(bool read_only) {
     return read_only ? PROT_READ : PROT_READ | PROT_WRITE;
 }
 
-}  // namespace
+}  // namespace region_detail
 
 Region::Region(Region&& other) noexcept {
     *this = std::move(other);
@@ -246,175 +225,6 @@ Result<Region> Region::shared(std::size_t size, const SharedOptions& options) {
     r.fd_ = fd.release();
     r.read_only_ = options.read_only;
     r.name_ = options.name;
-    return r;
-}
-
-Result<Region> Region::storage(std::size_t size, const StorageOptions& options) {
-    CombinedOptions combined{.storage = options, .factor = Factor::fixed(0.0), .order = Order::memory_first};
-    auto r = Region::combined(size, combined);
-    if (r) {
-        r->kind_ = RegionKind::storage;
-    } else {
-        // Report the operation the caller used.
-        auto& message = r.error().message;
-        if (message.starts_with("Region::combined")) {
-            message.replace(0, 16, "Region::storage");
-        }
-    }
-    return r;
-}
-
-Result<Region> Region::combined(std::size_t size, const CombinedOptions& options) {
-    constexpr const char* op = "Region::combined";
-    if (auto ok = check_size(op, size); !ok) {
-        return std::unexpected(ok.error());
-    }
-    if (auto ok = check_permissions(op, options.storage.permissions); !ok) {
-        return std::unexpected(ok.error());
-    }
-    const std::size_t mapped = round_up_to_page(size);
-    std::size_t memory_part = 0;  // page multiple, or `mapped` when all of it is memory
-    if (options.factor.is_auto()) {
-        auto budget = current_memory_budget();
-        if (!budget) {
-            return std::unexpected(budget.error());
-        }
-        memory_part = budget->usable >= mapped ? mapped : round_down_to_page(budget->usable);
-        detail::log().debug("{}: factor=auto keeps {} of {} bytes in memory (usable {}, margin {}{})", op, memory_part,
-                            size, budget->usable, budget->margin,
-                            budget->cgroup_limited ? ", cgroup limit applies" : "");
-    } else {
-        const double f = options.factor.fraction();
-        if (!std::isfinite(f) || f < 0.0 || f > 1.0) {
-            return make_error(Errc::invalid_argument, "{}: factor={}: outside [0, 1]", op, f);
-        }
-        memory_part = f >= 1.0 ? mapped : round_down_to_page(static_cast<std::size_t>(f * static_cast<double>(size)));
-    }
-    // Region offsets of the storage part, in bytes of the region (the last page may be partial).
-    std::size_t storage_begin = 0;
-    std::size_t storage_length = 0;
-    if (memory_part < mapped) {
-        if (options.order == Order::memory_first) {
-            storage_begin = memory_part;
-            storage_length = size - memory_part;
-        } else {
-            storage_begin = 0;
-            storage_length = memory_part == 0 ? size : mapped - memory_part;
-        }
-    }
-    if (storage_length > 0 && options.storage.read_only && memory_part > 0) {
-        return make_error(Errc::invalid_argument,
-                          "{}: read_only=true: a read-only region cannot have a memory part (factor must be 0)", op);
-    }
-
-    posix::StorageFile file;
-    if (storage_length > 0) {
-        auto opened = posix::open_storage(op, options.storage, storage_length);
-        if (!opened) {
-            return std::unexpected(opened.error());
-        }
-        file = std::move(*opened);
-    }
-    auto fail = [&](int err, std::string_view what) {
-        file.roll_back(options.storage.path);
-        return make_sys_error(err, "{}: size={}: {}", op, size, what);
-    };
-
-    // Reserve the whole range first so both parts land side by side.
-    void* reserved = ::mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (reserved == MAP_FAILED) {
-        return fail(errno, "cannot reserve the address range");
-    }
-    posix::UniqueMapping range(reserved, mapped);
-    auto* base = range.get();
-    const std::size_t storage_mapped = round_up_to_page(storage_length);
-    const std::size_t memory_begin = storage_begin == 0 ? storage_mapped : 0;
-    const std::size_t memory_mapped = mapped - storage_mapped;
-    if (memory_mapped > 0 && ::mmap(base + memory_begin, memory_mapped, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
-        return fail(errno, "cannot map the memory part");
-    }
-    const Writeback writeback = options.storage.read_only ? Writeback::kernel : options.storage.writeback;
-    posix::UniqueFd tracker;
-    std::unique_ptr<background_fill::Fill> fill;  // declared after tracker: stops before it closes
-    bool filled = false;
-    const bool has_data = storage_mapped > 0 && writeback == Writeback::direct &&
-                          holds_data(file.fd.get(), options.storage.offset, storage_length);
-    bool map_file = storage_mapped > 0;
-    if (storage_mapped > 0 && writeback == Writeback::direct && (!has_data || options.storage.fill)) {
-        // Nothing to show from the file: anonymous memory reads the same
-        // zeros, and stores into it take no page-cache faults. With fill,
-        // the file's bytes are read into it first.
-        if (::mmap(base + storage_begin, storage_mapped, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
-            return fail(errno, "cannot map the storage part");
-        }
-        (void)::madvise(base + storage_begin, storage_mapped, MADV_HUGEPAGE);  // best effort
-        if (has_data) {
-            tracker = written_pages::track(base + storage_begin, storage_mapped, true);
-        }
-        if (tracker.get() >= 0) {
-            auto started = background_fill::Fill::start(op, tracker.get(), file.fd.get(), base + storage_begin,
-                                                        storage_length, options.storage.offset, options.storage.path);
-            if (!started) {
-                file.roll_back(options.storage.path);
-                return std::unexpected(started.error());
-            }
-            fill = std::move(*started);
-        } else {
-            tracker = written_pages::track(base + storage_begin, storage_mapped);
-        }
-        filled = has_data && tracker.get() >= 0;
-        // The file's bytes, where this kernel cannot track stores to memory they
-        // were read into, are mapped from the file instead (below).
-        map_file = has_data && !filled;
-        if (filled && fill == nullptr) {
-            if (auto filling = fill_storage_part(op, file.fd.get(), base + storage_begin, storage_length,
-                                                 options.storage.offset, options.storage.path);
-                !filling) {
-                file.roll_back(options.storage.path);
-                return std::unexpected(filling.error());
-            }
-        }
-    }
-    if (map_file) {
-        const int sharing = writeback == Writeback::kernel ? MAP_SHARED : MAP_PRIVATE;
-        if (::mmap(base + storage_begin, storage_mapped, protection(options.storage.read_only), sharing | MAP_FIXED,
-                   file.fd.get(), static_cast<off_t>(options.storage.offset)) == MAP_FAILED) {
-            return fail(errno, "cannot map the storage part");
-        }
-        // Without this, fault read-ahead fills the page cache with large
-        // folios (ext4 on recent kernels) and one store dirties the whole
-        // folio, so sync() would write up to 512 times what changed. Random
-        // advice keeps faults at single pages: dirty tracking at page size.
-        // advise(sequential) trades that back for read-ahead.
-        if (writeback == Writeback::kernel && !options.storage.read_only &&
-            ::madvise(base + storage_begin, storage_mapped, MADV_RANDOM) != 0) {
-            return fail(errno, "cannot set page-granular advice on the storage part");
-        }
-    }
-
-    Region r;
-    r.base_ = range.release();
-    r.size_ = size;
-    r.mapped_ = mapped;
-    r.tracker_ = tracker.release();
-    r.filled_ = filled;
-    r.fill_ = std::move(fill);
-    r.kind_ = RegionKind::combined;
-    r.writeback_ = writeback;
-    r.fd_ = file.fd.release();
-    r.is_block_device_ = file.is_block_device;
-    r.read_only_ = options.storage.read_only;
-    r.created_file_ = file.origin.created;
-    r.original_size_ = file.origin.original_size;
-    r.grown_to_ = file.origin.grown_to;
-    r.file_offset_ = options.storage.offset;
-    r.storage_begin_ = storage_begin;
-    r.storage_length_ = storage_length;
-    if (storage_length > 0) {
-        r.path_ = options.storage.path;
-    }
     return r;
 }
 

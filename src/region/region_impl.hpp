@@ -1,9 +1,22 @@
+// SPDX-License-Identifier: MIT
 // Private access to Region's fields for the files that implement it.
 #pragma once
+
+#include <sys/types.h>
 
 #include "strata/region.hpp"
 
 namespace strata {
+
+/// Checks and flags the region factories share (region.cpp, region_combined.cpp).
+namespace region_detail {
+/// size is in 1..2^56 bytes.
+Result<void> check_size(const char* op, std::size_t size);
+/// permissions is a file mode (at most 07777).
+Result<void> check_permissions(const char* op, mode_t permissions);
+/// mmap protection of a region's pages.
+int protection(bool read_only);
+}  // namespace region_detail
 
 struct RegionAccess {
     /// Validates [offset, offset+length) against the region; `op` names the caller.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Advice, placement and statistics: read-only views of a region.
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Write-back of storage-backed parts. Kernel write-back lets the kernel find
 // the dirty pages (msync walks only pages tagged dirty); explicit_sync finds
 // changed pages in /proc/self/pagemap, since a written page of a private file

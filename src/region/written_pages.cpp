@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "region/written_pages.hpp"
 
 #include <fcntl.h>
@@ -17,6 +18,7 @@ namespace {
 
 // The kernel ABI of Linux 6.7 (include/uapi/linux/fs.h, userfaultfd.h); the
 // build host's headers may be older than the kernel the library runs on.
+// NOLINTBEGIN(readability-identifier-naming): the kernel's names
 #ifndef PAGEMAP_SCAN
 struct page_region {
     std::uint64_t start;
@@ -45,6 +47,7 @@ constexpr std::uint64_t PAGE_IS_PRESENT = 1U << 3;
 constexpr std::uint64_t PAGE_IS_SWAPPED = 1U << 4;
 constexpr std::uint64_t PAGE_IS_PFNZERO = 1U << 5;
 #endif
+// NOLINTEND(readability-identifier-naming)
 constexpr std::uint64_t uffd_feature_wp_async = 1U << 15;  // UFFD_FEATURE_WP_ASYNC
 constexpr int uffd_user_mode_only = 1;                     // UFFD_USER_MODE_ONLY
 

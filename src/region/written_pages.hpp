@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which pages of anonymous memory were written, without a full pagemap read
 // and without remapping: a userfaultfd registered for write-protection in
 // asynchronous mode (Linux 6.7+, UFFD_FEATURE_WP_ASYNC) lets the kernel clear

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cover priority (include/strata/runtime.hpp, docs/runtime.md): a worker
 // woken to cover for a blocked worker of its core runs at SCHED_IDLE, so the
 // kernel preempts it the moment the blocked worker wakes ("idle tasks are by
@@ -58,7 +59,9 @@ Result<CoverPriority> parse_cover_priority(std::string_view text, std::string_vi
     for (auto priority :
          {CoverPriority::automatic, CoverPriority::idle, CoverPriority::normal, CoverPriority::surrender,
           CoverPriority::idle_surrender, CoverPriority::idle_suspend, CoverPriority::idle_standby}) {
-        if (text == to_string(priority)) return priority;
+        if (text == to_string(priority)) {
+            return priority;
+        }
     }
     return make_error(
         Errc::invalid_argument,
@@ -135,9 +138,15 @@ Result<void> probe_restore() {
 }  // namespace
 
 CoverPriority CoverChoice::priority() const noexcept {
-    if (suspend) return CoverPriority::idle_suspend;
-    if (standby) return CoverPriority::idle_standby;
-    if (surrender) return idle ? CoverPriority::idle_surrender : CoverPriority::surrender;
+    if (suspend) {
+        return CoverPriority::idle_suspend;
+    }
+    if (standby) {
+        return CoverPriority::idle_standby;
+    }
+    if (surrender) {
+        return idle ? CoverPriority::idle_surrender : CoverPriority::surrender;
+    }
     return idle ? CoverPriority::idle : CoverPriority::normal;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Which kernel policy covering workers get (cover.cpp).
 #pragma once
 

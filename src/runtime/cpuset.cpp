@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // CPU lists (cpuset.hpp).
 #include "cpuset.hpp"
 

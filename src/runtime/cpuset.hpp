@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // CPU lists: the allowed set of this process and "0-3,6" strings.
 #pragma once
 

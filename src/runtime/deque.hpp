@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A Chase–Lev work-stealing deque (Chase & Lev 2005; memory orders after Lê
 // et al., PPoPP 2013). The owner pushes and pops at the bottom; any thread
 // steals from the top. The buffer grows by doubling; old buffers are kept

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The leader: an unbound thread that wakes idle workers for cores the
 // monitor reports without a ready worker, and rescans every core each period
 // to catch reports lost to the monitor's races (seed 002, §III-D).

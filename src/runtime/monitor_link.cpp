@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The runtime's view of the blocking monitor (include/strata/monitor.hpp).
 #include <string>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runtime options from the environment (docs/options.md).
 #include <charconv>
 #include <cstdlib>

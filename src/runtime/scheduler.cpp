@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runtime: start, spawn, wait, yield, stop (include/strata/runtime.hpp).
 #include <sys/resource.h>
 
@@ -41,92 +42,104 @@ detail::Worker*& current_worker() noexcept {
 }
 }  // namespace detail
 
-Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
-    auto impl = std::make_unique<Impl>();
-    auto cpus = options.cpus.empty() ? allowed_cpus() : validate_cpus(options.cpus);
-    if (!cpus) {
-        return std::unexpected(cpus.error());
+Result<void> Runtime::Impl::place_cores(Options opts) {
+    auto found = opts.cpus.empty() ? allowed_cpus() : validate_cpus(opts.cpus);
+    if (!found) {
+        return std::unexpected(found.error());
     }
-    if (options.max_workers_per_core < 1) {
+    if (opts.max_workers_per_core < 1) {
         return make_error(Errc::invalid_argument,
                           "Runtime::start: max_workers_per_core={}: at least one worker per core is needed",
-                          options.max_workers_per_core);
+                          opts.max_workers_per_core);
     }
-    if (options.workers < 0 || options.workers > max_workers) {
+    if (opts.workers < 0 || opts.workers > max_workers) {
         return make_error(Errc::invalid_argument, "Runtime::start: workers={}: expected 0 (one per CPU) to {}",
-                          options.workers, max_workers);
+                          opts.workers, max_workers);
     }
-    impl->cpus = std::move(*cpus);
-    const auto workers = static_cast<std::size_t>(options.workers);
-    if (workers > 0 && workers < impl->cpus.size()) {
-        impl->cpus.resize(workers);
+    cpus = std::move(*found);
+    const auto wanted = static_cast<std::size_t>(opts.workers);
+    if (wanted > 0 && wanted < cpus.size()) {
+        cpus.resize(wanted);
     }
-    impl->max_cpu = *std::max_element(impl->cpus.begin(), impl->cpus.end()) + 1;
-    std::size_t slots = 0;
-    for (std::size_t i = 0; i < impl->cpus.size(); ++i) {
+    max_cpu = *std::max_element(cpus.begin(), cpus.end()) + 1;
+    std::size_t slot_total = 0;
+    for (std::size_t i = 0; i < cpus.size(); ++i) {
         auto core = std::make_unique<detail::Core>();
         core->index = static_cast<int>(i);
-        core->cpu = impl->cpus[i];
+        core->cpu = cpus[i];
         // More workers than CPUs: the first cores take one more each.
-        if (workers > impl->cpus.size()) {
-            core->base = static_cast<int>(workers / impl->cpus.size() + (i < workers % impl->cpus.size() ? 1 : 0));
+        if (wanted > cpus.size()) {
+            core->base = static_cast<int>(wanted / cpus.size() + (i < wanted % cpus.size() ? 1 : 0));
         }
-        slots += static_cast<std::size_t>(core->base - 1 + options.max_workers_per_core);
-        impl->cores.push_back(std::move(core));
+        slot_total += static_cast<std::size_t>(core->base - 1 + opts.max_workers_per_core);
+        cores.push_back(std::move(core));
     }
-    impl->slots = std::vector<std::atomic<detail::Worker*>>(slots);
-    impl->options = std::move(options);
+    slots = std::vector<std::atomic<detail::Worker*>>(slot_total);
+    options = std::move(opts);
+    return {};
+}
 
-    std::unique_ptr<Runtime> runtime(new Runtime(std::move(impl)));
-    Impl& rt = *runtime->impl_;
-    rt.owner = runtime.get();
-
-    MonitorFactory factory = rt.options.monitor ? rt.options.monitor : monitor_from_env();
+Result<void> Runtime::Impl::start_monitor() {
+    MonitorFactory factory = options.monitor ? options.monitor : monitor_from_env();
     // The monitor's thread is not a worker: it attends to the core at once
     // instead of waking the leader, one thread hop less.
-    auto monitor = factory(rt.max_cpu, [&rt](int cpu) {
+    auto made = factory(max_cpu, [this](int cpu) {
         // Counted before monitor_ready is read, both seq_cst (as in stop()):
         // either stop() sees this event in flight and waits for it, or the
         // event sees monitor_ready cleared and leaves the monitor alone.
-        rt.monitor_events.fetch_add(1, std::memory_order_seq_cst);
-        for (auto& core : rt.cores) {
-            if (core->cpu == cpu && rt.monitor_ready.load(std::memory_order_seq_cst)) {
-                rt.attend(*core);
+        monitor_events.fetch_add(1, std::memory_order_seq_cst);
+        for (auto& core : cores) {
+            if (core->cpu == cpu && monitor_ready.load(std::memory_order_seq_cst)) {
+                attend(*core);
                 // A dozing leader (leader.cpp) scans at its period again from the first event on.
-                if (rt.leader_dozing.load(std::memory_order_seq_cst)) {
-                    rt.notify_leader();
+                if (leader_dozing.load(std::memory_order_seq_cst)) {
+                    notify_leader();
                 }
                 break;
             }
         }
-        rt.monitor_events.fetch_sub(1, std::memory_order_seq_cst);
+        monitor_events.fetch_sub(1, std::memory_order_seq_cst);
     });
-    if (!monitor) {
-        return std::unexpected(monitor.error());
+    if (!made) {
+        return std::unexpected(made.error());
     }
-    rt.monitor = std::move(*monitor);
-    rt.monitored = rt.monitor && rt.monitor->backend() != "off";
-    rt.empty_cores_reported = rt.monitored && rt.monitor->reports_empty_cores();
+    monitor = std::move(*made);
+    monitored = monitor && monitor->backend() != "off";
+    empty_cores_reported = monitored && monitor->reports_empty_cores();
     // Arming the wakeup event once, before any worker exists, is harmless:
     // it tells whether the monitor can report wakeups.
-    const bool wakeups = rt.monitored && !rt.cpus.empty() && rt.monitor->notify_when_woken(rt.cpus.front());
-    auto cover = detail::choose_cover_priority(rt.options.cover_priority, rt.monitored, wakeups);
+    const bool wakeups = monitored && !cpus.empty() && monitor->notify_when_woken(cpus.front());
+    auto cover = detail::choose_cover_priority(options.cover_priority, monitored, wakeups);
     if (!cover) {
-        rt.stop();
+        stop();
         return std::unexpected(cover.error());
     }
-    rt.cover_idle.store(cover->idle || cover->surrender, std::memory_order_release);
-    rt.cover_at_start = cover->idle;
-    rt.cover_surrender = cover->surrender;
-    rt.cover_suspend = cover->suspend;
-    rt.cover_standby = cover->standby;
-    if (rt.cover_suspend) {
-        rt.suspend_nice = detail::base_nice();  // read here: the signal handler only uses the copy
-        Impl::install_suspend_handler();
+    cover_idle.store(cover->idle || cover->surrender, std::memory_order_release);
+    cover_at_start = cover->idle;
+    cover_surrender = cover->surrender;
+    cover_suspend = cover->suspend;
+    cover_standby = cover->standby;
+    if (cover_suspend) {
+        suspend_nice = detail::base_nice();  // read here: the signal handler only uses the copy
+        install_suspend_handler();
     }
-    rt.cover_mode = cover->priority();
-    rt.cover_reason = std::move(cover->reason);
-    rt.monitor_ready.store(true, std::memory_order_release);
+    cover_mode = cover->priority();
+    cover_reason = std::move(cover->reason);
+    monitor_ready.store(true, std::memory_order_release);
+    return {};
+}
+
+Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
+    auto impl = std::make_unique<Impl>();
+    if (auto placed = impl->place_cores(std::move(options)); !placed) {
+        return std::unexpected(placed.error());
+    }
+    std::unique_ptr<Runtime> runtime(new Runtime(std::move(impl)));
+    Impl& rt = *runtime->impl_;
+    rt.owner = runtime.get();
+    if (auto started = rt.start_monitor(); !started) {
+        return std::unexpected(started.error());
+    }
     if (rt.options.verbose) {
         fmt::print(stderr, "strata runtime: {} workers on CPUs {}; monitor {}: {}; cover priority {}\n",
                    runtime->workers(), describe_cpus(rt.cpus), runtime->monitor_backend(), runtime->monitor_reason(),
@@ -158,10 +171,14 @@ namespace {
 class OutOfBody {
 public:
     explicit OutOfBody(detail::Worker* self) noexcept : self_(self) {
-        if (self_ != nullptr) saved_ = self_->in_body.exchange(0, std::memory_order_relaxed);
+        if (self_ != nullptr) {
+            saved_ = self_->in_body.exchange(0, std::memory_order_relaxed);
+        }
     }
     ~OutOfBody() {
-        if (self_ != nullptr) self_->in_body.store(saved_, std::memory_order_relaxed);
+        if (self_ != nullptr) {
+            self_->in_body.store(saved_, std::memory_order_relaxed);
+        }
     }
     OutOfBody(const OutOfBody&) = delete;
     OutOfBody& operator=(const OutOfBody&) = delete;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The scheduler's insides (include/strata/runtime.hpp): workers, cores with
 // their idle pools, the injection queue and the leader.
 #pragma once
@@ -167,6 +168,8 @@ struct Runtime::Impl {
     std::atomic<bool> leader_dozing{false};
 
     // scheduler.cpp
+    Result<void> place_cores(Options opts);  // Runtime::start: the CPUs, cores and worker slots
+    Result<void> start_monitor();            // Runtime::start: the monitor and the cover priority it allows
     void push(Task* task);
     void push_prioritized(Task* task, std::uint64_t priority);
     Task* take_prioritized();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Runtime statistics and the STRATA_STATS=1 table.
 #include <chrono>
 

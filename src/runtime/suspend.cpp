@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Cover priority idle+suspend (docs/runtime.md, issue 15): on the monitor's
 // wakeup event for a core whose cover runs beside the woken worker, the
 // monitor's thread sends the cover a real-time signal; its handler waits on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Worker threads: binding, the main loop, scheduling points, the idle pool.
 #include <pthread.h>
 #include <sched.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Listing and removing segments whose users are all dead.
 #include "strata/shm/admin.hpp"
 

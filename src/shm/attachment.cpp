@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Attaching to and detaching from a segment: the lock-file protocol.
 //
 // Byte 0 of the lock file (the guard) serialises creation, opening and
@@ -244,23 +245,70 @@ Result<void> open_lock_file(Attachment& a, bool may_create, mode_t permissions, 
     return {};
 }
 
+bool may_create(SegmentMode mode) {
+    return mode == SegmentMode::create_only || mode == SegmentMode::open_or_create || mode == SegmentMode::recreate;
+}
+
+std::unexpected<Error> missing_segment(const Attachment& a, SegmentMode mode) {
+    return make_error(Errc::not_found, "Segment::open: mode={}: segment '{}' does not exist in {}", to_string(mode),
+                      a.name, a.dir.string());
+}
+
+/// With the guard held: opens the existing segment file, or creates it when
+/// the mode may. `retry` when the files must be made anew (recreate, or an
+/// incomplete segment under open_or_create); `created` when this call made it.
+Result<Step> open_or_create_segment(Attachment& a, SegmentMode& mode, bool exists, std::size_t size, mode_t permissions,
+                                    bool& created) {
+    const std::string& name = a.name;
+    if (exists && mode == SegmentMode::recreate) {
+        // Old users keep their mapping and their (now unlinked) lock file.
+        ::unlink(a.seg_path.c_str());
+        ::unlink(a.lock_path.c_str());
+        mode = SegmentMode::create_only;
+        return Step::retry;
+    }
+    if (exists && mode == SegmentMode::create_only) {
+        return make_error(Errc::already_exists, "Segment::open: mode=create_only: segment '{}' already exists ({})",
+                          name, a.seg_path.string());
+    }
+    if (exists) {
+        auto opened = open_segment(a, a.read_only);
+        if (!opened) {
+            return std::unexpected(opened.error());
+        }
+        if (*opened == Opened::incomplete) {
+            if (mode != SegmentMode::open_or_create) {
+                return make_error(Errc::broken,
+                                  "Segment::open: segment '{}': {} is incomplete (its creator died while "
+                                  "creating it); `strata shm gc` removes it",
+                                  name, a.seg_path.string());
+            }
+            ::unlink(a.seg_path.c_str());
+            ::unlink(a.lock_path.c_str());
+            return Step::retry;
+        }
+    } else {
+        if (!may_create(mode)) {
+            return missing_segment(a, mode);
+        }
+        if (auto made = create_segment(a, size, permissions, created); !made) {
+            return std::unexpected(made.error());
+        }
+    }
+    return Step::done;
+}
+
 /// One try at attaching; `retry` when the files changed under it. Every step
 /// is undone by its guard unless the whole try succeeds.
 Result<Step> attach_once(Attachment& a, SegmentMode& mode, std::size_t size, mode_t permissions) {
-    const bool may_create =
-        mode == SegmentMode::create_only || mode == SegmentMode::open_or_create || mode == SegmentMode::recreate;
     const std::string& name = a.name;
     bool created_lock = false;
-    auto missing = [&] {
-        return make_error(Errc::not_found, "Segment::open: mode={}: segment '{}' does not exist in {}", to_string(mode),
-                          name, a.dir.string());
-    };
-    if (auto opened = open_lock_file(a, may_create, permissions, created_lock); !opened) {
+    if (auto opened = open_lock_file(a, may_create(mode), permissions, created_lock); !opened) {
         if (opened.error().code != Errc::not_found) {
             return std::unexpected(opened.error());
         }
-        if (!may_create) {
-            return missing();
+        if (!may_create(mode)) {
+            return missing_segment(a, mode);
         }
         return Step::retry;  // removed between our create and open
     }
@@ -307,40 +355,9 @@ Result<Step> attach_once(Attachment& a, SegmentMode& mode, std::size_t size, mod
         }
     });
 
-    if (exists && mode == SegmentMode::recreate) {
-        // Old users keep their mapping and their (now unlinked) lock file.
-        ::unlink(a.seg_path.c_str());
-        ::unlink(a.lock_path.c_str());
-        mode = SegmentMode::create_only;
-        return Step::retry;
-    }
-    if (exists && mode == SegmentMode::create_only) {
-        return make_error(Errc::already_exists, "Segment::open: mode=create_only: segment '{}' already exists ({})",
-                          name, a.seg_path.string());
-    }
-    if (exists) {
-        auto opened = open_segment(a, a.read_only);
-        if (!opened) {
-            return std::unexpected(opened.error());
-        }
-        if (*opened == Opened::incomplete) {
-            if (mode != SegmentMode::open_or_create) {
-                return make_error(Errc::broken,
-                                  "Segment::open: segment '{}': {} is incomplete (its creator died while "
-                                  "creating it); `strata shm gc` removes it",
-                                  name, a.seg_path.string());
-            }
-            ::unlink(a.seg_path.c_str());
-            ::unlink(a.lock_path.c_str());
-            return Step::retry;
-        }
-    } else {
-        if (!may_create) {
-            return missing();
-        }
-        if (auto created = create_segment(a, size, permissions, created_seg); !created) {
-            return std::unexpected(created.error());
-        }
+    if (auto step = open_or_create_segment(a, mode, exists, size, permissions, created_seg);
+        !step || *step == Step::retry) {
+        return step;
     }
     if (auto claimed = claim_user_slot(a); !claimed) {
         return std::unexpected(claimed.error());

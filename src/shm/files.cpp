@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Opening a segment's files without trusting another user's (files.hpp).
 #include "shm/files.hpp"
 

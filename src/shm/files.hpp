@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The files of a segment, opened so that no other user can plant them
 // (docs/shm.md, Security).
 //

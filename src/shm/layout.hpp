@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a segment holds, and what a process knows of its attachment to one.
 //
 // File layout: [SegmentHeader, 128 KiB][Boost segment manager and its heap].

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Owner-token locks over futexes, and the registry that lets locks inside a
 // segment find the attachment (and so the token) they are used through.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The registered MPI waiter of sync=mpi ports (shm/mpi_waiter.hpp).
 #include "shm/mpi_waiter.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The hook through which libstrata-mpi lends ports MPI waiting (sync=mpi).
 //
 // libstrata does not link MPI. libstrata-mpi registers these operations from

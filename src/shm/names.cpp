@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Names of the shm enums, and their parsers.
 #include <array>
 #include <utility>

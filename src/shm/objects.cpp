@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Named and unnamed objects, handles, and the allocator entry points.
 #include "shm/objects.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Objects in a segment: each sits behind an ObjectHeader (layout.hpp) inside
 // a Boost char array, named or anonymous:
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a port holds in the segment (port.hpp describes the protocol).
 //
 // Message s lives in slot s % slots. A slot goes free -> loaned (by one
@@ -18,6 +19,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <string_view>
 
 #include "shm/layout.hpp"
 #include "strata/shm/handle.hpp"
@@ -83,6 +86,11 @@ struct PortShared {
 };
 
 /// Bytes of a port with this shape (header, slots, payload).
+/// A NUL-terminated text in a fixed array of the segment, never read past `capacity`.
+inline std::string_view text_of(const char* text, std::size_t capacity) {
+    return {text, ::strnlen(text, capacity)};
+}
+
 inline std::size_t port_bytes(unsigned slots, std::size_t slot_bytes) {
     const std::size_t stride = (slot_bytes + 63) / 64 * 64;
     return sizeof(PortShared) + slots * sizeof(PortSlot) + 64 + slots * stride;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Port operations: loan, commit, send, recv, release, close; Loan and Sample.
 #include <algorithm>
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Segment: opening, named and unnamed objects, handles.
 #include "strata/shm/segment.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What producers write and consumers check, plus the clock.
 #include <ctime>
 

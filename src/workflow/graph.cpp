@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Validation of a workflow's graph and the ready-made shapes.
 #include <algorithm>
 #include <limits>
@@ -80,7 +81,9 @@ std::vector<int> Workflow::topological_order() const {
     return order;  // shorter than tasks when there is a cycle
 }
 
-Result<void> validate(const Workflow& wf) {
+namespace {
+
+Result<void> validate_settings(const Workflow& wf) {
     if (wf.iterations < 1) {
         return make_error(Errc::invalid_argument, "workflow.iterations={}: must be at least 1", wf.iterations);
     }
@@ -90,6 +93,10 @@ Result<void> validate(const Workflow& wf) {
     if (wf.segment_size > kMaxByteCount) {
         return make_error(Errc::invalid_argument, "workflow.segment_size={}: larger than 1 PB", wf.segment_size);
     }
+    return {};
+}
+
+Result<void> validate_tasks(const Workflow& wf) {
     if (wf.tasks.size() < 2) {
         return make_error(Errc::invalid_argument, "task: {} task(s) declared (a workflow needs at least 2)",
                           wf.tasks.size());
@@ -120,59 +127,81 @@ Result<void> validate(const Workflow& wf) {
             return make_error(Errc::invalid_argument, "task[{}].period_us={}: longer than a minute", i, t.period_us);
         }
     }
+    return {};
+}
+
+using EdgePairs = std::set<std::pair<std::string_view, std::string_view>>;
+
+// Edge i against the tasks and the edges before it (their ends in `pairs`).
+Result<void> validate_edge(const Workflow& wf, std::size_t i, EdgePairs& pairs) {
+    const auto& e = wf.edges[i];
+    const int from = wf.task_index(e.from);
+    const int to = wf.task_index(e.to);
+    if (from < 0) {
+        return make_error(Errc::invalid_argument, "edge[{}].from={}: no task of that name", i, e.from);
+    }
+    if (to < 0) {
+        return make_error(Errc::invalid_argument, "edge[{}].to={}: no task of that name", i, e.to);
+    }
+    if (from == to) {
+        return make_error(Errc::invalid_argument, "edge[{}].to={}: a task cannot consume its own data (a cycle)", i,
+                          e.to);
+    }
+    if (!pairs.emplace(e.from, e.to).second) {
+        return make_error(Errc::invalid_argument, "edge[{}]: {} -> {} declared twice", i, e.from, e.to);
+    }
+    if (wf.tasks[static_cast<std::size_t>(from)].data_size == 0) {
+        return make_error(Errc::invalid_argument,
+                          "edge[{}].from={}: the task produces no data (give it a data_size > 0)", i, e.from);
+    }
+    if ((e.method == Method::threads) != (wf.edges.front().method == Method::threads)) {
+        return make_error(Errc::invalid_argument,
+                          "edge[{}].method={}: threads cannot be mixed with process methods (edge[0] uses {}); "
+                          "with threads the whole workflow is one process",
+                          i, to_string(e.method), to_string(wf.edges.front().method));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+        if (wf.edges[j].from == e.from && wf.edges[j].method != e.method) {
+            return make_error(Errc::invalid_argument,
+                              "edge[{}].method={}: {} already sends with {} (edge[{}]); a producer writes its data "
+                              "one way, so all its edges use one method",
+                              i, to_string(e.method), e.from, to_string(wf.edges[j].method), j);
+        }
+    }
+    return {};
+}
+
+Result<void> validate_edges(const Workflow& wf) {
     if (wf.edges.empty()) {
         return make_error(Errc::invalid_argument, "edge: none declared (a workflow needs at least one edge)");
     }
-    std::set<std::pair<std::string_view, std::string_view>> pairs;
+    EdgePairs pairs;
+    for (std::size_t i = 0; i < wf.edges.size(); ++i) {
+        if (auto ok = validate_edge(wf, i, pairs); !ok) {
+            return ok;
+        }
+    }
+    return {};
+}
+
+Result<void> validate_acyclic(const Workflow& wf) {
+    if (wf.topological_order().size() == wf.tasks.size()) {
+        return {};
+    }
+    // Name one edge on the cycle: an edge between two tasks that never became ready.
+    const auto order = wf.topological_order();
+    std::set<int> done(order.begin(), order.end());
     for (std::size_t i = 0; i < wf.edges.size(); ++i) {
         const auto& e = wf.edges[i];
-        const int from = wf.task_index(e.from);
-        const int to = wf.task_index(e.to);
-        if (from < 0) {
-            return make_error(Errc::invalid_argument, "edge[{}].from={}: no task of that name", i, e.from);
-        }
-        if (to < 0) {
-            return make_error(Errc::invalid_argument, "edge[{}].to={}: no task of that name", i, e.to);
-        }
-        if (from == to) {
-            return make_error(Errc::invalid_argument, "edge[{}].to={}: a task cannot consume its own data (a cycle)", i,
-                              e.to);
-        }
-        if (!pairs.emplace(e.from, e.to).second) {
-            return make_error(Errc::invalid_argument, "edge[{}]: {} -> {} declared twice", i, e.from, e.to);
-        }
-        if (wf.tasks[static_cast<std::size_t>(from)].data_size == 0) {
-            return make_error(Errc::invalid_argument,
-                              "edge[{}].from={}: the task produces no data (give it a data_size > 0)", i, e.from);
-        }
-        if ((e.method == Method::threads) != (wf.edges.front().method == Method::threads)) {
-            return make_error(Errc::invalid_argument,
-                              "edge[{}].method={}: threads cannot be mixed with process methods (edge[0] uses {}); "
-                              "with threads the whole workflow is one process",
-                              i, to_string(e.method), to_string(wf.edges.front().method));
-        }
-        for (std::size_t j = 0; j < i; ++j) {
-            if (wf.edges[j].from == e.from && wf.edges[j].method != e.method) {
-                return make_error(Errc::invalid_argument,
-                                  "edge[{}].method={}: {} already sends with {} (edge[{}]); a producer writes its data "
-                                  "one way, so all its edges use one method",
-                                  i, to_string(e.method), e.from, to_string(wf.edges[j].method), j);
-            }
+        if (!done.contains(wf.task_index(e.from)) && !done.contains(wf.task_index(e.to))) {
+            return make_error(Errc::invalid_argument, "edge[{}]: {} -> {} closes a cycle (a workflow must be a DAG)", i,
+                              e.from, e.to);
         }
     }
-    if (wf.topological_order().size() != wf.tasks.size()) {
-        // Name one edge on the cycle: an edge between two tasks that never became ready.
-        const auto order = wf.topological_order();
-        std::set<int> done(order.begin(), order.end());
-        for (std::size_t i = 0; i < wf.edges.size(); ++i) {
-            const auto& e = wf.edges[i];
-            if (!done.contains(wf.task_index(e.from)) && !done.contains(wf.task_index(e.to))) {
-                return make_error(Errc::invalid_argument,
-                                  "edge[{}]: {} -> {} closes a cycle (a workflow must be a DAG)", i, e.from, e.to);
-            }
-        }
-        return make_error(Errc::invalid_argument, "edge: the graph has a cycle (a workflow must be a DAG)");
-    }
+    return make_error(Errc::invalid_argument, "edge: the graph has a cycle (a workflow must be a DAG)");
+}
+
+Result<void> validate_segment(const Workflow& wf) {
     if (wf.uses_segment() && wf.segment_bytes_needed() == std::numeric_limits<std::size_t>::max()) {
         return make_error(Errc::invalid_argument,
                           "workflow.slots={}: the ports of the producers that send through the segment would need "
@@ -184,6 +213,17 @@ Result<void> validate(const Workflow& wf) {
                           "workflow.segment_size={}: too small for the ports, which need {} bytes ({} slots per "
                           "producer that sends through the segment)",
                           wf.segment_size, wf.segment_bytes_needed(), wf.slots);
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<void> validate(const Workflow& wf) {
+    for (auto step : {validate_settings, validate_tasks, validate_edges, validate_acyclic, validate_segment}) {
+        if (auto ok = step(wf); !ok) {
+            return ok;
+        }
     }
     return {};
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Method mpi: how a message of any size goes through MPI calls whose count
 // is an int. A message is cut into pieces of at most kMaxPieceWords 64-bit
 // words (1 GiB), each sent and received with its own call, in order, with

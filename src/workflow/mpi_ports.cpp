@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "mpi_ports.hpp"
 
 namespace strata::workflow::detail {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Method mpi: the producer's private buffer goes to each consumer with
 // MPI_Isend; the consumer receives into its own buffer (the serialized-data
 // baseline of the paper). The last word of each message is the send time.

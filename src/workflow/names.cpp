@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Names of methods, waits and shapes, and the byte-count parser.
 #include <array>
 #include <charconv>

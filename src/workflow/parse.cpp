@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Workflow files: TOML (toml++) to Workflow and back.
 #include <fstream>
 #include <initializer_list>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The two ends of an edge as a task sees them, one implementation per method.
 //
 // Per iteration a task calls post() on every input, then receive()/release()

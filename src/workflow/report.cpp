@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reports as JSON (the task executable hands its report to `strata run` this way).
 #include <nlohmann/json.hpp>
 

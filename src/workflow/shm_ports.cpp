@@ -1,7 +1,10 @@
+// SPDX-License-Identifier: MIT
 #include "shm_ports.hpp"
 
 #include <cstring>
 #include <limits>
+
+#include "core/cpu_relax.hpp"
 
 namespace strata::workflow::detail {
 
@@ -9,12 +12,6 @@ namespace {
 
 bool through_segment(Method m) {
     return m == Method::shm || m == Method::copy_into || m == Method::copy_from || m == Method::copy;
-}
-
-void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
 }
 
 // Calls op(timeout) until it does not time out: with `spin`, zero timeouts in
@@ -33,7 +30,7 @@ auto poll(bool spin, Port::Timeout timeout, Op op) -> decltype(op(timeout)) {
         if ((i & 0xfff) == 0xfff && std::chrono::steady_clock::now() > deadline) {
             return op(Port::Timeout::zero());
         }
-        cpu_relax();
+        core::cpu_relax();
     }
 }
 

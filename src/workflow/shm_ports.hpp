@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Methods shm, copy-into, copy-from and copy over the shm layer
 // (include/strata/shm.hpp): each producer owns a Port of its Segment whose
 // slots carry the data inline (slot_bytes = data size + a stamp), so the

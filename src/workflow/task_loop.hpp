@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // One task's iterations, the same for every method: receive and check every
 // input, write and publish the output, keep the period.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Method threads: every task is a thread of this process; a producer hands a
 // pointer to its buffer over with a mutex and condition variables (the
 // paper's baseline), with the same slots as the segment so it never

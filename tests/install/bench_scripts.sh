@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every benchmark suite's run script answers --help with its options (--out
 # among them) and exits 0 without running anything; an unknown option or an
 # option without its value exits 2 before any work (no report directory made).

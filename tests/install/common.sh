@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the install tests (tests/install.cmake): a fresh
 # `cmake --install` of the build tree into a private prefix under /tmp, outside
 # the source tree, removed on exit with everything else the test made.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Shell completion for bash, zsh and fish, generated from the command's
 # definition and installed where each shell looks for vendors' scripts: each
 # installed script is what `strata completion SHELL` prints, is syntactically

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Debian package (cmake/StrataPackage.cmake): cpack makes it; its Depends
 # names the Debian package of every library that its programs and libraries
 # link (found here with ldconfig and dpkg -S, not from the package's own

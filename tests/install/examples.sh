@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The installed examples build outside the source tree against the installed
 # prefix, through find_package(strata) and through pkg-config, and run: an
 # unmodified OCR C program (parallel_sum), an MPI program with storage

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # scripts/kernel-setup on a machine where the kernel interfaces are absent: in
 # a private mount namespace, /dev becomes an empty tmpfs (no shm, fuse,
 # loop-control or userfaultfd) and the cgroup v1 hierarchies are unmounted;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # `cmake --install` lays out the HPC library (cmake/StrataInstall.cmake): the
 # programs, the libraries with their SONAMEs, headers, CMake package, pkg-config
 # files, helpers, BPF objects, suites, docs, examples; every installed ELF file

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Python package installs like any other (pyproject.toml): into a clean
 # virtual environment (no system site packages, nothing of .venv),
 # `pip install <source>` builds it as a user's pip does (build isolation: the

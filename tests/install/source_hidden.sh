@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The installed strata works with the source and build trees out of reach:
 # in a private mount namespace an empty tmpfs covers the source tree (and with
 # it build/), then the installed `strata` runs doctor, a workflow (its helper

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The manylinux wheel (docs/install.md, "A manylinux wheel"): `pip wheel`
 # builds strata-*-linux_x86_64.whl, `auditwheel repair` copies the non-system
 # libraries it links (fmt, spdlog, libbpf, libelf) into strata.libs/ and tags

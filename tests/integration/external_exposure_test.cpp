@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Choosing the exposure of external tasks: the entry's key, then
 // STRATA_EXTERNAL_EXPOSURE, then auto; a daemon that cannot start and a
 // daemon that dies mid-run fail the tasks with a clear error, never a hang.

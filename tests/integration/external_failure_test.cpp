@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // External tasks that fail: exit codes, signals, timeouts, missing outputs,
 // bad arguments, programs that do not exist, a program killed mid-write. Each
 // satisfies its output events with NULL_GUID, reports a status the OCR program

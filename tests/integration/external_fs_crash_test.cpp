@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd when processes die: the daemon killed while a program reads,
 // the runtime killed while it holds a mount, and stale mounts cleaned by the
 // next run or by `strata fs ls`.

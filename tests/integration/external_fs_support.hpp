@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers of the strata-fsd integration tests: blocks in memfds or private
 // memory, task processes that are forked or exec'd and told when to go on.
 #pragma once

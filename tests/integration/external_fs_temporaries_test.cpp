@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Temporary files on strata-fsd (TaskFiles::allow_temporary_files): what a
 // task's program may create, rename and remove under /db, and what stays
 // refused. Each program is forked code making the system calls itself, so

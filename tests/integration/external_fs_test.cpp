@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd through FuseExposure on real kernel FUSE mounts: what a task's
 // programs can read and write, and who is refused.
 #include <sys/mman.h>

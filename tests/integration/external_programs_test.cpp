@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Real programs as external tasks of a real OCR run: their inputs are data
 // blocks exposed as files (memfd paths, or strata-fsd's FUSE mount), their
 // outputs become data blocks. Each test runs for both exposures and for blocks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // SIGINT / SIGTERM of an OCR program while external programs run: every
 // program is killed, the program exits with 128 + the signal, and nothing of
 // the run is left: no program, no strata-fsd daemon, no mount, no private

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Running one external task inside a real OCR run from a gtest: a config
 // file in a private directory, input blocks made by mainEdt, a sink EDT that
 // copies each output block out and reads the task's status.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // unregistered = "temporary" (paper 000: unregistered files "treated as a
 // temporary file"): a real program writes a file of its own beside its output
 // on the strata-fsd mount and renames it onto the output, as tools that write

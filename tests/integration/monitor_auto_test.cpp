@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // STRATA_MONITOR=auto in a process without privilege for BPF: proc, with one
 // line on stderr that says why.
 #include <fcntl.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The UMT benchmark programs on tiny inputs: each finishes, prints its result
 # line, and FWI and heat compute the same checksum with the monitor as without
 # it (the dependences held while blocked workers were replaced). Every result

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # monitor_bench_umt_smoke.sh must fail when a program prints its result line
 # and then exits with an error (the exit status used to be lost inside $(...)).
 # Stand-ins for FWI and heat print a good UMT_RESULT line and exit 3 (the

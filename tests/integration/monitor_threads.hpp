@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Threads for the monitor tests: pinned to one CPU, registered with a
 // Monitor by themselves (as a runtime's workers do), driven through atomics
 // so that waiting for the next step never blocks in the kernel.
@@ -31,9 +32,13 @@ inline void pin_to_cpu(int cpu) {
     ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
 }
 
+/// Default hang bound of the waits below: far beyond any delay load causes
+/// (an ebpf change shows at once, a proc one within a few periods).
+inline constexpr std::chrono::milliseconds kHang{10'000};
+
 /// Spins (no system call, so no block) until `predicate` holds or `timeout` passes.
 template <class Predicate>
-bool spin_until(Predicate predicate, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) {
+bool spin_until(Predicate predicate, std::chrono::milliseconds timeout = kHang) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!predicate()) {
         if (std::chrono::steady_clock::now() > deadline) return false;
@@ -44,7 +49,7 @@ bool spin_until(Predicate predicate, std::chrono::milliseconds timeout = std::ch
 /// Sleeps in small steps until `predicate` holds or `timeout` passes (for the
 /// test's own thread, which is never registered).
 template <class Predicate>
-bool wait_until(Predicate predicate, std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) {
+bool wait_until(Predicate predicate, std::chrono::milliseconds timeout = kHang) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!predicate()) {
         if (std::chrono::steady_clock::now() > deadline) return false;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The ebpf backend's wakeup event (Monitor::notify_when_woken): armed, the
 // wakeup that gives a core a second ready worker calls on_core_settled once;
 // a wakeup that leaves it with one, or one that is not armed, does not.
@@ -58,7 +59,7 @@ TEST_F(MonitorWoken, an_armed_wakeup_that_gives_the_core_a_second_ready_worker_c
 
     ASSERT_TRUE(sut->notify_when_woken(0)) << "the ebpf backend reports wakeups";
     first.write_byte();
-    EXPECT_TRUE(wait_until([&] { return calls.load() > 0; }, 1000ms)) << "no call after the armed wakeup";
+    EXPECT_TRUE(wait_until([&] { return calls.load() > 0; })) << "no call after the armed wakeup";
     // The woken worker blocks again in its second read; its next wakeup is not armed.
     ASSERT_TRUE(wait_until([&] { return sut->ready(0) == 1; })) << "ready " << sut->ready(0);
     second.write_byte();
@@ -68,7 +69,7 @@ TEST_F(MonitorWoken, an_armed_wakeup_that_gives_the_core_a_second_ready_worker_c
     EXPECT_EQ(stats.woken_events, 1U) << "one wakeup event counted";
     // From the BPF wakeup to the monitor's thread: more than nothing, less than the test's wait.
     EXPECT_GT(stats.woken_event_latency_ns, 0U);
-    EXPECT_LT(stats.woken_event_latency_ns, 1'000'000'000U);
+    EXPECT_LT(stats.woken_event_latency_ns, std::chrono::nanoseconds(strata::test::kHang).count());
     done = true;
 }
 

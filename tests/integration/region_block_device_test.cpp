@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Storage regions on a block device: a loop device over a 64 MiB file, mapped
 // at an offset, written, synced and read back through the device and through
 // the backing file with pread; ranges past the end and unlink are refused.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Factor::automatic() under a cgroup v1 memory limit: a child moves itself into
 // a fresh group limited to 256 MiB and creates a 1 GiB combined region. The
 // memory part must fit the limit, the storage part takes the rest, and

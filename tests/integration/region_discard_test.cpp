@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // close({.discard = true}): with explicit_sync the changes since the last sync
 // never reach the file; with kernel write-back close() refuses and the region
 // stays open and usable.

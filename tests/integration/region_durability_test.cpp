@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Storage regions across process lifetimes: what a child synced is in the file
 // after it exits or is killed with SIGKILL, for both write-back modes; what it
 // stored after its last sync reaches the file with kernel write-back and does

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Storage regions on file systems that refuse them: a full tmpfs or ext4
 // (no_space, nothing left behind, an existing file shrunk back), a read-only mount
 // (permission_denied, nothing created) and a missing parent directory (not_found).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A direct region filled behind the program over a file whose device fails:
 // the file lives on a real FUSE mount (tests/support/eio_fs.cpp) whose reads
 // fail with EIO from 4 MiB on, so the kernel hands the fill a real I/O error

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Nothing is left behind on bad input: after every failing factory call this
 // process has the same mappings and descriptors as before, and no file or
 // shared segment was created. Each call is made twice and the second is

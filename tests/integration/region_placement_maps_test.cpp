@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Combined regions checked against the kernel's own view, /proc/self/maps:
 // every page of the memory part is anonymous private memory, every page of
 // the storage part maps the given file at the right file offset.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Shared regions between processes: a segment created in one process is
 // opened by name in another, stores are visible both ways, create_only on a
 // name another process made is refused without touching the segment, and a

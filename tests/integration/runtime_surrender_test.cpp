@@ -1,18 +1,25 @@
+// SPDX-License-Identifier: MIT
 // Cover priority surrender (docs/runtime.md): a cover keeps the normal policy
 // while it covers; when the worker it covers for is woken — here from
 // another CPU, the case SCHED_IDLE alone did not always handle — the
 // monitor's wakeup event makes the runtime lower the cover to SCHED_IDLE at
-// nice 19, which reschedules its CPU, so the woken worker runs at once; the
-// cover is back to normal, at its old nice, once alone. The woken worker
-// computes 3 ms after its read before a scheduling point, so the core holds
-// two ready workers until the cover gives way.
-#include <pthread.h>
+// nice 19, which reschedules its CPU, so the woken worker runs; the cover is
+// back to normal, at its old nice, once alone. The woken worker computes
+// after its read before a scheduling point, so the core holds two ready
+// workers until the cover gives way.
+//
+// Asserted as events, not times: the woken worker itself finds its cover
+// lowered before it has spent its computation (20 ms of its own CPU time,
+// which load on the machine does not advance), and the cover finds itself
+// normal again once the woken worker surrendered. The wake-to-run latency
+// is printed; bench/umt measures what the mode is worth.
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +29,7 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime_cover_support.hpp"
 #include "strata/runtime.hpp"
 #include "support/capability.hpp"
 #include "support/result.hpp"
@@ -31,29 +39,27 @@ namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using test::policy_of;
+using test::thread_cpu_time;
+using test::thread_state;
+using test::wait_for;
+
+// The woken worker's computation after its read, in its own CPU time.
+constexpr auto kComputeCpu = 20ms;
 
 struct SurrenderRound {
     int policy_while_covering = -1;
+    bool lowered_seen = false;  // the woken worker found its cover at SCHED_IDLE within its computation
+    std::chrono::nanoseconds cpu_until_lowered{};  // the woken worker's own CPU time until then
+    bool restored = false;                         // the cover found itself normal at the old nice again
     int policy_after = -1;
-    int cover_policy_at_end = -1;  // read by the woken worker 3 ms after it woke
     int nice_after = -100;
     std::uint64_t kicks = 0;
     double wake_to_run_us = 0;
 };
 
-std::vector<int> allowed_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    std::vector<int> cpus;
-    if (::sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-        if (CPU_ISSET(static_cast<unsigned>(cpu), &set)) cpus.push_back(cpu);
-    }
-    return cpus;
-}
-
 // The runtime on `worker_cpu` only; the pipe is written by a thread bound to `waker_cpu`.
-void run_rounds(int worker_cpu, int waker_cpu, int rounds, std::vector<SurrenderRound>& out) {
+void run_rounds(int worker_cpu, int waker_cpu, int base_nice, int rounds, std::vector<SurrenderRound>& out) {
     ::setenv("STRATA_MONITOR", "ebpf", 1);
     Options options;
     options.cpus = {worker_cpu};
@@ -64,121 +70,132 @@ void run_rounds(int worker_cpu, int waker_cpu, int rounds, std::vector<Surrender
     STRATA_REQUIRE(started.has_value(), started ? "" : started.error().what());
     auto sut = std::move(*started);
     ASSERT_EQ(sut->cover_priority(), CoverPriority::surrender) << sut->cover_reason();
-    const auto policy = [] { return ::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK; };
     const auto now_ns = [] { return Clock::now().time_since_epoch().count(); };
 
-    for (int round = 0; round < rounds; ++round) {
+    int set_up_again = 0;
+    for (int round = 0; round < rounds && set_up_again < 4 * rounds;) {
         SurrenderRound r;
         int fds[2];
         ASSERT_EQ(::pipe(fds), 0);
-        std::atomic<bool> blocked{false}, covering{false};
-        std::atomic<pid_t> cover_tid{0};
+        std::atomic<bool> go{false}, abandon{false};
+        std::atomic<pid_t> woken_tid{0}, cover_tid{0};
+        std::atomic<std::uint64_t> progress{0};
         std::atomic<Clock::time_point::rep> woke_at{0};
+        const pid_t first_worker = test::only_worker_once_parked();
         TaskGroup group;
         sut->spawn(
             [&] {
                 char byte = 0;
-                blocked = true;
+                woken_tid = static_cast<pid_t>(::gettid());
+                while (!go.load()) {
+                }
                 EXPECT_EQ(::read(fds[0], &byte, 1), 1);
                 woke_at = now_ns();
                 // Computes on after the I/O without a scheduling point, so the
                 // core holds two ready workers until the cover gives way.
-                const auto until = Clock::now() + 3ms;
-                while (Clock::now() < until) {
+                const auto cpu_start = thread_cpu_time();
+                while (thread_cpu_time() - cpu_start < kComputeCpu) {
+                    if (!r.lowered_seen && policy_of(cover_tid.load()) == SCHED_IDLE) {
+                        r.lowered_seen = true;
+                        r.cpu_until_lowered = thread_cpu_time() - cpu_start;
+                    }
                 }
-                r.cover_policy_at_end = ::sched_getscheduler(cover_tid.load()) & ~SCHED_RESET_ON_FORK;
             },
             &group);
-        while (!blocked.load()) std::this_thread::sleep_for(50us);
-        std::this_thread::sleep_for(1ms);  // in read() by now
+        EXPECT_TRUE(wait_for([&] { return woken_tid.load() != 0; })) << "the first task never started";
+        // Queued behind the first task, which then blocks: the monitor's event wakes the cover for it.
         sut->spawn(
             [&] {
-                r.policy_while_covering = policy();
+                r.policy_while_covering = policy_of(0);
                 cover_tid = static_cast<pid_t>(::gettid());
-                covering = true;
                 // Computes until the blocked worker has woken and left the core.
-                const auto deadline = Clock::now() + 2s;
+                const auto deadline = Clock::now() + 2 * test::kHang;
                 while (sut->stats()[0].surrenders == 0 || woke_at.load() == 0) {
-                    if (Clock::now() > deadline) return;
+                    progress.fetch_add(1, std::memory_order_relaxed);
+                    if (abandon.load() || Clock::now() > deadline) return;
                 }
-                const auto settle = Clock::now() + 2ms;  // restored once the woken worker sleeps
-                while (Clock::now() < settle) {
+                // Restored once the woken worker sleeps (the monitor's event after it parked).
+                const auto normal_again = [&] {
+                    errno = 0;
+                    return policy_of(0) == SCHED_OTHER && ::getpriority(PRIO_PROCESS, 0) == base_nice;
+                };
+                const auto until = Clock::now() + test::kHang;
+                while (!(r.restored = normal_again()) && Clock::now() < until) {
                 }
-                r.policy_after = policy();
-                errno = 0;
+                r.policy_after = policy_of(0);
                 r.nice_after = ::getpriority(PRIO_PROCESS, 0);
             },
             &group);
-        while (!covering.load()) std::this_thread::sleep_for(50us);
-        std::this_thread::sleep_for(3ms);  // the cover computes
+        go = true;
+        EXPECT_TRUE(wait_for([&] { return progress.load() > 1000 && thread_state(woken_tid.load()) == 'S'; }))
+            << "the cover never computed";
+        const bool scenario = test::one_blocked_worker_and_its_cover(*sut, first_worker, woken_tid, cover_tid);
+        abandon = !scenario;
         const auto before = sut->stats()[0];
-        Clock::time_point::rep written_at = 0;
-        std::thread waker([&] {
-            cpu_set_t set;
-            CPU_ZERO(&set);
-            CPU_SET(static_cast<unsigned>(waker_cpu), &set);
-            EXPECT_EQ(::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set), 0);
-            written_at = now_ns();
-            EXPECT_EQ(::write(fds[1], "x", 1), 1);
-        });
-        waker.join();
+        Clock::time_point::rep written_at = now_ns();
+        test::write_from(waker_cpu, fds[1]);
         sut->wait(group);
         const auto after = sut->stats()[0];
         ::close(fds[0]);
         ::close(fds[1]);
         r.kicks = after.kicks - before.kicks;
         r.wake_to_run_us = static_cast<double>(woke_at.load() - written_at) / 1e3;
-        out.push_back(r);
+        if (scenario) {
+            out.push_back(r);
+            ++round;
+        } else {
+            ++set_up_again;
+        }
         // The next round starts from one active worker: surrenders are cumulative.
         sut->stop();
         auto restarted = Runtime::start(options);
         STRATA_REQUIRE(restarted.has_value(), restarted ? "" : restarted.error().what());
         sut = std::move(*restarted);
     }
+    std::printf("cover priority surrender: %d set-ups were not the scenario\n", set_up_again);
 }
 
-TEST(RuntimeCoverSurrender, a_wakeup_from_another_cpu_makes_the_normal_cover_give_up_the_core_at_once) {
+TEST(RuntimeCoverSurrender, a_wakeup_from_another_cpu_makes_the_normal_cover_give_up_the_core) {
     STRATA_REQUIRE(test::is_root(), "root, for the BPF monitor and to take a thread back from nice 19");
-    const auto cpus = allowed_cpus();
+    const auto cpus = test::allowed_cpus();
     STRATA_REQUIRE(cpus.size() >= 2, "two CPUs: the waker runs on another CPU than the workers");
     errno = 0;
     const int base_nice = ::getpriority(PRIO_PROCESS, 0);
     constexpr int rounds = 15;
     std::vector<SurrenderRound> got;
-    run_rounds(cpus[0], cpus[1], rounds, got);
+    run_rounds(cpus[0], cpus[1], base_nice, rounds, got);
     if (HasFatalFailure() || IsSkipped()) return;
-    ASSERT_EQ(got.size(), static_cast<std::size_t>(rounds));
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(rounds)) << "the scenario was set up too rarely";
     int normal_covering = 0, kicked = 0, restored = 0;
     std::string misses;
     for (std::size_t i = 0; i < got.size(); ++i) {
-        normal_covering += got[i].policy_while_covering == SCHED_OTHER ? 1 : 0;
-        kicked += got[i].kicks >= 1 && got[i].cover_policy_at_end == SCHED_IDLE ? 1 : 0;
-        restored += got[i].policy_after == SCHED_OTHER && got[i].nice_after == base_nice ? 1 : 0;
-        if (got[i].kicks == 0 || got[i].cover_policy_at_end != SCHED_IDLE || got[i].policy_after != SCHED_OTHER ||
-            got[i].nice_after != base_nice) {
-            misses += "; round " + std::to_string(i) + ": kicks " + std::to_string(got[i].kicks) +
-                      ", cover's policy 3 ms after the wakeup " + std::to_string(got[i].cover_policy_at_end) +
-                      ", wake -> run " + std::to_string(got[i].wake_to_run_us) + " us, policy after " +
-                      std::to_string(got[i].policy_after) + ", nice after " + std::to_string(got[i].nice_after);
+        const auto& r = got[i];
+        normal_covering += r.policy_while_covering == SCHED_OTHER ? 1 : 0;
+        kicked += r.kicks >= 1 && r.lowered_seen ? 1 : 0;
+        restored += r.restored ? 1 : 0;
+        if (r.kicks == 0 || !r.lowered_seen || !r.restored) {
+            misses += "; round " + std::to_string(i) + ": kicks " + std::to_string(r.kicks) +
+                      ", cover lowered within the woken worker's computation " + std::to_string(r.lowered_seen) +
+                      ", wake -> run " + std::to_string(r.wake_to_run_us) + " us, policy after " +
+                      std::to_string(r.policy_after) + ", nice after " + std::to_string(r.nice_after);
         }
     }
-    EXPECT_EQ(normal_covering, rounds) << "a surrender-mode cover keeps the normal policy while covering";
-    // Every round should show it; in about one run of three one round does
-    // not (the kick or the restore came later than 3 ms or 2 ms, or a wake-up
-    // left the cover running for a tick without a kick: not yet understood),
-    // so two rounds with a miss are tolerated.
-    EXPECT_GE(kicked, rounds - 2) << "the wakeup event made the runtime lower the cover to SCHED_IDLE" << misses;
-    EXPECT_GE(restored, rounds - 2) << "the cover is normal at nice " << base_nice << " again" << misses;
-    EXPECT_GE(rounds - static_cast<int>(std::count(misses.begin(), misses.end(), ';')), rounds - 2)
-        << "rounds with a miss" << misses;
     std::vector<double> wake;
-    for (const auto& r : got) wake.push_back(r.wake_to_run_us);
+    std::chrono::nanoseconds cpu_until_lowered{0};
+    for (const auto& r : got) {
+        wake.push_back(r.wake_to_run_us);
+        cpu_until_lowered = std::max(cpu_until_lowered, r.cpu_until_lowered);
+    }
     std::ranges::sort(wake);
     const double median = wake[wake.size() / 2];
-    std::printf("cover priority surrender, waker on another CPU: wake -> run %.1f us (median of %d), %d kicked\n",
-                median, rounds, kicked);
+    std::printf(
+        "cover priority surrender, waker on another CPU: wake -> run %.1f us (median of %d), %d kicked; the cover "
+        "was lowered after at most %.1f us of the woken worker's CPU\n",
+        median, rounds, kicked, std::chrono::duration<double, std::micro>(cpu_until_lowered).count());
     RecordProperty("surrender_wake_to_run_us", std::to_string(median));
-    EXPECT_LT(median, 300.0) << "the woken worker waited for the cover's time slice";
+    EXPECT_EQ(normal_covering, rounds) << "a surrender-mode cover keeps the normal policy while covering";
+    EXPECT_EQ(kicked, rounds) << "the wakeup event made the runtime lower the cover to SCHED_IDLE" << misses;
+    EXPECT_EQ(restored, rounds) << "the cover is normal at nice " << base_nice << " again" << misses;
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata shm ls` and `strata shm gc` (list_segments, collect_segments): users
 // alive, orphaned segments removed, segments in use never removed.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Handles travel between MPI ranks as STRATA_MPI_HANDLE: rank 0 makes vectors
 // in a segment and sends their handles (point to point and broadcast); the
 // other ranks load them in place and check every element; a forged handle is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ports with sync=mpi: the data stays in the segment's slots, waiting and
 // waking go through zero-byte MPI messages. Rank 0 sends N messages 1->1 to
 // rank 1 and 1->2 (fan-out) to ranks 1 and 2 through 4-slot ports, so the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ports between processes: 1->1, 1->N and N->1, each ending with an exact
 // account of every message; backpressure; handles through ports.
 #include <cstring>

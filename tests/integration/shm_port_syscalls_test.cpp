@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // System calls per handoff through a port between two processes, counted per
 // thread by perf tracepoint counters (src/core/syscall_counter.hpp): a blocking
 // handoff costs the consumer's recv at most one futex wait and the producer's

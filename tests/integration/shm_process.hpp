@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Children that run beside the test (the parent does not wait for them at once).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata run` end to end: every method with real mpiexec (MPICH) processes,
 // the example files, and bad input through the command line.
 #include <fcntl.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs the job inside a 256 MiB cgroup v1 memory group made for it: the
 # driver moves itself in (mpiexec and the ranks inherit it) and removes the
 # group on every exit path. Needs root and the v1 memory controller.

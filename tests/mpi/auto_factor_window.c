@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Started by auto_factor_stays_within_a_memory_cgroup.sh inside a memory
  * cgroup of LIMIT bytes. Each rank asks for a window of 3/4 LIMIT with
  * storage_alloc_factor=auto: together the ranks ask for more than the limit,

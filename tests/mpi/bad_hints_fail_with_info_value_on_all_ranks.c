@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every bad hint value is MPI_ERR_INFO_VALUE, never a silent fallback to
  * memory: on every rank of MPI_Win_allocate and MPI_Win_allocate_shared (the
  * same message, naming rank 0 — the lowest failing rank —, the key and the

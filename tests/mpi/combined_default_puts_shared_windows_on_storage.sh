@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A combined default (storage_alloc_factor < 1 or auto in STRATA_MPI_WINDOW_HINTS)
 # does not abort an unmodified program's MPI_Win_allocate_shared: the whole
 # shared window goes to storage (a memory part would be private to each

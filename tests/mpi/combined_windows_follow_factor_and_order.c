@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Combined windows: storage_alloc_factor is the share of the range on
  * storage; the memory part is floor((1 - factor) * size) rounded down to
  * pages, and storage_alloc_order says which part comes first. Checked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* storage_alloc_discard=true: what MPI_Win_sync made durable stays, what
  * was stored after it never reaches the file (local stores and remote puts
  * alike). storage_alloc_unlink=true: the file is gone after MPI_Win_free,

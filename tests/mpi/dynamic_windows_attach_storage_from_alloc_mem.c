@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Dynamic windows on storage: MPI_Alloc_mem with storage hints, attached to
  * a window made by MPI_Win_create_dynamic, filled by MPI_Put from another
  * rank; MPI_Win_sync then leaves no dirty page in the attached storage, and a

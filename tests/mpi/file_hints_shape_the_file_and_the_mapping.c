@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The file-level hints: file_perm is octal (0640 gives rw-r-----) and only
  * applies to a file the window creates; access_style reaches the kernel
  * (MADV_RANDOM shows as "rr" in VmFlags, MADV_SEQUENTIAL as "sr");

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Mounts a 1 MiB tmpfs for the last rank's window; needs root.
 # Usage: full_file_system_fails_with_no_space.sh MPIEXEC NP PROGRAM LIBRARY
 set -eu

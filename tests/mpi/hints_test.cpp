@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Hint parsing of libstrata-mpi, without MPI: the rules every window and
 // allocation goes through (src/mpi/hints.cpp).
 #include <cstdlib>

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers for the MPI storage window tests: exact checks that abort the job
- * on the first mismatch, a per-run directory, and views of /proc.
+ * on the first mismatch (CHECK, CHECK_MPI: tests/support/mpi_check.h), a
+ * per-run directory, and views of /proc.
  * Include first (it defines _GNU_SOURCE). Header-only: every test is one C file. */
 #ifndef STRATA_MPI_TEST_H
 #define STRATA_MPI_TEST_H
@@ -18,36 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static inline int test_rank_(void) {
-    int initialized = 0, rank = -1;
-    MPI_Initialized(&initialized);
-    if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    return rank;
-}
-
-/* CHECK(condition, "format", args...): on failure print where and why, abort the job. */
-#define CHECK(cond, ...)                                                                                    \
-    do {                                                                                                    \
-        if (!(cond)) {                                                                                      \
-            fprintf(stderr, "rank %d: %s:%d: CHECK(%s) failed: ", test_rank_(), __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                                                   \
-            fputc('\n', stderr);                                                                            \
-            fflush(stderr);                                                                                 \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                                   \
-        }                                                                                                   \
-    } while (0)
-
-/* CHECK_MPI(call): the call must return MPI_SUCCESS. */
-#define CHECK_MPI(call)                                                         \
-    do {                                                                        \
-        int rc_ = (call);                                                       \
-        if (rc_ != MPI_SUCCESS) {                                               \
-            char text_[MPI_MAX_ERROR_STRING] = "";                              \
-            int length_ = 0;                                                    \
-            MPI_Error_string(rc_, text_, &length_);                             \
-            CHECK(rc_ == MPI_SUCCESS, "%s returned %d: %s", #call, rc_, text_); \
-        }                                                                       \
-    } while (0)
+#include "mpi_check.h"
 
 /* An info object from key, value pairs ending with NULL. */
 static inline MPI_Info make_info(const char* key, ...) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A failure on one rank inside a collective allocation: every rank returns
  * the same error class and message (naming that rank, the hint, its value
  * and the cause) within a bounded time; nothing is left behind on any rank —

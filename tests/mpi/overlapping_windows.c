@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Two windows over the same memory must see the same bytes (issue 31).
  * Written like an unmodified program (no strata header or library): the
  * driver windows_over_the_same_memory_see_the_same_bytes.sh runs it under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An MPI program that knows nothing of strata: no strata header, no strata
  * library. unmodified_program_uses_storage_under_ld_preload.sh runs it with
  * LD_PRELOAD=libstrata-mpi.so and STRATA_MPI_WINDOW_HINTS, then checks the

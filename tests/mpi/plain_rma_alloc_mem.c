@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An RMA program that knows nothing of strata (no strata header or library),
  * written like most existing RMA codes: memory from
  * MPI_Alloc_mem(MPI_INFO_NULL) exposed with MPI_Win_create. The drivers

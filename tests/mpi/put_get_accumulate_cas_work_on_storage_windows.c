@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every RMA operation between ranks on storage windows, with exact values:
  * put, get, accumulate, get_accumulate, fetch_and_op, compare_and_swap and
  * local load/store; the window is a shared file mapping (no exec), reports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* access_style=read_once over a file whose device fails: the driver mounts a
  * FUSE file system whose reads return EIO from 4 MiB on (a real I/O error
  * from the kernel) and passes the file's path. MPI_Win_allocate returns (the

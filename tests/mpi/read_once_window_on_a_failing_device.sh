@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Mounts strata_test_eio_fs (reads fail with EIO from 4 MiB on) and runs the
 # program on a file in it; needs root for the FUSE mount.
 # Usage: read_once_window_on_a_failing_device.sh MPIEXEC NP PROGRAM EIO_FS

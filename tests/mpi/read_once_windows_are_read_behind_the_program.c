@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* access_style=read_once on a window over data the file holds, where the
  * process may handle missing pages with a userfaultfd (Linux 6.7+, root or
  * vm.unprivileged_userfaultfd=1): MPI_Win_allocate returns before the file is

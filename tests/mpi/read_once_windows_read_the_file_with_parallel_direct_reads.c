@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* access_style=read_once on a window over data the file already holds (a
  * restart), on a kernel that tracks stores (Linux 6.7+): the window starts as
  * process memory read from the file with parallel O_DIRECT reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MPI_Win_allocate_shared on storage adds the ranks' sizes into one file:
  * a sum beyond what an MPI_Aint holds (wrapping past 2^64, or past 2^63 - 1,
  * or made so by page-aligning with alloc_shared_noncontig) is MPI_ERR_SIZE on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MPI_Win_allocate_shared on storage: one file for the node, segments laid
  * out contiguously (default) or on page boundaries (alloc_shared_noncontig),
  * MPI_Win_shared_query right for every rank from every rank (a zero-size

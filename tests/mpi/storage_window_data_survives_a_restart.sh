@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Two jobs on the same files: the second finds what the first wrote.
 # Usage: storage_window_data_survives_a_restart.sh MPIEXEC NP PROGRAM LIBRARY
 set -eu

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # examples/mpi/storage_window.c, run twice on the same directory: the second
 # run continues from the counters the first one left in the file.
 # Usage: storage_window_example_runs_twice.sh MPIEXEC NP PROGRAM LIBRARY

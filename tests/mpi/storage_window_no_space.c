@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Started by full_file_system_fails_with_no_space.sh with a 1 MiB tmpfs:
  * the last rank asks for a 2 MiB window there, the others on a roomy file
  * system. Space is reserved at creation, so every rank gets MPI_ERR_NO_SPACE

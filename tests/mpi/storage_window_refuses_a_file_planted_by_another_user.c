@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A storage window reuses an existing file (restart), but never one planted
  * by another user: a regular file owned by nobody, or a symbolic link, fails
  * with MPI_ERR_ACCESS on every rank, the message naming the file, its owner
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
     if (geteuid() != 0) {
         const char* ci = getenv("CI");
         const int in_ci = ci != NULL && (strcmp(ci, "true") == 0 || strcmp(ci, "1") == 0);
-        if (test_rank_() == 0) fprintf(stderr, "missing capability: root, to give a file to nobody\n");
+        if (check_rank() == 0) fprintf(stderr, "missing capability: root, to give a file to nobody\n");
         MPI_Finalize();
         return in_ci ? 1 : 77;
     }

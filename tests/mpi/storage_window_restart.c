@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Run twice by storage_window_data_survives_a_restart.sh:
  *   write DIR   each rank's window (at offset 4096 of its file, behind a
  *               header the program wrote itself) is filled by its neighbour

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* MPI_THREAD_MULTIPLE: 4 threads per rank, each on its own duplicate of
  * MPI_COMM_WORLD, create and free storage windows (async write-back on odd
  * rounds), shared storage windows and storage allocations at the same time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* storage_alloc_sync: on_sync (default) — MPI_Win_sync leaves no dirty page;
  * on_free — MPI_Win_sync only orders memory (pages stay dirty) and
  * MPI_Win_free writes back; async — pages become clean in the background

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # An MPI binary built without strata gets storage windows from the
 # environment when libstrata-mpi is preloaded, and memory windows without it.
 # Usage: unmodified_program_uses_storage_under_ld_preload.sh MPIEXEC NP PROGRAM LIBRARY

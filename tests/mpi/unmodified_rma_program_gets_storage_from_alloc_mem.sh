@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # An unmodified RMA program (MPI_Alloc_mem(MPI_INFO_NULL) + MPI_Win_create,
 # then MPI_Win_allocate) under LD_PRELOAD and STRATA_MPI_WINDOW_HINTS: the
 # defaults apply to MPI_Alloc_mem too, so the MPI_Win_create window is a

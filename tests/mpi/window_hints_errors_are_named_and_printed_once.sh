@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # STRATA_MPI_WINDOW_HINTS is strata's own variable: a key it does not know (a
 # typo) is an error naming the key and the known keys, not ignored. When a
 # collective allocation fails under MPI's default fatal error handler, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Windows over memory another window also exposes see the same bytes (issue
 # 31): overlapping_windows (an unmodified program) under LD_PRELOAD, for each
 # memory it makes windows over — a storage shared window, a storage or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* access_style=write_mostly on a window that fits in memory: direct
  * write-back without write-behind (MPI_Win_get_info: strata_writeback=direct,
  * strata_write_behind=false). The window is rewritten in part between syncs,

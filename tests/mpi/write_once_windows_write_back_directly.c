@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* access_style=write_once on a window that fits in memory: the window uses
  * direct write-back (MPI_Win_get_info says strata_writeback=direct).
  * MPI_Win_sync writes the stores and a peer's puts to the file, the window

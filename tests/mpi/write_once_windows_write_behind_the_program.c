@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* access_style=write_once with direct write-back on a kernel that tracks
  * stores (Linux 6.7+): a thread writes the pages the program has filled to
  * the file with O_DIRECT while the program still stores, before any

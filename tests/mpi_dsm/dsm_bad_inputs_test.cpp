@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Bad inputs to libstrata-dsm give errors naming the parameter and the value,
 // and leave nothing behind. Run with mpiexec -n 3 (1 server, 2 clients).
 #include <chrono>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Real processes racing on shared chunks through libstrata-dsm.
 //
 //   mpiexec -n <ranks> dsm_coherence_test <servers> <ops per client> [seed]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A DSM rank SIGKILLed mid-run: the survivors get errors, never a hang.
 //
 //   mpiexec -disable-auto-cleanup -n 5 dsm_failure_test client|server <report dir>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Runs dsm_failure_test with one rank SIGKILLed and checks what every
 # survivor reported (see dsm_failure_test.cpp).
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers of the DSM's MPI test programs: CHECK macros that abort the job
 // with the rank and the failed condition, and the join every program does.
 #pragma once

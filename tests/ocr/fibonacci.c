@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Fibonacci with one EDT per call, ONCE events and data blocks: the result
  * is checked against the iterative value.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A reduction guarded by EW: N EDTs each add their index to one data block
  * held in EW mode, then count down a LATCH; when the latch fires, a checker
  * compares the sum with N(N-1)/2. Lost updates would show as a wrong sum.

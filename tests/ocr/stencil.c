@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A 1-D heat stencil in blocks: one EDT per block and iteration, reading its
  * block and both neighbours of the previous iteration in CONST mode through
  * STICKY events, writing a new data block. The last EDT compares every point

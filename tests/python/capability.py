@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Capability checks for the Python tests, the twin of tests/support/capability.hpp.
 
 require(condition, what) skips the test when the condition is false; with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The strata Python package the tests use: the one pip installed into the
 environment running pytest (scripts/bootstrap installs this tree into .venv),
 never the build tree through PYTHONPATH. The installed package must come from

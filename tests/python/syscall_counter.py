@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Counts the system calls of the calling thread without ptrace or seccomp, the twin of
 src/core/syscall_counter.hpp: a perf counter on a tracepoint ("raw_syscalls/sys_enter" for every
 call, "syscalls/sys_enter_futex" for futex calls), for this thread only.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """scripts/bench-summary: docs/benchmarks/README.md and README.md's headline figures come from the suites'
 results.json, and --check fails when either differs from them.
 

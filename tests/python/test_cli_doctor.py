@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """End-to-end tests of `strata doctor`: runs the built binary as a user would.
 
 The binary comes from $STRATA_BIN, else <repo>/build/default/bin/strata.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Every `strata` command answers --help (exit 0) with each option's default and its exit codes, refuses an
 unknown option with exit 2, and each command that reports has --json (docs/cli.md). The commands are found by
 walking the help's own "Subcommands:" sections from `strata --help`, so a new command is checked too."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """End-to-end tests of `strata ocr --external-config` / `--external-exposure`
 (docs/external.md): bad values are refused before the program runs, naming
 the option, the file, the line, the entry, the key and the cause; a good file

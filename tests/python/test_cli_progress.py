@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The progress line of the long-running commands (docs/cli.md#progress): `strata run`, `strata demo`,
 `strata bench SUITE` and strata-video draw it on stderr when stderr is a terminal, and leave stderr and
 stdout as they are when stderr is a pipe or with --quiet (or --json).

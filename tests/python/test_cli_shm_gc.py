@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """`strata shm gc` removes the storage data-block directories of OCR runs that
 died (docs/runtime.md, "Data blocks on storage"), and never one of a live run,
 of another user, or a link. Runs the built binary as a user would."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """strata.bench reads benchmark results: the committed reports and a fresh `strata bench regions --out DIR` run."""
 
 import ast

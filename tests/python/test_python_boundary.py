@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Boundaries seen from Python: read-only arrays, forks, error messages, Port's sync values."""
 
 import json
@@ -11,6 +12,9 @@ import time
 
 import numpy as np
 import pytest
+
+# A hang bound for a wait on a dead peer: far beyond the 20 ms liveness tick and any delay load adds.
+PEER_WAIT_S = 20
 
 
 def _cli_segments(directory):
@@ -146,10 +150,11 @@ def test_a_killed_parent_is_reported_dead_while_its_multiprocessing_fork_child_l
                 parent.wait()
                 start = time.monotonic()
                 with pytest.raises(strata.Error) as died:
-                    inbox.recv(timeout=5)
+                    inbox.recv(timeout=PEER_WAIT_S)
                 waited = time.monotonic() - start
             finally:
                 os.kill(child_pid, signal.SIGKILL)
             assert died.value.code == "peer_dead", str(died.value)
             assert f"pid {parent.pid}" in str(died.value)
-            assert waited < 1.0
+            # Noticed by the 20 ms liveness tick while waiting, not when the wait ran out.
+            assert waited < PEER_WAIT_S / 2

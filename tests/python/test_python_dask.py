@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A real Python workflow client: dask.distributed with a LocalCluster of
 worker processes passes strata handles between tasks, never the arrays."""
 

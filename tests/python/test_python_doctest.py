@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The examples in the strata package's docstrings run, and pass (issue 16)."""
 
 import doctest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Ports carrying any picklable object or numpy array by handle, between two processes."""
 
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """System calls per Python port handoff between two processes, counted per thread with perf tracepoint
 counters (syscall_counter.py): the typical (median) blocking recv() makes one futex wait and nothing else,
 a send() one futex wake and nothing else; a busy-poll send() makes none. Medians, because a send that

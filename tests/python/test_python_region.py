@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """strata.Region from Python: memory / storage / combined regions as zero-copy
 numpy views, sync and discard checked against the file read with plain open(),
 and bad arguments that raise ValueError naming them and leave nothing behind."""

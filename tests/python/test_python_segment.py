@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """strata.Segment from Python: vectors as zero-copy numpy arrays, handles, errors."""
 
 import pickle

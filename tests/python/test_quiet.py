@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """scripts/quiet: the exclusive lock and the wait for the load that the benchmark reports put before
 their commands.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """scripts/check-report-figures: the prose of the benchmark reports quotes only figures in their results.
 
 The fixtures are small made-up reports whose figures are literals written here, so a test fails when the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """strata-video (apps/video, docs/video.md): every implementation's output frames against an
 independent reference (ffmpeg-decoded frames filtered by scipy.ndimage), and bad inputs.
 

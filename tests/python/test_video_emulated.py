@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """strata-video on 3 emulated nodes (apps/video/emulate: network namespaces, tc-shaped veth links,
 cgroup v1 cpu quotas): MPI, ZeroMQ and the DSM over TCP between namespaces write the reference
 frames, and the emulation leaves nothing behind. Needs root."""

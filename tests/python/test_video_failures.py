@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A SIGKILLed rank of strata-video: every survivor exits non-zero with an error, within a bound.
 
 MPI and DSM jobs run with one hydra proxy per rank (-launcher fork, a "host" per rank) and

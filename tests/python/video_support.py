@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Helpers of the strata-video tests: the binary, small test videos, the reference filter, launches.
 
 The reference is independent of the program: frames decoded by the ffmpeg command-line tool and

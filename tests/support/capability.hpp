@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Capability checks for tests that need privileges or kernel features.
 //
 // STRATA_REQUIRE(condition, "what is missing") skips the test when the

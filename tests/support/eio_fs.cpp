@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A FUSE file system for tests that need a real I/O error from the kernel:
 // one flat directory of regular files kept in memory, whose reads fail with
 // EIO once they reach STRATA_TEST_EIO_AFTER bytes into a file (unset: never).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # expect_output.sh CODE LINE_REGEX... -- COMMAND ARGS...
 #
 # Runs COMMAND and passes only when its exit status is CODE and, for every

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # expect_output.sh must fail where PASS_REGULAR_EXPRESSION passed: a count of
 # 10 where 0 is expected, and the right line with a wrong exit status; and
 # pass on the right line with the right status.

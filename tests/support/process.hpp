@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Child processes and views of this process's mappings and descriptors.
 //
 // run_in_child() forks, runs a callable returning an exit code in the child and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Test resources: unique names, temporary directories, shared-segment clean-up,
 // byte patterns and file access that does not go through strata (the oracle).
 //

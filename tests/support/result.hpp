@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Assertions on strata::Result and readable printing of strata's enums.
 //
 //   STRATA_ASSERT_ASSIGN(sut, Region::memory(size));   // Region sut, or a fatal failure

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Privileged fixtures for integration tests, each undone by its destructor:
 // a tmpfs mount, a loop device, an ext4 mount on a loop device and a cgroup
 // v1 memory group.

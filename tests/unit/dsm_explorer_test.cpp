@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Randomized explorer of the coherence protocol: 4 simulated client processes
 // and 2 homes exchange the protocol's messages over a simulated network that
 // delivers FIFO per (sender, receiver) pair and in random order across pairs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // docs/dsm.md lists both protocol tables; this test keeps the page and the
 // code the same (every accepted pair, in the order of the enums). On a
 // mismatch it prints the rows the page should have.

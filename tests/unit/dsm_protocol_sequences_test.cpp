@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The protocol's guarded cases, step by step: holds that defer an inv or a
 // recall, publish on release, a write-back crossing a recall, an eviction
 // during an invalidation, and requests that do not fit the state.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every (state, message) pair of both protocol tables, against expectations
 // written by hand from the protocol of docs/dsm.md (not read from the table).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Command templates: splitting by the quoting rules of docs/external.md and
 // expansion of placeholders, with the expected argv written out by hand.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The configuration file: every error names the file, the line, the entry,
 // the key, the value and the cause; good files give the documented values.
 #include <gtest/gtest.h>

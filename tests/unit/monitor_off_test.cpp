@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Backend off, and the argument checks every backend shares.
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // STRATA_MONITOR, STRATA_MONITOR_THRESHOLD_US, STRATA_MONITOR_PERIOD_US, and
 // what auto chooses.
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Region::combined: one range split into a memory part and a storage part by
 // a factor, in either order, and the memory budget behind Factor::automatic().
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Direct write-back regions whose storage part the kernel tracks (userfaultfd
 // in asynchronous write-protect mode and PAGEMAP_SCAN, Linux 6.7+):
 // write_changed() writes exactly the pages stored to since the last pass,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Dirty tracking is page-granular: sparse stores to a storage region leave
 // exactly the stored-to pages dirty, so sync() writes what changed and no
 // more (on ext4 with large folios, one store would otherwise dirty up to

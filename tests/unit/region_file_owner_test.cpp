@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Reusing a storage file (docs/regions.md, "Reusing a file"): a symbolic link
 // or a file another user planted is refused, naming the file, its owner and
 // its mode, and left as it was; allow_other_owner accepts it on purpose;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Direct regions filled behind the program (StorageOptions::fill where the
 // process may handle missing pages with a userfaultfd): the factory returns
 // before the file is read, every byte read through the region is the file's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Region::memory: anonymous private memory, and what every region shares:
 // placement, stats, advice, sync ranges, close and moves.
 #include <array>

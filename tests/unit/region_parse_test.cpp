@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Parsing of region options from text (command lines, config files, MPI_Info
 // hints), the names of the enumerators, and the shape of errors.
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Region::shared: named POSIX shared-memory segments within one process
 // (the cross-process behaviour is in integration/region_shared_process_test.cpp).
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Region::storage on regular files in a fresh temporary directory, for both
 // write-back modes. The file is read back with pread, independently of strata.
 #include <cstddef>

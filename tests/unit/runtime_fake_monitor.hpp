@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A blocking monitor whose ready counts the test sets, for scheduler tests
 // that must not depend on BPF or /proc timing.
 #pragma once

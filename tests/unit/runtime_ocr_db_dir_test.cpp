@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Storage data blocks never reuse a planted file (docs/runtime.md, "Data
 // blocks on storage"): each run's blocks live in its own mkdtemp directory
 // (0700), created O_EXCL; the directory goes with the run, and the directory

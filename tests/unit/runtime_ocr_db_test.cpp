@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // OCR data block semantics: EW exclusion, CONST isolation, visibility after
 // release, deadlock-free acquisition of several blocks, placement by hint.
 #include <sys/stat.h>

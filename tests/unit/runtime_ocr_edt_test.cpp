@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // OCR EDT semantics: parameters and dependences, output events, finish
 // EDTs, caller-supplied output events, destruction, argc/argv.
 #include <unistd.h>

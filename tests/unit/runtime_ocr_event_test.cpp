@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // OCR event semantics: ONCE, IDEM, STICKY, LATCH, COUNTED, CHANNEL, and
 // dependences added before and after a satisfaction.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Program-wide OCR semantics: shutdown, abort codes, deferred errors.
 #include <atomic>
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Running small OCR programs inside a gtest: EDT functions are plain
 // functions, so they report through the globals of each test file.
 #pragma once
@@ -27,10 +28,11 @@ inline int run_ocr_program(ocrEdt_t main_edt, std::vector<std::string> extra = {
     return code ? *code : -1;
 }
 
-/// Spins until `done()` or two seconds passed; false on timeout.
+/// Polls until `done()` or 30 s passed (a hang bound, far beyond any delay
+/// load adds); false on timeout.
 template <class F>
 bool eventually(F done) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!done()) {
         if (std::chrono::steady_clock::now() > deadline) return false;
         std::this_thread::sleep_for(std::chrono::microseconds(100));

@@ -1,11 +1,16 @@
+// SPDX-License-Identifier: MIT
 // The scheduler: every task runs once, stealing spreads work, wait() helps,
 // idle workers park and wake, and a core without a ready worker gets one.
 #include <sched.h>
 #include <unistd.h>
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -138,14 +143,32 @@ TEST(RuntimeScheduler, workers_are_bound_to_the_allowed_cpus) {
 
 TEST(RuntimeScheduler, parked_workers_wake_for_a_task_spawned_from_outside) {
     STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
-    std::this_thread::sleep_for(50ms);  // every worker runs out of work and parks
+    // Every worker runs out of work and parks: asleep, not spinning for a task.
+    const auto all_parked = [] {
+        for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+            std::ifstream comm(entry.path() / "comm");
+            std::string name;
+            std::getline(comm, name);
+            std::ifstream stat(entry.path() / "stat");
+            std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+            const auto paren = text.rfind(')');
+            if (name.rfind("strata-w", 0) == 0 && (paren == std::string::npos || text.substr(paren + 2, 1) != "S")) {
+                return false;
+            }
+        }
+        return true;
+    };
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!all_parked() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+    ASSERT_TRUE(all_parked()) << "a worker never parked";
     std::atomic<bool> ran{false};
     TaskGroup group;
     const auto start = std::chrono::steady_clock::now();
     sut->spawn([&] { ran = true; }, &group);
     sut->wait(group);
     EXPECT_TRUE(ran.load());
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+    // A hang bound: a wake-up takes microseconds; a worker that never woke would hang wait().
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
 TEST(RuntimeScheduler, a_core_without_a_ready_worker_gets_an_idle_worker_while_tasks_wait) {
@@ -240,9 +263,10 @@ TEST(RuntimeScheduler, stop_drops_queued_tasks_and_joins_every_thread) {
     Options options = quiet_options();
     options.cpus = {sched_getcpu()};
     STRATA_ASSERT_ASSIGN(sut, Runtime::start(options));
-    std::atomic<bool> release{false};
+    std::atomic<bool> started{false}, release{false};
     std::atomic<int> ran{0};
     sut->spawn([&] {
+        started = true;
         while (!release.load()) std::this_thread::sleep_for(1ms);
         ran.fetch_add(1);
     });
@@ -251,7 +275,8 @@ TEST(RuntimeScheduler, stop_drops_queued_tasks_and_joins_every_thread) {
         std::this_thread::sleep_for(20ms);
         release = true;
     });
-    std::this_thread::sleep_for(5ms);
+    // Stopped while the first task runs (it finishes), not before it started.
+    while (!started.load()) std::this_thread::sleep_for(100us);
     sut->stop();
     releaser.join();
     EXPECT_GE(ran.load(), 1);
@@ -414,26 +439,28 @@ TEST(RuntimeCover, a_cover_suspended_at_the_leaders_request_never_runs_its_task_
     int fds[2];
     ASSERT_EQ(::pipe(fds), 0);
     TaskGroup group;
-    std::atomic<bool> covering{false}, stop{false};
+    std::atomic<bool> stop{false};
     std::atomic<int> fifo_seen{0};
+    std::atomic<std::uint64_t> progress{0};
     spawn_blocked_reader(*sut, group, fds[0]);
-    std::this_thread::sleep_for(5ms);  // in read() by now
     sut->spawn(
         [&] {
-            covering = true;
-            const auto deadline = std::chrono::steady_clock::now() + 300ms;
+            // Computes until told: a signal that came after the task ended
+            // would find the cover inside the runtime and be declined.
+            const auto deadline = std::chrono::steady_clock::now() + 20s;
             while (!stop.load() && std::chrono::steady_clock::now() < deadline) {
+                progress.fetch_add(1, std::memory_order_relaxed);
                 if ((::sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_FIFO) fifo_seen.fetch_add(1);
             }
         },
         &group);
     monitor->set_ready(cpu, 0);
     sut->core_without_ready_worker(cpu);
-    while (!covering.load()) std::this_thread::sleep_for(1ms);
+    while (progress.load() == 0) std::this_thread::sleep_for(1ms);  // the cover computes
     monitor->set_ready(cpu, 1);
-    std::this_thread::sleep_for(10ms);  // the cover computes
-    monitor->set_ready(cpu, 2);         // "the blocked worker wakes": the leader's scan asks for the suspension
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    monitor->set_ready(cpu, 2);  // "the blocked worker wakes": the leader's scan asks for the suspension
+    // A hang bound: the SCHED_IDLE cover takes the signal when it next gets its CPU.
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
     while (total(sut->stats(), &CoreStats::suspends) == 0 && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(1ms);
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Options::workers (issue 26): that many workers run tasks side by side, more
 // than the CPUs if asked, and a core with several keeps them all while it
 // wakes a cover only when all are blocked; spawn_prioritized orders queued

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The boundaries a segment keeps: read_only is enforced by the kernel, files
 // and directories of other users are refused, many attachments work, and
 // errors name their condition with a code of its own and a message.

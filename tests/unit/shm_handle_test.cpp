@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Handles: save/load and every way a handle can be wrong.
 #include <gtest/gtest.h>
 

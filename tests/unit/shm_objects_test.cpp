@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Named objects, containers, allocator forwarding, erase and out-of-space.
 #include <array>
 #include <cstring>

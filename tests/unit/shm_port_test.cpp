@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Port options, roles, backpressure, loan/commit/release and bad input, in one process.
 #include <cstring>
 
@@ -81,7 +82,8 @@ TEST_F(ShmPort, recv_times_out_when_nothing_arrives) {
     STRATA_ASSERT_ASSIGN(in, seg->port("p", PortRole::consumer));
     const auto start = std::chrono::steady_clock::now();
     EXPECT_TRUE(fails_with(in.recv(30ms), Errc::timeout, {"Port::recv", "nothing arrived"}));
-    EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+    // A hang bound: the 30 ms wait ends, however late load lets this thread run again.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
 TEST_F(ShmPort, recv_after_every_producer_closed_is_end_of_stream) {

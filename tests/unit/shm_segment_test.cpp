@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Segment::open modes, permissions, names, sizes and lifecycle.
 #include <sys/stat.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Helpers of the shm tests: a private segment directory per test.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The pipeline's 3x3 edge kernel (apps/video/kernel.hpp): the vectorised version against the
 // scalar one on random frames of sizes around the vector width, and both against values worked
 // out by hand (the Laplacian stencil, clamping, the replicated border).

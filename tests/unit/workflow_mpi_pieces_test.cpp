@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Method mpi cuts a message into pieces no MPI call's int count can overflow
 // (src/workflow/mpi_pieces.hpp): pieces cover the message exactly, in order,
 // each within the limit, for messages of 2 GiB, 16 GiB (2^31 words, where an

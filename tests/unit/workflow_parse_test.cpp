@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Workflow files: parsing, validation of every bad input, generated shapes.
 #include <limits>
 #include <string>

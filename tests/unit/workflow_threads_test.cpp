@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Method threads end to end, and the data every method writes and checks.
 #include <numeric>
 #include <vector>

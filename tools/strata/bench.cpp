@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata bench <suite>`: each suite is a script <bench dir>/<suite>/run
 // (paths::bench_dir(): <prefix>/share/strata/bench when installed, the source
 // tree's bench/ from a build tree); this finds it and the harness binaries

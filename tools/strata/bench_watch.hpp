@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata bench SUITE` on a terminal: the suite runs as a child of strata,
 // which draws the progress line while it runs (bench_watch.cpp).
 #pragma once

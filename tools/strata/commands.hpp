@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Entry points of the `strata` subcommands; each lives in its own file.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata completion [bash|zsh|fish]`: a shell completion script generated
 // from the command's own CLI11 definition (subcommands and options at every
 // level, with their descriptions for zsh and fish; the suite names after

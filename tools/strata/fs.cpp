@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata fs mount|ls|umount`: strata-fsd mounts by hand (docs/external-fs.md).
 #include <poll.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The `strata` command: one binary, one subcommand per capability.
 #include <string_view>
 #include <vector>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata ocr [options] ./program args...`: runs an OCR program linked with
 // -lstrata-ocr, with the runtime options given as flags instead of
 // environment variables (docs/runtime.md); `-n N` runs it on N ranks through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 #include "paths.hpp"
 
 #include <dlfcn.h>

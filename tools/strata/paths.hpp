@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where the `strata` command finds its helper programs, its libraries and its
 // benchmark suites. Everything is found relative to the running executable, so
 // the same binary works in a build tree (helpers beside it in <build>/bin) and

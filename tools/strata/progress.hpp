@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A progress line for a person watching a terminal: one line on stderr,
 // redrawn in place with \r and erased before anything else is printed. It is
 // never drawn when stderr is not a terminal or when the command was given

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata run WORKFLOW.toml`: runs a synthetic workflow (docs/workflow.md).
 // Process methods start one strata-workflow-task rank per task with mpiexec;
 // method threads runs in this process. A run that lasts over 2 s shows its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata shm ls` and `strata shm gc`: the segments of a segment directory,
 // how many of their users are alive, and removal of those whose users all died.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Affinities (OCR 1.2 extension): strata runs one process, one affinity. */
 #ifndef STRATA_OCR_AFFINITY_H
 #define STRATA_OCR_AFFINITY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Data block information (OCR 1.2 extension, ENABLE_EXTENSION_DB_INFO). */
 #ifndef STRATA_OCR_DB_INFO_H
 #define STRATA_OCR_DB_INFO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* External programs as tasks (strata extension, paper 000 §3; docs/external.md).
  *
  * An external task is a program the runtime starts when the task's input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Hints (OCR 1.2 extension). strata acts on OCR_HINT_EDT_PRIORITY and the DB
  * placement hints (ocr-types.h). */
 #ifndef STRATA_OCR_HINTS_H

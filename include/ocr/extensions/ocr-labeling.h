@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Labeled GUIDs (OCR 1.2 extension, ENABLE_EXTENSION_LABELING): GUIDs the
  * program computes from an index or a tuple before the object exists, so
  * EDTs that never talked can name the same event.

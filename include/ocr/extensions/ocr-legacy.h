@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Legacy interoperation (OCR 1.2 extension, ENABLE_EXTENSION_LEGACY): a C
  * program with its own main() starts the runtime, runs DAGs and waits for
  * their results.

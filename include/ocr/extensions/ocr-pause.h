@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pause, query and resume (OCR 1.2 extension, ENABLE_EXTENSION_PAUSE). */
 #ifndef STRATA_OCR_PAUSE_H
 #define STRATA_OCR_PAUSE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Collective (reduction) events (OCR 1.2 extension,
  * ENABLE_EXTENSION_COLLECTIVE_EVT), in one process.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Runtime interface (OCR 1.2 extension, ENABLE_EXTENSION_RTITF): EDT-local
  * storage, worker identity, and telling the runtime that the calling EDT is
  * about to block in legacy code. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Running an OCR program on strata's runtime from C++ (docs/runtime.md).
 //
 // libstrata-ocr's main() calls run_ocr(mainEdt, argc, argv, options from the

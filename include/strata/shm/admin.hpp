@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Listing and garbage-collecting segments of a segment directory: what
 // `strata shm ls` and `strata shm gc` print and do (docs/shm.md).
 //

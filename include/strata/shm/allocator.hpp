@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The allocator behind strata's shared containers (docs/shm.md).
 //
 // Objects of a Segment live in a Boost.Interprocess segment manager whose

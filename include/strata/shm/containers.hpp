@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Containers that live in a Segment (docs/shm.md): Boost.Interprocess /
 // Boost.Container containers over strata::allocator, so their storage is in
 // the segment and every process that maps it sees the same elements.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Handles: a trivially copyable reference to an object in a Segment that any
 // process attached to the segment can turn back into a pointer (docs/shm.md).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Ports: hand objects from producer to consumer processes through a Segment
 // without copying them (docs/shm.md).
 //

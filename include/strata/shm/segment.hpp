@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Segment: a named shared segment that the tasks of a workflow map by name
 // and fill with named objects, containers and ports (docs/shm.md).
 //

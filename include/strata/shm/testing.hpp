@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Test-only hooks: lets crash tests stop a process at a critical point of the
 // shm layer (with a lock held) so it can be SIGKILLed exactly there. Not for
 // production use; with no hook set, each point costs one relaxed load.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Starting, talking to and stopping strata-fsd (see client.hpp).
 #include "client.hpp"
 
@@ -141,6 +142,7 @@ Result<std::unique_ptr<Client>> Client::start(const ClientOptions& options) {
                                   "--ready-fd",
                                   std::to_string(kReadyFd)};
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) {
         argv.push_back(a.data());
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The runtime's side of one strata-fsd daemon: starts it, talks to it over
 // the control socket (protocol.hpp), watches it, and stops it.
 //

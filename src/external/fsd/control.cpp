@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd's control thread: registrations from the runtime (protocol.hpp),
 // and the events that end the daemon (quit, the owner's death, a signal, the
 // FUSE loop ending because someone unmounted).

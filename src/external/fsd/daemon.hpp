@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd's process-wide state, shared by the FUSE workers (ops.cpp) and
 // the control thread (control.cpp).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd: serves data blocks of one runtime as files under <dir>/mnt/db/<id>.
 //
 //   strata-fsd --dir <private dir> [--owner <pid>] [--ready-fd <n>]

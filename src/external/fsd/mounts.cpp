@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd mounts: listing and cleaning (see mounts.hpp).
 #include "mounts.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The strata-fsd mounts of this machine, and the removal of stale ones.
 //
 // A strata-fsd mount has file system type "fuse.strata-fsd" and source

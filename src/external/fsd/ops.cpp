@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The FUSE side of strata-fsd: / holds db/, db/ holds the registered files.
 //
 // Every open checks the caller against the file's tasks (Registry::may_access);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The control protocol between a FuseExposure (the runtime) and strata-fsd.
 //
 // One ZeroMQ REQ/REP pair over ipc://<private dir>/ctl (the directory is a

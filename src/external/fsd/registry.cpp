@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd's registered files and who may open them (see registry.hpp).
 #include "registry.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // strata-fsd's table of registered files and the tasks allowed to open them.
 //
 // Every file lives under /db/<id>. An input's bytes come from the owner's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The two data channels of strata-fsd (see source.hpp).
 #include "source.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Where strata-fsd reads an input's bytes: the paper's two data channels.
 //
 //   SharedSource: the block lives in a descriptor of the owner (a memfd or a

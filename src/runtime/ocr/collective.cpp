@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Collective (reduction) events (extensions/ocr-reduction-event.h): one
 // contribution per slot and generation, reduced in slot order into a new data
 // block that satisfies the dependences registered for that generation.
@@ -75,8 +76,12 @@ bool reduce(std::byte* out, const Collective& c, const std::vector<std::vector<s
     const bool real = (c.op & REDOP_REAL) != 0, is_signed = (c.op & REDOP_SIGNED) != 0;
     const std::size_t n = c.datum_count;
     if (real) {
-        if (c.datum_size == 8) return reduce_as<double>(out, values, n, operation), true;
-        if (c.datum_size == 4) return reduce_as<float>(out, values, n, operation), true;
+        if (c.datum_size == 8) {
+            return reduce_as<double>(out, values, n, operation), true;
+        }
+        if (c.datum_size == 4) {
+            return reduce_as<float>(out, values, n, operation), true;
+        }
         return false;
     }
     switch (c.datum_size) {
@@ -176,7 +181,9 @@ u8(ocrEventCollectiveSatisfySlot)(ocrGuid_t eventGuid, void* dataPtr, u32 islot)
     ocrGuid_t result{0};
     {
         std::lock_guard lock(c.mutex);
-        if (islot >= c.contributors) return OCR_EINVAL;
+        if (islot >= c.contributors) {
+            return OCR_EINVAL;
+        }
         const u64 g = c.next_contribution[islot];
         auto it = c.generations.find(g);
         const bool fresh = it == c.generations.end() || (it->second.received == 0 && !it->second.done);
@@ -194,10 +201,16 @@ u8(ocrEventCollectiveSatisfySlot)(ocrGuid_t eventGuid, void* dataPtr, u32 islot)
         }
         const std::size_t bytes = c.datum_size * c.datum_count;
         generation.values[islot].assign(static_cast<std::byte*>(dataPtr), static_cast<std::byte*>(dataPtr) + bytes);
-        if (++generation.received < c.contributors) return 0;
+        if (++generation.received < c.contributors) {
+            return 0;
+        }
         auto db = make_db(bytes, DbPlacement::memory);
-        if (!db) return OCR_ENOMEM;
-        if (!reduce(static_cast<std::byte*>((*db)->data), c, generation.values)) return OCR_EINVAL;
+        if (!db) {
+            return OCR_ENOMEM;
+        }
+        if (!reduce(static_cast<std::byte*>((*db)->data), c, generation.values)) {
+            return OCR_EINVAL;
+        }
         result = s->table.insert(*db);
         generation.done = true;
         generation.result = result;
@@ -227,7 +240,9 @@ u8(ocrAddDependenceSlot)(ocrGuid_t source, u32 sslot, ocrGuid_t destination, u32
         }
         return add_collective_dependence(event, sslot, Event::Waiter{destination, dslot, mode, site});
     }
-    if (sslot != 0) return OCR_EINVAL;
+    if (sslot != 0) {
+        return OCR_EINVAL;
+    }
     strataOcrCallSite(site.file, site.line);
     return (ocrAddDependence)(source, destination, dslot, mode);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Calls the reference's public headers declare that strata answers the way
 // the reference documents them (issue 26): allocation inside a data block
 // (only NO_ALLOC exists), the asynchronous copy it lists as not supported,
@@ -10,7 +11,9 @@
 extern "C" {
 
 u8 ocrDbMalloc(ocrGuid_t /*guid*/, u64 /*size*/, void** addr) {
-    if (addr != nullptr) *addr = nullptr;
+    if (addr != nullptr) {
+        *addr = nullptr;
+    }
     return OCR_EINVAL;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The reference runtime's configuration: `-ocr:cfg FILE` or $OCR_CONFIG, of
 // which strata reads the worker count (include/strata/runtime/ocr.hpp).
 #include <cerrno>

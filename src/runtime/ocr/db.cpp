@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Data blocks: placement in a region of any kind, holds (RW, EW, RO, CONST),
 // release and destruction.
 #include <fcntl.h>
@@ -61,13 +62,17 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
                 return db;
             } else {
                 auto region = Region::memory(size);
-                if (!region) return std::unexpected(region.error());
+                if (!region) {
+                    return std::unexpected(region.error());
+                }
                 db->region.emplace(std::move(*region));
             }
             break;
         case DbPlacement::shared: {
             auto region = Region::shared(size, {.name = fmt::format("strata-ocr-{}-{}", ::getpid(), serial)});
-            if (!region) return std::unexpected(region.error());
+            if (!region) {
+                return std::unexpected(region.error());
+            }
             db->region.emplace(std::move(*region));
             break;
         }
@@ -98,9 +103,13 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
         }
         case DbPlacement::storage: {
             auto dir = state()->db_dir();
-            if (!dir) return std::unexpected(dir.error());
+            if (!dir) {
+                return std::unexpected(dir.error());
+            }
             auto region = Region::storage(size, {.path = *dir / fmt::format("{}.db", serial), .create_only = true});
-            if (!region) return std::unexpected(region.error());
+            if (!region) {
+                return std::unexpected(region.error());
+            }
             db->region.emplace(std::move(*region));
             break;
         }
@@ -289,10 +298,18 @@ std::string_view to_string(DbPlacement placement) noexcept {
 }
 
 Result<DbPlacement> parse_db_placement(std::string_view text, std::string_view param) {
-    if (text == "memory") return DbPlacement::memory;
-    if (text == "shared") return DbPlacement::shared;
-    if (text == "storage") return DbPlacement::storage;
-    if (text == "memfd") return DbPlacement::memfd;
+    if (text == "memory") {
+        return DbPlacement::memory;
+    }
+    if (text == "shared") {
+        return DbPlacement::shared;
+    }
+    if (text == "storage") {
+        return DbPlacement::storage;
+    }
+    if (text == "memfd") {
+        return DbPlacement::memfd;
+    }
     return make_error(Errc::invalid_argument, "{}={}: expected memory, shared, storage or memfd", param, text);
 }
 
@@ -311,9 +328,15 @@ u8(ocrDbCreate)(ocrGuid_t* guid, void** addr, u64 len, u16 flags, ocrHint_t* hin
     DbPlacement placement = s->options().db_placement;
     if (hint != nullptr && hint->type == OCR_HINT_DB_T) {
         auto has = [&](ocrHintProp_t p) { return (hint->propMask & (u64{1} << static_cast<unsigned>(p))) != 0; };
-        if (has(OCR_HINT_DB_NEAR) || has(OCR_HINT_DB_HIGHBW)) placement = DbPlacement::memory;
-        if (has(OCR_HINT_DB_INTER)) placement = DbPlacement::shared;
-        if (has(OCR_HINT_DB_FAR)) placement = DbPlacement::storage;
+        if (has(OCR_HINT_DB_NEAR) || has(OCR_HINT_DB_HIGHBW)) {
+            placement = DbPlacement::memory;
+        }
+        if (has(OCR_HINT_DB_INTER)) {
+            placement = DbPlacement::shared;
+        }
+        if (has(OCR_HINT_DB_FAR)) {
+            placement = DbPlacement::storage;
+        }
     }
     // An affinity hint places the block on its rank; a labeled GUID on its owner.
     std::string bad_hint;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Private directories of storage data blocks, and collecting those of dead runs (db_dir.hpp).
 #include "db_dir.hpp"
 
@@ -101,7 +102,9 @@ Result<std::vector<std::filesystem::path>> collect_db_dirs(const std::filesystem
     DIR* listing = list_fd >= 0 ? ::fdopendir(list_fd) : nullptr;
     if (listing == nullptr) {
         const int err = errno;
-        if (list_fd >= 0) ::close(list_fd);
+        if (list_fd >= 0) {
+            ::close(list_fd);
+        }
         return make_sys_error(err, "collect_db_dirs: dir={}: cannot list", base.string());
     }
     std::vector<std::string> candidates;
@@ -153,7 +156,9 @@ Result<RunDbDir> RunDbDir::make(const std::filesystem::path& base) {
     const int fd = ::open(pattern.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         const int err = errno;
-        if (fd >= 0) ::close(fd);
+        if (fd >= 0) {
+            ::close(fd);
+        }
         ::rmdir(pattern.c_str());
         return make_sys_error(err, "storage data blocks: dir={}: cannot open and lock the run's private directory",
                               pattern);

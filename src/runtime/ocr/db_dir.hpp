@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The private directory of one OCR run's storage data blocks (docs/runtime.md,
 // "Data blocks on storage"): <base>/strata-ocr-<pid>-XXXXXX, made by mkdtemp
 // (0700, owned by the user), locked with flock on the directory while the run

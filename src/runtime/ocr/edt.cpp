@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // EDT templates, EDTs: creation, satisfaction, data block acquisition, execution.
 #include <algorithm>
 
@@ -150,7 +151,9 @@ void start_acquire(const std::shared_ptr<Edt>& edt) {
     s->edt_became_runnable();
     // One hold per data block, in the strongest mode any slot asks for.
     auto strength = [](ocrDbAccessMode_t m) {
-        if (m == db_mode_external_read) return 3;
+        if (m == db_mode_external_read) {
+            return 3;
+        }
         switch (m) {
             case DB_MODE_EW: return 4;
             case DB_MODE_RW: return 3;
@@ -276,46 +279,164 @@ void abandon_created_edt(const std::shared_ptr<Edt>& edt) {
     }
 }
 
-// The priority of a new EDT: its hint's, else its template's.
+/// The arguments of one ocrEdtCreate call; paramc and depc resolved from the
+/// template where the call says EDT_PARAM_DEF.
+struct EdtCreateCall {
+    ocrGuid_t* guid = nullptr;
+    ocrGuid_t template_guid = NULL_GUID;
+    u32 paramc = 0;
+    u64* paramv = nullptr;
+    u32 depc = 0;
+    ocrGuid_t* depv = nullptr;
+    u16 properties = 0;
+    ocrHint_t* hint = nullptr;
+    ocrGuid_t* output_event = nullptr;
+    CallSite site;
+    int rank = -1;  // where the EDT lives (its affinity hint's or its labeled GUID's rank); -1: here
+
+    [[nodiscard]] bool output_event_given() const { return (properties & EDT_PROP_OEVT_VALID) != 0; }
+};
+
+/// The priority of a new EDT: its hint's, else its template's.
 std::optional<u64> edt_priority(const ocrHint_t* hint, const EdtTemplate& tpl) {
-    if (const auto priority = hint_priority(hint)) return priority;
+    if (const auto priority = hint_priority(hint)) {
+        return priority;
+    }
     return tpl.priority.get();
 }
 
-// Why ocrEdtCreate refuses these counts (EDT_PARAM_DEF resolved from the template), or "".
-std::string refused_counts(const EdtTemplate& tpl, u32& paramc, u32& depc, const u64* paramv) {
-    if (paramc == EDT_PARAM_DEF) paramc = tpl.paramc;
-    if (depc == EDT_PARAM_DEF) depc = tpl.depc;
-    if (paramc == EDT_PARAM_UNK || depc == EDT_PARAM_UNK) {
+/// Why the call's counts do not fit the template, or "" (EDT_PARAM_DEF resolved).
+std::string refused_counts(const EdtTemplate& tpl, EdtCreateCall& call) {
+    if (call.paramc == EDT_PARAM_DEF) {
+        call.paramc = tpl.paramc;
+    }
+    if (call.depc == EDT_PARAM_DEF) {
+        call.depc = tpl.depc;
+    }
+    if (call.paramc == EDT_PARAM_UNK || call.depc == EDT_PARAM_UNK) {
         return "paramc or depc is unknown in both the template and the call";
     }
-    if (tpl.paramc != EDT_PARAM_UNK && paramc != tpl.paramc) {
-        return fmt::format("paramc={} but the template ({}) says {}", paramc, tpl.name, tpl.paramc);
+    if (tpl.paramc != EDT_PARAM_UNK && call.paramc != tpl.paramc) {
+        return fmt::format("paramc={} but the template ({}) says {}", call.paramc, tpl.name, tpl.paramc);
     }
-    if (tpl.depc != EDT_PARAM_UNK && depc != tpl.depc) {
-        return fmt::format("depc={} but the template ({}) says {}", depc, tpl.name, tpl.depc);
+    if (tpl.depc != EDT_PARAM_UNK && call.depc != tpl.depc) {
+        return fmt::format("depc={} but the template ({}) says {}", call.depc, tpl.name, tpl.depc);
     }
-    if (paramc > 0 && paramv == nullptr) {
-        return fmt::format("paramc={} with paramv=NULL", paramc);
+    if (call.paramc > 0 && call.paramv == nullptr) {
+        return fmt::format("paramc={} with paramv=NULL", call.paramc);
     }
-    if (paramc == 0 && paramv != nullptr) {
+    if (call.paramc == 0 && call.paramv != nullptr) {
         return "paramc=0 with a non-NULL paramv (the specification requires NULL)";
     }
     return {};
 }
 
-// Adds depv's dependences to the new EDT `id`; a refusal undoes a local EDT's registration.
-u8 add_depv(ocrGuid_t id, u32 depc, const ocrGuid_t* depv, const CallSite& site, const std::shared_ptr<Edt>& edt) {
-    for (u32 i = 0; depv != nullptr && i < depc; ++i) {
-        if (ocrGuidIsUninitialized(depv[i])) continue;
-        strataOcrCallSite(site.file, site.line);
-        if (u8 rc = (ocrAddDependence)(depv[i], id, i, DB_DEFAULT_MODE); rc != 0) {
-            // A source destroyed or filled since it was checked.
-            if (edt) abandon_created_edt(edt);
+/// Checks the call against the template and the live objects, before
+/// anything is registered, and sets call.rank; logs why and returns the
+/// error code on a refusal.
+u8 check_create(OcrState* s, const EdtTemplate& tpl, EdtCreateCall& call) {
+    auto invalid = [&](const std::string& why) -> u8 {
+        strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): {}", call.site.str(),
+                                   show(call.template_guid), why);
+        return OCR_EINVAL;
+    };
+    if (const std::string why = refused_counts(tpl, call); !why.empty()) {
+        return invalid(why);
+    }
+    if (is_labeled(call.properties) && (call.guid == nullptr || kind_of(*call.guid) != Kind::edt)) {
+        return invalid("GUID_PROP_IS_LABELED without a labeled EDT GUID in *guid");
+    }
+    if (call.output_event_given() &&
+        (call.output_event == nullptr || kind_of(*call.output_event) != Kind::event ||
+         (!dist::is_remote(*call.output_event) && !s->table.find_as<Event>(*call.output_event, Kind::event)))) {
+        return invalid("EDT_PROP_OEVT_VALID without a live event in *outputEvent");
+    }
+    // An affinity hint places the EDT on its rank; a labeled GUID on its owner.
+    std::string bad_hint;
+    call.rank = is_labeled(call.properties) ? owner_of(*call.guid) : dist::hinted_rank(call.hint, true, &bad_hint);
+    if (call.rank == -2) {
+        return invalid(bad_hint);
+    }
+    // Every dependence is checked before anything is registered: a refused
+    // one must leave no EDT counted in its finish scope or among the waiting.
+    for (u32 i = 0; call.depv != nullptr && i < call.depc; ++i) {
+        if (const std::string why = refused_source(s, call.depv[i]); !why.empty()) {
+            strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): depv[{}]: {}", call.site.str(),
+                                       show(call.template_guid), i, why);
+            return why.starts_with("the CHANNEL") ? OCR_EBUSY : OCR_EINVAL;
+        }
+    }
+    return 0;
+}
+
+/// The new EDT, counted in its creator's finish scope, with its output event
+/// (given, or a new once event) and, for a finish EDT, its own scope.
+std::shared_ptr<Edt> make_edt(OcrState* s, const EdtTemplate& tpl, const EdtCreateCall& call) {
+    const std::vector<u64> params(call.paramv, call.paramv + call.paramc);
+    auto edt = new_edt(tpl.function, tpl.name, params, call.depc, call.properties, call.site, enclosing_scope());
+    if (const auto priority = edt_priority(call.hint, tpl)) {
+        edt->priority.assign(*priority);
+    }
+    if (call.output_event != nullptr) {
+        if (call.output_event_given()) {
+            edt->output_event = *call.output_event;
+        } else {
+            auto event = std::make_shared<Event>();
+            event->type = OCR_EVENT_ONCE_T;
+            event->takes_arg = true;
+            edt->output_event = s->table.insert(std::move(event));
+            *call.output_event = edt->output_event;
+        }
+        if (edt->own_scope) {
+            edt->own_scope->output_event = edt->output_event;
+        }
+    }
+    return edt;
+}
+
+/// Adds the call's dependences to the registered EDT `id`; a source destroyed
+/// or filled since check_create undoes the registration of a local `edt`
+/// (null for an EDT of another rank).
+u8 add_dependences(const std::shared_ptr<Edt>& edt, ocrGuid_t id, const EdtCreateCall& call) {
+    for (u32 i = 0; call.depv != nullptr && i < call.depc; ++i) {
+        if (ocrGuidIsUninitialized(call.depv[i])) {
+            continue;
+        }
+        strataOcrCallSite(call.site.file, call.site.line);
+        if (u8 rc = (ocrAddDependence)(call.depv[i], id, i, DB_DEFAULT_MODE); rc != 0) {
+            if (!edt) {
+                return rc;
+            }
+            abandon_created_edt(edt);
+            if (call.guid != nullptr) {
+                *call.guid = NULL_GUID;
+            }
+            if (call.output_event != nullptr && !call.output_event_given()) {
+                *call.output_event = NULL_GUID;
+            }
             return rc;
         }
     }
     return 0;
+}
+
+/// ocrEdtCreate of an EDT that lives on another rank (call.rank): created
+/// there, then given its dependences from here.
+u8 create_remote(const EdtTemplate& tpl, EdtCreateCall& call) {
+    ocrGuid_t id = is_labeled(call.properties) ? *call.guid : NULL_GUID;
+    const auto priority = edt_priority(call.hint, tpl);
+    const u8 rc = is_labeled(call.properties)
+                      ? dist::create_labeled_edt(tpl, call.paramc, call.paramv, call.depc, call.properties, priority,
+                                                 id, call.output_event, call.site)
+                      : dist::create_edt_on(call.rank, tpl, call.paramc, call.paramv, call.depc, call.properties,
+                                            priority, &id, call.output_event, call.site);
+    if (rc != 0) {
+        return rc;
+    }
+    if (call.guid != nullptr) {
+        *call.guid = id;
+    }
+    return add_dependences(nullptr, id, call);
 }
 
 }  // namespace
@@ -405,84 +526,44 @@ u8(ocrEdtTemplateDestroy)(ocrGuid_t guid) {
 
 u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* paramv, u32 depc, ocrGuid_t* depv,
                  u16 properties, ocrHint_t* hint, ocrGuid_t* outputEvent) {
-    const CallSite site = take_call_site();
+    EdtCreateCall call{.guid = guid,
+                       .template_guid = templateGuid,
+                       .paramc = paramc,
+                       .paramv = paramv,
+                       .depc = depc,
+                       .depv = depv,
+                       .properties = properties,
+                       .hint = hint,
+                       .output_event = outputEvent,
+                       .site = take_call_site()};
     OcrState* s = state();
-    auto invalid = [&](const std::string& why) -> u8 {
-        strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): {}", site.str(), show(templateGuid),
-                                   why);
-        return OCR_EINVAL;
-    };
-    if (s == nullptr) {
-        return invalid("no OCR program is running");
+    std::shared_ptr<EdtTemplate> tpl;
+    if (s != nullptr) {
+        tpl = dist::is_remote(templateGuid) ? dist::find_template(templateGuid)
+                                            : s->table.find_as<EdtTemplate>(templateGuid, Kind::edt_template);
     }
-    auto tpl = dist::is_remote(templateGuid) ? dist::find_template(templateGuid)
-                                             : s->table.find_as<EdtTemplate>(templateGuid, Kind::edt_template);
     if (!tpl) {
-        return invalid("not a live EDT template");
+        strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): {}", call.site.str(), show(templateGuid),
+                                   s == nullptr ? "no OCR program is running" : "not a live EDT template");
+        return OCR_EINVAL;
     }
-    if (const std::string why = refused_counts(*tpl, paramc, depc, paramv); !why.empty()) {
-        return invalid(why);
+    if (u8 rc = check_create(s, *tpl, call); rc != 0) {
+        return rc;
     }
-    if (is_labeled(properties) && (guid == nullptr || kind_of(*guid) != Kind::edt)) {
-        return invalid("GUID_PROP_IS_LABELED without a labeled EDT GUID in *guid");
+    if (call.rank >= 0 && call.rank != dist::rank()) {
+        return create_remote(*tpl, call);
     }
-    if ((properties & EDT_PROP_OEVT_VALID) != 0 &&
-        (outputEvent == nullptr || kind_of(*outputEvent) != Kind::event ||
-         (!dist::is_remote(*outputEvent) && !s->table.find_as<Event>(*outputEvent, Kind::event)))) {
-        return invalid("EDT_PROP_OEVT_VALID without a live event in *outputEvent");
-    }
-    // An affinity hint places the EDT on its rank; a labeled GUID on its owner.
-    std::string bad_hint;
-    int where = is_labeled(properties) ? owner_of(*guid) : dist::hinted_rank(hint, true, &bad_hint);
-    if (where == -2) {
-        return invalid(bad_hint);
-    }
-    // Every dependence is checked before anything is registered: a refused
-    // one must leave no EDT counted in its finish scope or among the waiting.
-    for (u32 i = 0; depv != nullptr && i < depc; ++i) {
-        if (const std::string why = refused_source(s, depv[i]); !why.empty()) {
-            strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): depv[{}]: {}", site.str(),
-                                       show(templateGuid), i, why);
-            return why.starts_with("the CHANNEL") ? OCR_EBUSY : OCR_EINVAL;
-        }
-    }
-    if (where >= 0 && where != dist::rank()) {
-        ocrGuid_t id = is_labeled(properties) ? *guid : NULL_GUID;
-        const auto priority = edt_priority(hint, *tpl);
-        const u8 rc = is_labeled(properties) ? dist::create_labeled_edt(*tpl, paramc, paramv, depc, properties,
-                                                                        priority, id, outputEvent, site)
-                                             : dist::create_edt_on(where, *tpl, paramc, paramv, depc, properties,
-                                                                   priority, &id, outputEvent, site);
-        if (rc != 0) return rc;
-        if (guid != nullptr) *guid = id;
-        return add_depv(id, depc, depv, site, nullptr);
-    }
-
-    std::vector<u64> params(paramv, paramv + paramc);
-    auto edt = new_edt(tpl->function, tpl->name, params, depc, properties, site, enclosing_scope());
-    if (const auto priority = edt_priority(hint, *tpl)) {
-        edt->priority.assign(*priority);
-    }
-    if (outputEvent != nullptr) {
-        if ((properties & EDT_PROP_OEVT_VALID) != 0) {
-            edt->output_event = *outputEvent;
-        } else {
-            auto event = std::make_shared<Event>();
-            event->type = OCR_EVENT_ONCE_T;
-            event->takes_arg = true;
-            edt->output_event = s->table.insert(std::move(event));
-            *outputEvent = edt->output_event;
-        }
-        if (edt->own_scope) edt->own_scope->output_event = edt->output_event;
-    }
+    auto edt = make_edt(s, *tpl, call);
     if (is_labeled(properties)) {
-        // Created at the caller's labeled GUID; on failure undo what was set up above.
+        // Created at the caller's labeled GUID; on failure undo what make_edt set up.
         if (u8 rc = insert_labeled(*guid, properties, edt); rc != 0) {
-            if (!is_null(edt->output_event) && (properties & EDT_PROP_OEVT_VALID) == 0) {
+            if (!is_null(edt->output_event) && !call.output_event_given()) {
                 s->table.erase(edt->output_event);
             }
-            if (edt->scope) edt->scope->pending.fetch_sub(1, std::memory_order_acq_rel);  // the creator still counts
-            strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(labeled {}): {}", site.str(), show(*guid),
+            if (edt->scope) {
+                edt->scope->pending.fetch_sub(1, std::memory_order_acq_rel);  // the creator still counts
+            }
+            strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(labeled {}): {}", call.site.str(), show(*guid),
                                        error_name(rc));
             return rc;
         }
@@ -492,17 +573,12 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
     if (guid != nullptr) {
         *guid = id;
     }
-    if (depc == 0) {
+    if (call.depc == 0) {
         s->table.erase(id);
         start_acquire(edt);
         return 0;
     }
-    if (u8 rc = add_depv(id, depc, depv, site, edt); rc != 0) {
-        if (guid != nullptr) *guid = NULL_GUID;
-        if (outputEvent != nullptr && (properties & EDT_PROP_OEVT_VALID) == 0) *outputEvent = NULL_GUID;
-        return rc;
-    }
-    return 0;
+    return add_dependences(edt, id, call);
 }
 
 u8(ocrEdtDestroy)(ocrGuid_t guid) {

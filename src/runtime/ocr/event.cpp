@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Events: ONCE, IDEM, STICKY, LATCH, COUNTED, CHANNEL.
 #include "core/log.hpp"
 #include "dist/api.hpp"
@@ -25,12 +26,16 @@ u8 satisfy_event(const std::shared_ptr<Event>& event, ocrGuid_t db, u32 slot, co
         std::lock_guard lock(event->mutex);
         switch (event->type) {
             case OCR_EVENT_ONCE_T:
-                if (event->satisfied) return OCR_EPERM;
+                if (event->satisfied) {
+                    return OCR_EPERM;
+                }
                 event->satisfied = true;
                 destroy = true;
                 break;
             case OCR_EVENT_IDEM_T:
-                if (event->satisfied) return 0;  // later satisfactions are ignored
+                if (event->satisfied) {
+                    return 0;  // later satisfactions are ignored
+                }
                 event->satisfied = true;
                 break;
             case OCR_EVENT_STICKY_T:
@@ -128,13 +133,17 @@ u8 add_event_dependence(const std::shared_ptr<Event>& event, Event::Waiter waite
                 now = event->satisfied;
                 destroy = now && event->added_dependences >= event->expected_dependences;
                 payload = event->payload;
-                if (!now) event->waiters.push_back(waiter);
+                if (!now) {
+                    event->waiters.push_back(waiter);
+                }
                 break;
             default:
                 // ONCE and LATCH are gone once satisfied, so only IDEM and STICKY can be here satisfied.
                 now = event->satisfied;
                 payload = event->payload;
-                if (!now) event->waiters.push_back(waiter);
+                if (!now) {
+                    event->waiters.push_back(waiter);
+                }
                 break;
         }
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Small OCR 1.2 extensions and helpers: ocrAssert, SNPRINTF, the runtime
 // interface (EDT-local storage, worker GUIDs, legacy blocking), ocrDbGetSize,
 // and pause / query / resume.
@@ -59,7 +60,8 @@ void _ocrAssert(bool val, const char* str, const char* file, u32 line) {
 u32 SNPRINTF(char* buf, u32 size, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
-    const int n = std::vsnprintf(buf, size, fmt, args);
+    // The OCR API declares SNPRINTF without a format attribute (ocr-std.h): the caller's format.
+    const int n = std::vsnprintf(buf, size, fmt, args);  // NOLINT(clang-diagnostic-format-nonliteral)
     va_end(args);
     return n < 0 ? 0 : static_cast<u32>(n);
 }
@@ -84,7 +86,9 @@ void currentEdtUserGet(ocrGuid_t* guid) {
 // Worker GUIDs are not objects of the table: the thread id in the GUID's
 // number, and kind bits 6, which no table object carries.
 void ocrCurrentWorkerGuid(ocrGuid_t* guid) {
-    if (guid == nullptr) return;
+    if (guid == nullptr) {
+        return;
+    }
     if (strata::runtime::Runtime::current() == nullptr) {
         *guid = NULL_GUID;
         return;
@@ -135,9 +139,13 @@ u8 ocrDbGetSize(ocrGuid_t db, u64* size) {
 
 u32 ocrPause(bool isBlocking) {
     OcrState* s = state();
-    if (s == nullptr) return 0;
+    if (s == nullptr) {
+        return 0;
+    }
     std::unique_lock lock(s->pause_mutex);
-    if (s->paused.exchange(true)) return 0;
+    if (s->paused.exchange(true)) {
+        return 0;
+    }
     if (isBlocking) {
         const int self = current_edt() != nullptr ? 1 : 0;
         s->pause_cv.wait(lock, [&] { return s->running_edts.load() <= self || s->finished(); });
@@ -147,7 +155,9 @@ u32 ocrPause(bool isBlocking) {
 
 void ocrResume(u32 /*flag*/) {
     OcrState* s = state();
-    if (s == nullptr) return;
+    if (s == nullptr) {
+        return;
+    }
     {
         std::lock_guard lock(s->pause_mutex);
         s->paused.store(false);
@@ -157,8 +167,12 @@ void ocrResume(u32 /*flag*/) {
 
 ocrGuid_t ocrQuery(ocrQueryType_t query, ocrGuid_t /*guid*/, void** result, u32* size, u8 /*flags*/) {
     OcrState* s = state();
-    if (s == nullptr || result == nullptr || size == nullptr) return NULL_GUID;
-    if (!s->paused.load()) return NULL_GUID;
+    if (s == nullptr || result == nullptr || size == nullptr) {
+        return NULL_GUID;
+    }
+    if (!s->paused.load()) {
+        return NULL_GUID;
+    }
     std::vector<std::shared_ptr<Object>> objects;
     switch (query) {
         case OCR_QUERY_READY_EDTS:
@@ -179,9 +193,13 @@ ocrGuid_t ocrQuery(ocrQueryType_t query, ocrGuid_t /*guid*/, void** result, u32*
     const auto bytes = static_cast<u32>(std::max<std::size_t>(objects.size(), 1) * sizeof(ocrGuid_t));
     ocrGuid_t db;
     void* data = nullptr;
-    if ((ocrDbCreate)(&db, &data, bytes, DB_PROP_NONE, NULL_HINT, NO_ALLOC) != 0) return NULL_GUID;
+    if ((ocrDbCreate)(&db, &data, bytes, DB_PROP_NONE, NULL_HINT, NO_ALLOC) != 0) {
+        return NULL_GUID;
+    }
     auto* out = static_cast<ocrGuid_t*>(data);
-    for (std::size_t i = 0; i < objects.size(); ++i) out[i] = objects[i]->guid;
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        out[i] = objects[i]->guid;
+    }
     *result = data;
     *size = static_cast<u32>(objects.size() * sizeof(ocrGuid_t));
     return db;

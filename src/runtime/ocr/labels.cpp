@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Labeled GUIDs (extensions/ocr-labeling.h): ranges and maps reserve GUID
 // numbers; objects are created at them with GUID_PROP_IS_LABELED.
 #include <chrono>
@@ -52,7 +53,9 @@ u8 make_map(ocrGuid_t* out, u64 count, ocrGuidUserKind kind, ocrGuid_t (*functio
     map->count = count;
     map->object_kind = object_kind;
     map->function = function;
-    if (nparams > 0) map->params.assign(params, params + nparams);
+    if (nparams > 0) {
+        map->params.assign(params, params + nparams);
+    }
     *out = s->table.insert(std::move(map));
     return 0;
 }
@@ -164,7 +167,9 @@ ocrGuid_t addValueToGuid(ocrGuid_t input, u64 value) {
 
 u8 ocrGetGuidKind(ocrGuidUserKind* outKind, ocrGuid_t guid) {
     OcrState* s = state();
-    if (s == nullptr || outKind == nullptr) return OCR_EINVAL;
+    if (s == nullptr || outKind == nullptr) {
+        return OCR_EINVAL;
+    }
     *outKind = GUID_USER_NONE;
     if (dist::is_remote(guid)) {
         int kind = GUID_USER_NONE;
@@ -173,7 +178,9 @@ u8 ocrGetGuidKind(ocrGuidUserKind* outKind, ocrGuid_t guid) {
         return rc;
     }
     auto object = s->table.find(guid);
-    if (!object) return 0;
+    if (!object) {
+        return 0;
+    }
     switch (object->kind) {
         case Kind::db: *outKind = GUID_USER_DB; break;
         case Kind::edt: *outKind = GUID_USER_EDT; break;

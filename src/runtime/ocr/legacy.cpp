@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Legacy interoperation (extensions/ocr-legacy.h): a program with its own
 // main() starts the runtime, spawns finish EDTs and waits for their results
 // from its own thread.
@@ -37,7 +38,9 @@ struct Wake {
 ocrGuid_t notify_legacy(u32 /*paramc*/, u64* paramv, u32 /*depc*/, ocrEdtDep_t depv[]) {
     auto* wake = reinterpret_cast<Wake*>(static_cast<std::uintptr_t>(paramv[0]));
     u64 size = 0;
-    if (!ocrGuidIsNull(depv[0].guid)) (void)ocrDbGetSize(depv[0].guid, &size);
+    if (!ocrGuidIsNull(depv[0].guid)) {
+        (void)ocrDbGetSize(depv[0].guid, &size);
+    }
     {
         std::lock_guard lock(wake->mutex);
         wake->guid = depv[0].guid;
@@ -64,7 +67,9 @@ extern "C" {
 // As the reference's: the program's arguments without `-ocr:cfg FILE`, and
 // the configuration file from there or $OCR_CONFIG (iniFile, NULL for none).
 void ocrParseArgs(int argc, const char* argv[], ocrConfig_t* ocrConfig) {
-    if (ocrConfig == nullptr) return;
+    if (ocrConfig == nullptr) {
+        return;
+    }
     static std::vector<char*> user_args;  // the stripped argv lives as long as the program
     user_args.clear();
     for (int i = 0; i < argc; ++i) {
@@ -102,7 +107,9 @@ void ocrLegacyInit(ocrGuid_t* legacyContext, ocrConfig_t* ocrConfig) {
             fmt::print(stderr, "strata-ocr: ocrLegacyInit: {}\n", workers.error().what());
             std::exit(2);
         }
-        if (options->runtime.workers == 0) options->runtime.workers = *workers;
+        if (options->runtime.workers == 0) {
+            options->runtime.workers = *workers;
+        }
     }
     auto s = std::make_unique<OcrState>(*options);
     auto runtime = strata::runtime::Runtime::start(options->runtime);
@@ -114,7 +121,9 @@ void ocrLegacyInit(ocrGuid_t* legacyContext, ocrConfig_t* ocrConfig) {
     s->detect_stuck.store(false, std::memory_order_release);
     g_legacy = std::move(s);
     set_state(g_legacy.get());
-    if (legacyContext != nullptr) *legacyContext = legacy_context;
+    if (legacyContext != nullptr) {
+        *legacyContext = legacy_context;
+    }
 }
 
 u8 ocrLegacySpawnOCR(ocrGuid_t* handle, ocrGuid_t finishEdtTemplate, u64 paramc, u64* paramv, u64 depc, ocrGuid_t* depv,
@@ -124,7 +133,9 @@ u8 ocrLegacySpawnOCR(ocrGuid_t* handle, ocrGuid_t finishEdtTemplate, u64 paramc,
         return OCR_EINVAL;
     }
     ocrGuid_t event;
-    if (u8 rc = (ocrEventCreate)(&event, OCR_EVENT_STICKY_T, EVT_PROP_TAKES_ARG); rc != 0) return rc;
+    if (u8 rc = (ocrEventCreate)(&event, OCR_EVENT_STICKY_T, EVT_PROP_TAKES_ARG); rc != 0) {
+        return rc;
+    }
     ocrGuid_t edt;
     ocrGuid_t output = event;
     if (u8 rc = (ocrEdtCreate)(&edt, finishEdtTemplate, static_cast<u32>(paramc), paramc == 0 ? nullptr : paramv,
@@ -140,10 +151,16 @@ u8 ocrLegacySpawnOCR(ocrGuid_t* handle, ocrGuid_t finishEdtTemplate, u64 paramc,
 u8 ocrLegacyBlockProgress(ocrGuid_t handle, ocrGuid_t* guid, void** result, u64* size, u16 properties) {
     (void)take_call_site();
     OcrState* s = state();
-    if (s == nullptr) return OCR_EINVAL;
+    if (s == nullptr) {
+        return OCR_EINVAL;
+    }
     while (!s->table.find_as<Event>(handle, Kind::event)) {
-        if ((properties & LEGACY_PROP_WAIT_FOR_CREATE) == 0) return OCR_EINVAL;
-        if (s->finished()) return OCR_ECANCELED;
+        if ((properties & LEGACY_PROP_WAIT_FOR_CREATE) == 0) {
+            return OCR_EINVAL;
+        }
+        if (s->finished()) {
+            return OCR_ECANCELED;
+        }
         std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
     // An EDT that depends on the handle wakes this thread with what it carries.
@@ -155,8 +172,12 @@ u8 ocrLegacyBlockProgress(ocrGuid_t handle, ocrGuid_t* guid, void** result, u64*
     ocrGuid_t uninitialized = UNINITIALIZED_GUID;
     u8 rc = (ocrEdtCreate)(&edt, tpl, 1, &param, 1, &uninitialized, EDT_PROP_NONE, NULL_HINT, nullptr);
     (void)(ocrEdtTemplateDestroy)(tpl);
-    if (rc == 0) rc = (ocrAddDependence)(handle, edt, 0, DB_MODE_RO);
-    if (rc != 0) return rc;
+    if (rc == 0) {
+        rc = (ocrAddDependence)(handle, edt, 0, DB_MODE_RO);
+    }
+    if (rc != 0) {
+        return rc;
+    }
     std::unique_lock lock(wake.mutex);
     while (!wake.cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return wake.done; })) {
         if (s->finished()) {
@@ -164,22 +185,34 @@ u8 ocrLegacyBlockProgress(ocrGuid_t handle, ocrGuid_t* guid, void** result, u64*
             return OCR_ECANCELED;
         }
     }
-    if (guid != nullptr) *guid = wake.guid;
-    if (result != nullptr) *result = wake.ptr;
-    if (size != nullptr) *size = wake.size;
+    if (guid != nullptr) {
+        *guid = wake.guid;
+    }
+    if (result != nullptr) {
+        *result = wake.ptr;
+    }
+    if (size != nullptr) {
+        *size = wake.size;
+    }
     return 0;
 }
 
 ocrGuid_t ocrWait(ocrGuid_t outputEvent) {
     ocrGuid_t guid = NULL_GUID;
-    if (ocrLegacyBlockProgress(outputEvent, &guid, nullptr, nullptr, LEGACY_PROP_NONE) != 0) return ERROR_GUID;
+    if (ocrLegacyBlockProgress(outputEvent, &guid, nullptr, nullptr, LEGACY_PROP_NONE) != 0) {
+        return ERROR_GUID;
+    }
     return guid;
 }
 
 u8 ocrLegacyFinalize(ocrGuid_t legacyContext, bool runUntilShutdown) {
-    if (!is_context(legacyContext)) return OCR_EINVAL;
+    if (!is_context(legacyContext)) {
+        return OCR_EINVAL;
+    }
     OcrState* s = g_legacy.get();
-    if (!runUntilShutdown) s->finish(0);  // no-op when ocrShutdown or ocrAbort came first
+    if (!runUntilShutdown) {
+        s->finish(0);  // no-op when ocrShutdown or ocrAbort came first
+    }
     const int code = s->wait_finished();
     s->runtime->stop();
     auto objects = s->table.drain();

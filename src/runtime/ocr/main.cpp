@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // main() of libstrata-ocr: runs the program's mainEdt (ocr-std.h).
 #include <fmt/format.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Program-wide calls: shutdown, abort, printing, argc/argv, hints, affinities.
 #include <unistd.h>
 #include <algorithm>
@@ -46,7 +47,7 @@ void(ocrAbort)(u8 errorCode) {
 
 namespace {
 
-u32 print_formatted(const char* fmt, va_list args) {
+[[gnu::format(printf, 1, 0)]] u32 print_formatted(const char* fmt, va_list args) {
     va_list copy;
     va_copy(copy, args);
     const int length = std::vsnprintf(nullptr, 0, fmt, copy);
@@ -104,28 +105,38 @@ char* getArgv(void* dbPtr, u64 count) {
 }
 
 u8 ocrHintInit(ocrHint_t* hint, ocrHintType_t hintType) {
-    if (hint == nullptr) return OCR_EINVAL;
+    if (hint == nullptr) {
+        return OCR_EINVAL;
+    }
     *hint = ocrHint_t{};
     hint->type = hintType;
     return 0;
 }
 
 u8 ocrSetHintValue(ocrHint_t* hint, ocrHintProp_t hintProp, ocrHintVal_t value) {
-    if (hint == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) return OCR_EINVAL;
+    if (hint == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) {
+        return OCR_EINVAL;
+    }
     hint->propMask |= u64{1} << static_cast<unsigned>(hintProp);
     hint->values[hintProp] = value;
     return 0;
 }
 
 u8 ocrUnsetHintValue(ocrHint_t* hint, ocrHintProp_t hintProp) {
-    if (hint == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) return OCR_EINVAL;
+    if (hint == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) {
+        return OCR_EINVAL;
+    }
     hint->propMask &= ~(u64{1} << static_cast<unsigned>(hintProp));
     return 0;
 }
 
 u8 ocrGetHintValue(ocrHint_t* hint, ocrHintProp_t hintProp, ocrHintVal_t* value) {
-    if (hint == nullptr || value == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) return OCR_EINVAL;
-    if ((hint->propMask & (u64{1} << static_cast<unsigned>(hintProp))) == 0) return OCR_ENOENT;
+    if (hint == nullptr || value == nullptr || hintProp >= OCR_HINT_GROUP_PROP_END) {
+        return OCR_EINVAL;
+    }
+    if ((hint->propMask & (u64{1} << static_cast<unsigned>(hintProp))) == 0) {
+        return OCR_ENOENT;
+    }
     *value = hint->values[hintProp];
     return 0;
 }
@@ -145,10 +156,14 @@ u8 ocrHintGetValue(ocrHint_t* hint, ocrHintProp_t hintProp, ocrHintVal_t* value)
 // The priority reaches an EDT still waiting for dependences (a runnable one
 // has left the GUID table: too late, as in the reference) or a template.
 u8 ocrSetHint(ocrGuid_t guid, ocrHint_t* hint) {
-    if (hint == nullptr) return OCR_EINVAL;
+    if (hint == nullptr) {
+        return OCR_EINVAL;
+    }
     OcrState* s = state();
     const auto priority = hint_priority(hint);
-    if (s == nullptr || !priority) return 0;
+    if (s == nullptr || !priority) {
+        return 0;
+    }
     if (auto edt = s->table.find_as<Edt>(guid, Kind::edt)) {
         edt->priority.assign(*priority);
     } else if (auto tpl = s->table.find_as<EdtTemplate>(guid, Kind::edt_template)) {
@@ -158,9 +173,13 @@ u8 ocrSetHint(ocrGuid_t guid, ocrHint_t* hint) {
 }
 
 u8 ocrGetHint(ocrGuid_t guid, ocrHint_t* hint) {
-    if (hint == nullptr) return OCR_EINVAL;
+    if (hint == nullptr) {
+        return OCR_EINVAL;
+    }
     OcrState* s = state();
-    if (s == nullptr || hint->type != OCR_HINT_EDT_T) return 0;
+    if (s == nullptr || hint->type != OCR_HINT_EDT_T) {
+        return 0;
+    }
     std::optional<u64> priority;
     if (auto edt = s->table.find_as<Edt>(guid, Kind::edt)) {
         priority = edt->priority.get();

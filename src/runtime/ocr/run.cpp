@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // run_ocr(): one OCR program from mainEdt to shutdown.
 #include <cstdlib>
 #include <cstring>

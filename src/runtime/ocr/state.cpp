@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The GUID table and the program-wide state of an OCR run.
 #include "state.hpp"
 
@@ -222,12 +223,16 @@ void OcrState::edt_finished() {
             std::lock_guard lock(edt.mutex);
             std::string open_slots;
             for (std::size_t i = 0; i < edt.slots.size(); ++i) {
-                if (!edt.slots[i].satisfied) open_slots += fmt::format("{}{}", open_slots.empty() ? "" : ",", i);
+                if (!edt.slots[i].satisfied) {
+                    open_slots += fmt::format("{}{}", open_slots.empty() ? "" : ",", i);
+                }
             }
             details +=
                 fmt::format("\n  EDT {} ({}) created at {} waits on slot{} {}", show(edt.guid), edt.name,
                             edt.created_at.str(), open_slots.find(',') == std::string::npos ? "" : "s", open_slots);
-            if (first.file == nullptr) first = edt.created_at;
+            if (first.file == nullptr) {
+                first = edt.created_at;
+            }
         }
         deferred_error(first, "the program", OCR_EPERM, details);
     }

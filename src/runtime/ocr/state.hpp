@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // OCR objects (templates, EDTs, events, data blocks), the GUID table and the
 // program-wide state of one OCR run (docs/runtime.md).
 #pragma once
@@ -154,7 +155,9 @@ struct EdtPriority {
         set.store(true, std::memory_order_release);
     }
     [[nodiscard]] std::optional<u64> get() const noexcept {
-        if (!set.load(std::memory_order_acquire)) return std::nullopt;
+        if (!set.load(std::memory_order_acquire)) {
+            return std::nullopt;
+        }
         return value.load(std::memory_order_relaxed);
     }
 };

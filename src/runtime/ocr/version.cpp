@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // ocr-version.h: the version string's parts and the extension bitmap.
 #include "ocr/ocr-version.h"
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Runs an OCR example application and checks its result against an
 independent reference: numpy for Cholesky and FFT, a plain Python dynamic
 program for Smith-Waterman.

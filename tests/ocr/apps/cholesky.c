@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tiled Cholesky factorization A = L L^T as an OCR program.
  *
  *   cholesky <n> <tile> <in.bin> <out.bin>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Normal and external tasks in one OCR DAG (docs/external.md).
  *
  *   external_dag <n>                  the DAG below; exit 0 when every result is right

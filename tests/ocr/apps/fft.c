@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A radix-2 FFT as a tree of OCR EDTs.
  *
  *   fft <n> <in.bin> <out.bin> [serial-below]

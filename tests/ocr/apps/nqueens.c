@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* N-Queens solution counts as an OCR program.
  *
  *   nqueens <n> <expected> [spawn-depth]

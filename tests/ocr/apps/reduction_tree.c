@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A reduction tree as an OCR program.
  *
  *   reduction_tree <n> <arity> <expected-sum>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Smith-Waterman local alignment score as a wavefront of OCR tiles.
  *
  *   smith_waterman <a> <b> <tile> <expected-score>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrAbort(n) ends the program with exit code n; EDTs not yet runnable never run. */
 #include "ocr.h"
 

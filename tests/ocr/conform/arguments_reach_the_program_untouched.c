@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* `strata ocr [options] ./app args` hands the program exactly its arguments:
  * in order, dash-prefixed ones included, strata's own option names included,
  * and no `--` added. The test passes the same list the program expects. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CHANNEL events: with maxGen EVENT_CHANNEL_UNBOUNDED any number of
  * satisfactions wait for dependences and are matched first in first out; with
  * maxGen 2 a third unmatched satisfaction (or dependence) is refused;

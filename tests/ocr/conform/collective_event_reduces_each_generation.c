@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* COLLECTIVE events: every contributor's dependence for a generation gets one
  * block with the reduction of that generation's contributions (F8_ADD over two
  * values, for 3 generations in flight at once); U8_MAX picks the largest; a

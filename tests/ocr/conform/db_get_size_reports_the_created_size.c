@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrDbGetSize gives the size passed to ocrDbCreate for a block the EDT holds,
  * OCR_EACCES for one it does not hold, OCR_EINVAL for a GUID that is no block. */
 #include "extensions/ocr-db-info.h"

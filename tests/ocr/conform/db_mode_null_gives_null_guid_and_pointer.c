@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A dependence added with DB_MODE_NULL is a control dependence: the EDT sees
  * NULL_GUID and a NULL pointer on that slot, from a data block directly or
  * through an event, while the other slots still get their blocks. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrEdtCreate that fails on a dependence creates nothing: the EDT is not
  * counted in its finish scope nor among the EDTs that wait, so the scope
  * completes and the program ends normally (exit 0). Refused dependences: a

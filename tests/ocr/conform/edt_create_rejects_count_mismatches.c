@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrEdtCreate returns an error for the mismatches the specification names,
  * and creates nothing: paramc 0 with a non-NULL paramv, paramc > 0 with a NULL
  * paramv, counts that differ from the template's, and counts unknown in both

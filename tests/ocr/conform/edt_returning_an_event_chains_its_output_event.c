@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An EDT that returns an event GUID: its output event fires when that event
  * does, carrying that event's data block (not the event's GUID as a block). */
 #include "ocr.h"

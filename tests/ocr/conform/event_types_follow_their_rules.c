@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The event types' rules: STICKY refuses a second satisfaction and serves
  * late dependences; IDEM ignores a second one; ONCE is gone after it fired;
  * LATCH fires when its DECR count reaches its INCR count, with no block;

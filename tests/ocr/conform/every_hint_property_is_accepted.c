@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every ocrHintProp_t property of the 1.2 headers can be set, read back and
  * given to the create calls (those strata cannot act on are no-ops), and an
  * unset one reads as absent. The affinity properties hold an affinity of the

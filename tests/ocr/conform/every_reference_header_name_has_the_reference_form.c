@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Each macro and declaration of the reference runtime's public headers that a
  * proxy application may use is there in the reference's form (issue 26):
  * the GUID helpers of ocr-guid-functions.h (GUID_ASSIGN_VALUE, GUIDFS(g),

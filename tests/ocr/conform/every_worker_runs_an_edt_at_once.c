@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The worker count is what the user set (issue 26), and that many EDTs run at
  * the same time, more than there are cores if asked: as an MPI program on
  * OCR runs one EDT per rank, each waiting for the others.

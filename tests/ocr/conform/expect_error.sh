@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # expect_error.sh CODE PATTERN command args...: runs the command and passes
 # only when it exits with CODE and its standard error matches PATTERN (grep
 # -E), so a refused input is refused for the reason the message names.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # expect_exit.sh CODE command args...: runs the command and passes only when
 # its exit status is CODE ("abort": killed by SIGABRT, as a failed ocrAssert
 # ends a program). The output stays visible in the test log.

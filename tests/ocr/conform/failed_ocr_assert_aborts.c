@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* With -DOCR_ASSERT a false ocrAssert aborts the process (SIGABRT); a true one does nothing. */
 #include "ocr.h"
 

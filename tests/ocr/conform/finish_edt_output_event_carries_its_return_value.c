@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A FINISH EDT's output event fires once the EDT and every EDT it created
  * (transitively) completed, and carries the data block the EDT returned. */
 #include "ocr.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Labeled GUIDs: a range gives GUIDs by index before the objects exist; EDTs
  * that race to create the same labeled event with GUID_PROP_CHECK see exactly
  * one success and OCR_EGUIDEXISTS for the others; GUID_PROP_BLOCK waits until

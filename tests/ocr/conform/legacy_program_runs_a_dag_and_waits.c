@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A C program that is not an OCR program (its own main, no mainEdt) starts
  * the runtime, runs a DAG twice and waits for each result, then finalizes;
  * its exit code is ocrLegacyFinalize's. */

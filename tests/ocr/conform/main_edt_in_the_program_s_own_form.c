@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program may define mainEdt in its own form (issue 26): the reference's
  * public headers do not declare it, so a definition whose parameters are
  * written differently (here const-qualified, depv as a pointer) compiles

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrPause: the first call pauses (1), a second one reports it was paused (0);
  * while paused ocrQuery lists the EDTs that wait and EDTs made runnable do not
  * start; after ocrResume they run. */

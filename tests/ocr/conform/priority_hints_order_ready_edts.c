@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* OCR_HINT_EDT_PRIORITY orders ready EDTs (issue 26): among EDTs that are
  * ready together, a higher value starts first (the reference's PRIORITY
  * scheduler: "higher value is greater priority"), and EDTs without a

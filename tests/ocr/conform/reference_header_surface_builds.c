@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The names OCR 1.2 programs use from the ocr.h family and its extensions
  * compile with -Wall -Werror, and the runtime answers the calls. Written as a
  * reference-runtime user would: a u64 printed with %d (the reference's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The runtime interface: each EDT has its own local storage (ELS) that starts
  * empty; worker GUIDs are non-null inside EDTs; ocrInformLegacyCodeBlocking
  * succeeds inside an EDT (and the blocked EDT's core keeps running others). */

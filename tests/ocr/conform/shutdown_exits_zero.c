@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrShutdown() ends the program with exit code 0, even with EDTs left waiting. */
 #include "ocr.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Running the programs a demo section starts (mpiexec jobs, example binaries
 // built beside strata), with a time limit so a hung job cannot hang the demo.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata demo`: runs every capability that exists on small data and prints
 // what happened. Each layer adds its own section (sections.hpp); a failed step
 // makes the exit code non-zero, so the demo doubles as an end-to-end test.

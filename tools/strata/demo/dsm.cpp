@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The DSM section of `strata demo`: examples/dsm/dsm_stencil over mpiexec,
 // its array in libstrata-dsm chunks, checked against the serial stencil.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The external section of `strata demo`: an external program (a shell
 // script, started without a shell of strata's) reads a 1 MiB data block as a
 // file through each exposure, the memfd path and strata-fsd's FUSE mount, and

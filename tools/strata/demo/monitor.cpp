@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The blocking monitor's section of `strata demo` (docs/monitor.md): the
 // backend auto picks, a worker blocked on a pipe seen within the callback's
 // latency, preemption not counted as a block, and a bad setting refused.

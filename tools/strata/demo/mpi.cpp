@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The MPI section of `strata demo`: storage windows through libstrata-mpi,
 // with real mpiexec (MPICH) runs of programs built beside the strata binary.
 #include <filesystem>

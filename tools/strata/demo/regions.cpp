@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The regions section of `strata demo`: every region kind on 64 MiB.
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The runtime section of `strata demo`: tasks that block keep their cores
 // busy with the monitor, an OCR program in-process, and an unmodified OCR
 // binary through `strata ocr`.

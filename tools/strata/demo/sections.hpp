@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The sections of `strata demo`, one per layer, in the order they run.
 // A layer adds its section here, in its own file, and one call in demo.cpp.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The shared-objects section of `strata demo` (docs/shm.md): a vector in a
 // segment, handed by handle to another process through a port without a copy;
 // a producer SIGKILLed between loan and commit reported to the consumer; a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The demo's report: each layer's section runs steps through a Tour, which
 // times them, prints one line each (or collects JSON) and counts failures.
 // A planning Tour runs no step and only counts them: the demo walks its

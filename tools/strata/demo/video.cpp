@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The video section of `strata demo`: paper 003's pipeline (strata-video,
 // docs/video.md) on a small test video, over MPI and then over ZeroMQ on two
 // emulated nodes (apps/video/emulate: namespaces, a shaped link, a CPU quota).

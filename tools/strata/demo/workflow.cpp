@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The workflow section of `strata demo`: synthetic workflows through
 // `strata run` (docs/workflow.md), small enough to take a second or two.
 #include <filesystem>

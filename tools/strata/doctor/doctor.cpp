@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata doctor`: runs every probe in the order of the report, then prints it.
 #include "doctor.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // `strata doctor`: one real probe per capability strata uses.
 #pragma once
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* strata-mpi-probe: started by `strata doctor` as `mpiexec -n 1 strata-mpi-probe`.
  * Proves that the launcher can start a rank of this MPI library and that
  * MPI_Init/MPI_Finalize complete; prints the first line of the library

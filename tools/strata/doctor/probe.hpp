@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What a doctor probe reports, and the list of probes.
 //
 // Each probe exercises the capability for real (mounts, loads, maps, spawns)

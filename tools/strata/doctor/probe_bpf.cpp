@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // bpf: privilege, kernel BTF, and the embedded doctor_probe skeleton loaded,
 // attached to sched_switch and seen counting this process's context switches.
 //
@@ -12,15 +13,14 @@
 
 #include <array>
 #include <cerrno>
-#include <cstdarg>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 #include <bpf/libbpf.h>
 #include <fmt/format.h>
 
 #include "doctor_probe.skel.h"
+#include "monitor/libbpf_log.hpp"
 #include "probe.hpp"
 #include "system.hpp"
 
@@ -37,26 +37,6 @@ bool has_capability(int cap) {
     if (::syscall(SYS_capget, &header, data.data()) != 0) return false;
     const auto index = static_cast<std::size_t>(cap / 32);
     return (data[index].effective & (1U << (cap % 32))) != 0;
-}
-
-// libbpf reports why a load failed (verifier log, missing BTF) only through
-// its print callback; keep the first warning, which names the cause, for the
-// report instead of letting it interleave with the table on stderr.
-std::string& first_libbpf_warning() {
-    static std::string message;
-    return message;
-}
-
-[[gnu::format(printf, 2, 0)]] int capture_libbpf_print(libbpf_print_level level, const char* format, va_list args) {
-    if (level == LIBBPF_DEBUG) return 0;
-    std::array<char, 512> buf{};
-    const int n = std::vsnprintf(buf.data(), buf.size(), format, args);
-    std::string_view line(buf.data());
-    if (line.starts_with("libbpf: ")) line.remove_prefix(8);
-    // The RLIMIT_MEMLOCK notice is advisory and precedes the actual cause.
-    if (level == LIBBPF_WARN && first_libbpf_warning().empty() && !line.starts_with("Failed to bump RLIMIT_MEMLOCK"))
-        first_libbpf_warning() = first_line(line);
-    return n;
 }
 
 // Reads the BTF header's magic: proves the file is real BTF, not just present.
@@ -116,10 +96,15 @@ Capability probe_bpf() {
         return cap;
     }
 
-    first_libbpf_warning().clear();
-    const auto previous_print = libbpf_set_print(capture_libbpf_print);
-    const long long switches = run_skeleton(problem);
-    libbpf_set_print(previous_print);
+    // libbpf's first warning names why a load failed (verifier log, missing
+    // BTF); captured for the report instead of interleaving with the table.
+    long long switches = 0;
+    std::string libbpf_warning;
+    {
+        const monitor::detail::CaptureLibbpfWarnings capture;
+        switches = run_skeleton(problem);
+        libbpf_warning = first_line(capture.first_warning());
+    }
 
     utsname uts{};
     ::uname(&uts);
@@ -127,7 +112,7 @@ Capability probe_bpf() {
                                       libbpf_major_version(), libbpf_minor_version());
     if (switches < 0) {
         cap.detail = problem;
-        if (!first_libbpf_warning().empty()) cap.detail += " (libbpf: " + first_libbpf_warning() + ")";
+        if (!libbpf_warning.empty()) cap.detail += " (libbpf: " + libbpf_warning + ")";
         cap.detail += "; " + versions;
         if (!privileged) cap.detail += "; not privileged";
         cap.fix = (!privileged || switches == -EPERM || switches == -EACCES)

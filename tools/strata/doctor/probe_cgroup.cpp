@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cgroup-cpu, cgroup-memory, cgroup-blkio: the controllers the benchmarks use
 // to pin CPU shares, memory limits and I/O throttles on the processes they
 // compare.

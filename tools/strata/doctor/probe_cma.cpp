@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // cma (cross-memory attach): process_vm_readv of a live child's memory.
 //
 // The child fills a buffer *after* fork with a pattern derived from its own

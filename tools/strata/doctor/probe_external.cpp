@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // external-exposure: which exposure `exposure = "auto"` picks for external
 // programs here, and why (docs/external.md, "Exposures").
 //

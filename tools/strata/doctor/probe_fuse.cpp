@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // fuse: /dev/fuse opens, fusermount3 runs, and a real low-level file system
 // mounts and answers the kernel.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Kernel interfaces the tests, the demo and the benchmarks use beside the
 // layers' own (scripts/kernel-setup sets up the ones a script can):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // monitor: which backend STRATA_MONITOR=auto picks here and why, proven by
 // starting it and watching a thread of this process block on a pipe.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // mpi: mpiexec in PATH launches one rank of strata-mpi-probe (built next to
 // the strata executable), which initialises MPI and reports the library.
 // Running through the launcher catches what `which mpiexec` cannot: a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // memfd and shm: the two ways strata backs a region with shared pages.
 // Both probes map the object and check that bytes written through the mapping
 // are what the file descriptor reads back, i.e. that the mapping is shared.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // userfaultfd: open one (syscall, else /dev/userfaultfd), complete the
 // UFFDIO_API handshake, register an anonymous page for missing faults and
 // resolve it with UFFDIO_COPY — the calls a lazily filled region would make,

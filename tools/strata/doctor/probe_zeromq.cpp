@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // zeromq: the library version and a PAIR round trip over inproc (within the
 // context) and over ipc in the abstract socket namespace (through the I/O
 // thread and the kernel, and with no socket file to clean up).

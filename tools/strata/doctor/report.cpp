@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The doctor's two output formats. The text table is for people; the JSON
 // document is the stable interface for scripts and tests.
 #include <algorithm>

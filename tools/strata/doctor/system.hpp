@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Small POSIX helpers the probes share: descriptors, scope guards, child
 // processes with deadlines, unique names. Not part of strata's API.
 #pragma once
