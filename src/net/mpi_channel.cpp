@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A message channel between MPI ranks with liveness (see mpi_channel.hpp).
 #include "net/mpi_channel.hpp"
 
@@ -151,7 +152,9 @@ Result<void> MpiChannel::send_bytes(int dest, int tag, std::span<const std::byte
                               mpi_error_text(rc));
         }
         range.requests.push_back(request);
-        if (bytes.empty()) break;
+        if (bytes.empty()) {
+            break;
+        }
     }
     std::lock_guard lock(range_mu_);
     ranges_.push_back(std::move(range));
@@ -177,7 +180,9 @@ Result<void> MpiChannel::receive_bytes(int source, int tag, std::span<std::byte>
                               mpi_error_text(rc));
         }
         range.requests.push_back(request);
-        if (bytes.empty()) break;
+        if (bytes.empty()) {
+            break;
+        }
     }
     std::lock_guard lock(range_mu_);
     ranges_.push_back(std::move(range));
@@ -198,7 +203,9 @@ void MpiChannel::complete_ranges() {
                 it = ranges_.erase(it);
             } else if (dead_[static_cast<std::size_t>(it->peer)]) {
                 for (MPI_Request& r : it->requests) {
-                    if (r != MPI_REQUEST_NULL) abandoned_.emplace_back(r, it->keep);
+                    if (r != MPI_REQUEST_NULL) {
+                        abandoned_.emplace_back(r, it->keep);
+                    }
                 }
                 finished.emplace_back(std::move(it->done), false);
                 it = ranges_.erase(it);
@@ -208,7 +215,9 @@ void MpiChannel::complete_ranges() {
         }
     }
     for (auto& [done, ok] : finished) {
-        if (done) done(ok);
+        if (done) {
+            done(ok);
+        }
     }
 }
 
@@ -323,13 +332,17 @@ void MpiChannel::flush(std::chrono::milliseconds limit) {
 
 std::vector<KindCount> MpiChannel::sent() const {
     std::vector<KindCount> out(sent_msgs_.size());
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = {sent_msgs_[i].load(), sent_bytes_[i].load()};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i] = {sent_msgs_[i].load(), sent_bytes_[i].load()};
+    }
     return out;
 }
 
 std::vector<KindCount> MpiChannel::received() const {
     std::vector<KindCount> out(recv_msgs_.size());
-    for (std::size_t i = 0; i < out.size(); ++i) out[i] = {recv_msgs_[i].load(), recv_bytes_[i].load()};
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i] = {recv_msgs_[i].load(), recv_bytes_[i].load()};
+    }
     return out;
 }
 

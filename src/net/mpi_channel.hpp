@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A message channel between the ranks of an MPI job, with liveness: the
 // transport the DSM (src/dsm) and the distributed OCR runtime
 // (src/runtime/ocr/dist, through libstrata-ocr-dist) both use.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A SIGKILLed rank of a distributed OCR program (docs/runtime.md, "Failures"): every survivor
 prints an error naming the dead rank and ends, and nothing is left behind: no shared segment of
 any rank (the survivors remove those of the dead one too), no storage directory, no process.
@@ -39,7 +40,9 @@ def running(pid: int) -> bool:
 
 
 def segments_of(pids: list[int]) -> list[str]:
-    return sorted(p.name for p in Path("/dev/shm").iterdir() for pid in pids if p.name.startswith(f"strata-ocr-{pid}-"))
+    return sorted(
+        p.name for p in Path("/dev/shm").iterdir() for pid in pids if p.name.startswith(f"strata-ocr-{pid}-")
+    )
 
 
 @pytest.mark.parametrize("placement", ["shared", "storage"])

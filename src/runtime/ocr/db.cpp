@@ -404,7 +404,9 @@ u8(ocrDbDestroy)(ocrGuid_t guid) {
         Hold* held = nullptr;
         if (Edt* edt = current_edt()) {
             for (Hold& hold : edt->holds) {
-                if (hold.guid.guid == guid.guid) held = &hold;
+                if (hold.guid.guid == guid.guid) {
+                    held = &hold;
+                }
             }
         }
         dist::destroy_remote_db(guid, held, site);

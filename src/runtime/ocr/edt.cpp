@@ -39,7 +39,9 @@ void complete_output(ocrGuid_t output_event, ocrGuid_t result, const CallSite& s
     OcrState* s = state();
     if (kind_of(result) == Kind::event) {
         // The output event fires with the returned event (where either lives).
-        if (dist::route_add_dependence(result, 0, output_event, 0, DB_DEFAULT_MODE, site)) return;
+        if (dist::route_add_dependence(result, 0, output_event, 0, DB_DEFAULT_MODE, site)) {
+            return;
+        }
         if (auto returned = s->table.find_as<Event>(result, Kind::event)) {
             add_event_dependence(returned, Event::Waiter{output_event, 0, DB_DEFAULT_MODE, site});
         } else {
@@ -133,7 +135,9 @@ void continue_acquire(const std::shared_ptr<Edt>& edt) {
         Hold& hold = edt->holds[edt->next_hold];
         ++edt->next_hold;
         if (!hold.db) {
-            if (!dist::acquire_remote(edt, edt->next_hold - 1)) return;  // another rank's block
+            if (!dist::acquire_remote(edt, edt->next_hold - 1)) {
+                return;  // another rank's block
+            }
             continue;
         }
         if (!hold.db->acquire_or_wait(edt, hold.mode, &hold.copy)) {

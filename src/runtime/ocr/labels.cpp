@@ -141,8 +141,12 @@ u8 ocrGuidFromIndex(ocrGuid_t* outGuid, ocrGuid_t rangeGuid, u64 idx) {
 
 u8 ocrGuidFromLabel(ocrGuid_t* outGuid, ocrGuid_t mapGuid, s64* tuple) {
     OcrState* s = state();
-    if (s == nullptr || outGuid == nullptr) return OCR_EINVAL;
-    if (ocrGuidIsNull(mapGuid)) mapGuid = guid_of(g_default_map.load(std::memory_order_acquire));
+    if (s == nullptr || outGuid == nullptr) {
+        return OCR_EINVAL;
+    }
+    if (ocrGuidIsNull(mapGuid)) {
+        mapGuid = guid_of(g_default_map.load(std::memory_order_acquire));
+    }
     auto map = dist::is_remote(mapGuid) ? dist::find_map(mapGuid) : s->table.find_as<GuidMap>(mapGuid, Kind::guid_map);
     if (!map || map->function == nullptr) {
         strata::detail::log().warn("strata-ocr: ocrGuidFromLabel({}): not a live GUID map", show(mapGuid));

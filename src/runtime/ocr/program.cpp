@@ -195,20 +195,26 @@ u8 ocrGetHint(ocrGuid_t guid, ocrHint_t* hint) {
 // One affinity per rank (policy domain): a GUID naming the rank (state.hpp).
 // AFFINITY_PD and AFFINITY_PD_MASTER list every rank; AFFINITY_CURRENT this one.
 u8 ocrAffinityCount(ocrAffinityKind kind, u64* count) {
-    if (count == nullptr) return OCR_EINVAL;
+    if (count == nullptr) {
+        return OCR_EINVAL;
+    }
     *count = kind == AFFINITY_CURRENT ? 1 : static_cast<u64>(dist::ranks());
     return 0;
 }
 
 u8 ocrAffinityGet(ocrAffinityKind kind, u64* count, ocrGuid_t* affinities) {
-    if (count == nullptr || affinities == nullptr || *count < 1) return OCR_EINVAL;
+    if (count == nullptr || affinities == nullptr || *count < 1) {
+        return OCR_EINVAL;
+    }
     if (kind == AFFINITY_CURRENT) {
         *count = 1;
         affinities[0] = affinity_of(dist::rank());
         return 0;
     }
     const u64 n = std::min<u64>(*count, static_cast<u64>(dist::ranks()));
-    for (u64 i = 0; i < n; ++i) affinities[i] = affinity_of(static_cast<int>(i));
+    for (u64 i = 0; i < n; ++i) {
+        affinities[i] = affinity_of(static_cast<int>(i));
+    }
     *count = n;
     return 0;
 }
@@ -225,14 +231,18 @@ u8 ocrAffinityGetAt(ocrAffinityKind kind, u64 idx, ocrGuid_t* affinity) {
 }
 
 u8 ocrAffinityGetCurrent(ocrGuid_t* affinity) {
-    if (affinity == nullptr) return OCR_EINVAL;
+    if (affinity == nullptr) {
+        return OCR_EINVAL;
+    }
     *affinity = affinity_of(dist::rank());
     return 0;
 }
 
 // The rank that owns an object: where an EDT runs, where a data block lives.
 u8 ocrAffinityQuery(ocrGuid_t guid, u64* count, ocrGuid_t* affinities) {
-    if (count != nullptr) *count = 1;
+    if (count != nullptr) {
+        *count = 1;
+    }
     if (affinities != nullptr) {
         const bool object = guid.guid > 0 && (id_of(guid) & 7U) != affinity_kind;
         affinities[0] = affinity_of(object ? owner_of(guid) : dist::rank());

@@ -66,7 +66,9 @@ std::string_view error_name(int code) noexcept {
 void GuidTable::set_rank(int rank, int size) {
     rank_ = rank;
     minted_ = std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(size));
-    for (int r = 0; r < size; ++r) minted_[static_cast<std::size_t>(r)] = 0;
+    for (int r = 0; r < size; ++r) {
+        minted_[static_cast<std::size_t>(r)] = 0;
+    }
 }
 
 ocrGuid_t GuidTable::mint(int owner, Kind kind) {

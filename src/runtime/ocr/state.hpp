@@ -280,7 +280,9 @@ struct Hold {
     ocrGuid_t guid{0};
     std::shared_ptr<RemoteCopy> remote;
     [[nodiscard]] void* pointer() {
-        if (remote) return remote_data(*remote);
+        if (remote) {
+            { return remote_data(*remote); }
+        }
         return mode == DB_MODE_CONST ? static_cast<void*>(copy.data()) : db->data;
     }
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // What the one-process OCR code (edt.cpp, event.cpp, db.cpp, labels.cpp,
 // program.cpp) asks of the distributed runtime. Every function is a no-op
 // returning "not taken" (false, -1, nullptr) when the run has one rank, so

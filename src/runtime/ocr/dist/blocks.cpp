@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Data blocks across ranks (docs/runtime.md, "Data blocks across ranks").
 //
 // The owner keeps the block and its holds. An EDT of another rank asks for a
@@ -48,7 +49,9 @@ bool is_write(ocrDbAccessMode_t mode) {
 }
 
 ocrDbAccessMode_t owner_mode(ocrDbAccessMode_t asked) {
-    if (is_write(asked)) return db_mode_remote_write;
+    if (is_write(asked)) {
+        return db_mode_remote_write;
+    }
     return asked == DB_MODE_CONST ? db_mode_remote_const : DB_MODE_RO;
 }
 
@@ -77,11 +80,15 @@ void acquired(Cluster& c, std::uint64_t token, const std::shared_ptr<RemoteCopy>
     {
         std::lock_guard lock(c.blocks_mutex());
         auto it = c.acquisitions.find(token);
-        if (it == c.acquisitions.end()) return;
+        if (it == c.acquisitions.end()) {
+            return;
+        }
         a = std::move(it->second);
         c.acquisitions.erase(it);
         Hold& hold = a.edt->holds[a.hold];
-        if (!is_write(hold.mode)) keep_copy(c, hold.guid, copy);
+        if (!is_write(hold.mode)) {
+            keep_copy(c, hold.guid, copy);
+        }
         hold.remote = copy;
     }
     continue_acquire(a.edt);
@@ -99,12 +106,16 @@ void send_grant(Cluster& c, const std::shared_ptr<Db>& db, int rank, std::uint64
     if (mode != db_mode_remote_write && cached == version) {
         grant.u8(static_cast<std::uint8_t>(Sent::current));
         c.send(rank, grant);
-        if (mode == db_mode_remote_const) db->release(mode);
+        if (mode == db_mode_remote_const) {
+            db->release(mode);
+        }
         return;
     }
     if (db->size <= inline_limit) {
         grant.u8(static_cast<std::uint8_t>(Sent::inline_bytes)).bytes(bytes);
-        if (mode == db_mode_remote_const) db->release(mode);  // copied: writers may go on
+        if (mode == db_mode_remote_const) {
+            db->release(mode);  // copied: writers may go on
+        }
         c.send(rank, grant);
         return;
     }
@@ -113,9 +124,13 @@ void send_grant(Cluster& c, const std::shared_ptr<Db>& db, int rank, std::uint64
     c.send(rank, grant);
     // CONST readers keep writers out until their bytes are out (Db::senders).
     auto sent = c.wire().send_bytes(rank, transfer, bytes, [db, mode](bool) {
-        if (mode == db_mode_remote_const) db->release(mode);
+        if (mode == db_mode_remote_const) {
+            db->release(mode);
+        }
     });
-    if (!sent) c.peer_died(rank, sent.error().message);
+    if (!sent) {
+        c.peer_died(rank, sent.error().message);
+    }
 }
 
 void finish_write(const std::shared_ptr<Db>& db) {
@@ -154,7 +169,9 @@ bool on_acquire(Cluster& c, int source, Reader& in) {
     const std::uint64_t token = in.u64();
     const std::uint64_t cached = in.u64();
     auto db = s.table.find_as<Db>(guid, Kind::db);
-    if (!db && c.not_created_yet(guid)) return false;
+    if (!db && c.not_created_yet(guid)) {
+        return false;
+    }
     if (!db) {
         Writer refusal(Msg::grant);
         refusal.u64(token).u32(OCR_EINVAL).u64(0).u64(0).u8(0);
@@ -185,7 +202,9 @@ void on_grant(Cluster& c, int source, Reader& in) {
     {
         std::lock_guard lock(c.blocks_mutex());
         auto it = c.acquisitions.find(token);
-        if (it == c.acquisitions.end()) return;
+        if (it == c.acquisitions.end()) {
+            return;
+        }
         a = it->second;
     }
     const Hold& hold = a.edt->holds[a.hold];
@@ -213,15 +232,21 @@ void on_grant(Cluster& c, int source, Reader& in) {
     }
     const std::uint64_t transfer = in.u64();
     auto received = c.wire().receive_bytes(source, transfer, copy->bytes(), copy, [&c, token, copy](bool ok) {
-        if (ok) acquired(c, token, copy);
+        if (ok) {
+            acquired(c, token, copy);
+        }
     });
-    if (!received) c.peer_died(source, received.error().message);
+    if (!received) {
+        c.peer_died(source, received.error().message);
+    }
 }
 
 void release_remote(Hold& hold) {
     Cluster* c = cluster();
     auto copy = std::move(hold.remote);
-    if (c == nullptr || !copy || !is_write(hold.mode)) return;
+    if (c == nullptr || !copy || !is_write(hold.mode)) {
+        return;
+    }
     const int owner = owner_of(hold.guid);
     Writer message(Msg::release);
     message.u64(id_of(hold.guid)).u64(copy->size);
@@ -234,7 +259,9 @@ void release_remote(Hold& hold) {
     message.u8(static_cast<std::uint8_t>(Sent::byte_range)).u64(transfer);
     c->send(owner, message);
     auto sent = c->wire().send_bytes(owner, transfer, copy->bytes(), [copy](bool) {});
-    if (!sent) c->peer_died(owner, sent.error().message);
+    if (!sent) {
+        c->peer_died(owner, sent.error().message);
+    }
 }
 
 void on_release(Cluster& c, int source, Reader& in) {
@@ -265,9 +292,13 @@ void on_release(Cluster& c, int source, Reader& in) {
     const std::uint64_t transfer = in.u64();
     auto received = c.wire().receive_bytes(
         source, transfer, {static_cast<std::byte*>(db->data), static_cast<std::size_t>(db->size)}, db, [db](bool ok) {
-            if (ok) finish_write(db);
+            if (ok) {
+                finish_write(db);
+            }
         });
-    if (!received) c.peer_died(source, received.error().message);
+    if (!received) {
+        c.peer_died(source, received.error().message);
+    }
 }
 
 void drop_remote_writer(Cluster& c, ocrGuid_t guid) {
@@ -275,7 +306,9 @@ void drop_remote_writer(Cluster& c, ocrGuid_t guid) {
     {
         std::lock_guard lock(c.blocks_mutex());
         auto it = c.written.find(id_of(guid));
-        if (it == c.written.end()) return;
+        if (it == c.written.end()) {
+            return;
+        }
         db = std::move(it->second);
         c.written.erase(it);
     }
@@ -303,7 +336,9 @@ u8 create_db_on(int rank, ocrGuid_t* guid, void** addr, u64 len, u16 flags, DbPl
     const bool acquire = (flags & DB_PROP_NO_ACQUIRE) == 0 && edt != nullptr;
     ocrGuid_t id = *guid;
     if (is_labeled(flags)) {
-        if (u8 rc = create_labeled_db(id, len, flags, placement, acquire, site); rc != 0) return rc;
+        if (u8 rc = create_labeled_db(id, len, flags, placement, acquire, site); rc != 0) {
+            return rc;
+        }
     } else {
         id = c->create_on(rank, Kind::db, [&](ocrGuid_t minted) {
             Writer message(Msg::create_db);
@@ -324,7 +359,9 @@ u8 create_db_on(int rank, ocrGuid_t* guid, void** addr, u64 len, u16 flags, DbPl
         hold.remote = copy;
         edt->holds.push_back(std::move(hold));
     }
-    if (addr != nullptr) *addr = acquire ? edt->holds.back().remote->data : nullptr;
+    if (addr != nullptr) {
+        *addr = acquire ? edt->holds.back().remote->data : nullptr;
+    }
     return 0;
 }
 

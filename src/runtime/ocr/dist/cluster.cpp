@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The cluster of a distributed OCR run: launch, the communication thread,
 // liveness, the deferral of early operations, calls, and the job-wide end.
 #include "cluster.hpp"
@@ -23,7 +24,9 @@ using namespace std::chrono_literals;
 
 Result<int> env_int(const char* name, int fallback) {
     const char* text = std::getenv(name);
-    if (text == nullptr || *text == '\0') return fallback;
+    if (text == nullptr || *text == '\0') {
+        return fallback;
+    }
     int value = 0;
     const char* end = text + std::char_traits<char>::length(text);
     auto [ptr, ec] = std::from_chars(text, end, value);
@@ -72,10 +75,16 @@ private:
 
 Result<std::optional<Launch>> launch_from_env() {
     auto size = env_int("PMI_SIZE", 1);
-    if (!size) return std::unexpected(size.error());
-    if (*size <= 1) return std::nullopt;
+    if (!size) {
+        return std::unexpected(size.error());
+    }
+    if (*size <= 1) {
+        return std::nullopt;
+    }
     auto rank = env_int("PMI_RANK", 0);
-    if (!rank) return std::unexpected(rank.error());
+    if (!rank) {
+        return std::unexpected(rank.error());
+    }
     if (*size > guid_max_ranks) {
         return make_error(Errc::resource_exhausted, "PMI_SIZE={}: strata's OCR GUIDs name at most {} ranks", *size,
                           guid_max_ranks);
@@ -87,13 +96,17 @@ Result<std::optional<Launch>> launch_from_env() {
 }
 
 std::vector<int> cpus_of_rank(const std::vector<int>& cpus, int local_rank, int local_size) {
-    if (cpus.empty() || local_size <= 1) return cpus;
+    if (cpus.empty() || local_size <= 1) {
+        return cpus;
+    }
     std::vector<int> mine;
     for (std::size_t i = static_cast<std::size_t>(local_rank); i < cpus.size();
          i += static_cast<std::size_t>(local_size)) {
         mine.push_back(cpus[i]);
     }
-    if (mine.empty()) mine.push_back(cpus[static_cast<std::size_t>(local_rank) % cpus.size()]);
+    if (mine.empty()) {
+        mine.push_back(cpus[static_cast<std::size_t>(local_rank) % cpus.size()]);
+    }
     return mine;
 }
 
@@ -113,7 +126,9 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
     WireOptions options;
     options.ping = Writer(Msg::ping).view();
     auto wire = open(options);
-    if (!wire) return std::unexpected(wire.error());
+    if (!wire) {
+        return std::unexpected(wire.error());
+    }
     if ((*wire)->rank() != launch.rank || (*wire)->size() != launch.size) {
         return make_error(Errc::internal, "MPI says rank {} of {}, PMI said rank {} of {}", (*wire)->rank(),
                           (*wire)->size(), launch.rank, launch.size);
@@ -126,7 +141,9 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
     // Nothing can tell when the last EDT of all ranks ended without a shutdown: the
     // stuck-program check of one rank would fire while others still work.
     state.detect_stuck.store(false, std::memory_order_release);
-    if (auto met = c->meet(); !met) return std::unexpected(met.error());
+    if (auto met = c->meet(); !met) {
+        return std::unexpected(met.error());
+    }
     return c;
 }
 
@@ -136,7 +153,9 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
 // arrives meanwhile waits for the communication thread.
 Result<void> Cluster::meet() {
     for (int r = 0; r < size_; ++r) {
-        if (r == rank_) continue;
+        if (r == rank_) {
+            continue;
+        }
         const Place& here = peers_[static_cast<std::size_t>(rank_)];
         Writer hello(Msg::hello);
         hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
@@ -147,7 +166,9 @@ Result<void> Cluster::meet() {
         int source = -1;
         std::shared_ptr<std::vector<std::byte>> message;
         auto got = wire_->poll(source, message);
-        if (!got) return std::unexpected(got.error());
+        if (!got) {
+            return std::unexpected(got.error());
+        }
         if (!*got) {
             if (std::chrono::steady_clock::now() > until) {
                 return make_error(Errc::timeout, "rank {}: {} of the {} ranks did not start within 60 s", rank_,
@@ -167,8 +188,12 @@ Result<void> Cluster::meet() {
     for (int r = 0; r < size_; ++r) {
         const Place& there = peers_[static_cast<std::size_t>(r)];
         one_network_ = one_network_ && there.network == here.network;
-        if (there.machine != here.machine) continue;
-        if (r < rank_) ++local_rank_;
+        if (there.machine != here.machine) {
+            continue;
+        }
+        if (r < rank_) {
+            ++local_rank_;
+        }
         ++local_size_;
     }
     return {};
@@ -176,7 +201,9 @@ Result<void> Cluster::meet() {
 
 void Cluster::run() {
     thread_ = std::thread([this] {
-        for (auto& [source, message] : backlog_) dispatch(source, message);
+        for (auto& [source, message] : backlog_) {
+            dispatch(source, message);
+        }
         backlog_.clear();
         loop();
     });
@@ -196,7 +223,9 @@ Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
 
 Cluster::~Cluster() {
     stop_ = true;
-    if (thread_.joinable()) thread_.join();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
 }
 
 Cluster* cluster() noexcept {
@@ -208,10 +237,14 @@ void Cluster::send(int dest, Writer& message) {
     auto buffer = message.take();
     if (dest == rank_) {
         // Its object was not created yet: it waits; if it was meanwhile, handle it now.
-        if (!handle(rank_, buffer) && !defer(target_of(*buffer), rank_, buffer)) (void)handle(rank_, buffer);
+        if (!handle(rank_, buffer) && !defer(target_of(*buffer), rank_, buffer)) {
+            (void)handle(rank_, buffer);
+        }
         return;
     }
-    if (wire_->is_dead(dest)) return;  // the run ends: the dead peer was reported
+    if (wire_->is_dead(dest)) {
+        return;  // the run ends: the dead peer was reported
+    }
     if (auto posted = wire_->post(dest, std::move(buffer)); !posted) {
         peer_died(dest, posted.error().message);
     }
@@ -257,7 +290,9 @@ void Cluster::dispatch(int source, const std::shared_ptr<std::vector<std::byte>>
     }
     if (!handle(source, message)) {
         // Its object was not created yet; if it was meanwhile, handle it now.
-        if (!defer(target_of(*message), source, message)) (void)handle(source, message);
+        if (!defer(target_of(*message), source, message)) {
+            (void)handle(source, message);
+        }
     }
 }
 
@@ -300,7 +335,9 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
             const std::uint64_t token = in.u64();
             {
                 std::lock_guard lock(calls_mutex_);
-                if (auto it = calls_.find(token); it != calls_.end()) it->second.reply = message;
+                if (auto it = calls_.find(token); it != calls_.end()) {
+                    it->second.reply = message;
+                }
             }
             calls_cv_.notify_all();
             return true;
@@ -326,7 +363,9 @@ ocrGuid_t target_of(const std::vector<std::byte>& message) {
 // it is gone, destroyed).
 bool Cluster::not_created_yet(ocrGuid_t guid) {
     const int minter = minter_of(guid);
-    if (guid.guid <= 0 || owner_of(guid) != rank_ || minter == rank_ || minter >= size_) return false;
+    if (guid.guid <= 0 || owner_of(guid) != rank_ || minter == rank_ || minter >= size_) {
+        return false;
+    }
     std::lock_guard lock(pending_mutex_);
     return counter_of(guid) > created_up_to_[static_cast<std::size_t>(minter)];
 }
@@ -334,7 +373,9 @@ bool Cluster::not_created_yet(ocrGuid_t guid) {
 bool Cluster::defer(ocrGuid_t guid, int source, std::shared_ptr<std::vector<std::byte>> message) {
     std::lock_guard lock(pending_mutex_);
     const int minter = minter_of(guid);
-    if (counter_of(guid) <= created_up_to_[static_cast<std::size_t>(minter)]) return false;
+    if (counter_of(guid) <= created_up_to_[static_cast<std::size_t>(minter)]) {
+        return false;
+    }
     pending_[id_of(guid)].emplace_back(source, std::move(message));
     return true;
 }
@@ -344,7 +385,9 @@ void Cluster::created(ocrGuid_t guid) {
     {
         std::lock_guard lock(pending_mutex_);
         const int minter = minter_of(guid);
-        if (minter == rank_ || minter >= size_) return;
+        if (minter == rank_ || minter >= size_) {
+            return;
+        }
         auto& up_to = created_up_to_[static_cast<std::size_t>(minter)];
         up_to = std::max(up_to, counter_of(guid));
         if (auto it = pending_.find(id_of(guid)); it != pending_.end()) {
@@ -374,14 +417,20 @@ std::uint64_t Cluster::export_scope(const std::shared_ptr<FinishScope>& scope) {
 std::shared_ptr<FinishScope> Cluster::import_done(std::uint64_t id) {
     std::lock_guard lock(scopes_mutex_);
     auto it = scopes_.find(id);
-    if (it == scopes_.end()) return nullptr;
+    if (it == scopes_.end()) {
+        return nullptr;
+    }
     auto scope = it->second.first;
-    if (--it->second.second == 0) scopes_.erase(it);
+    if (--it->second.second == 0) {
+        scopes_.erase(it);
+    }
     return scope;
 }
 
 const char* Cluster::intern(const std::string& file) {
-    if (file.empty()) return nullptr;
+    if (file.empty()) {
+        return nullptr;
+    }
     std::lock_guard lock(files_mutex_);
     return files_.insert(file).first->c_str();
 }
@@ -413,7 +462,9 @@ void Cluster::quiesce() {
 
 int Cluster::leave(int code) {
     for (int r = 0; r < size_; ++r) {
-        if (r == rank_ || wire_->is_dead(r)) continue;
+        if (r == rank_ || wire_->is_dead(r)) {
+            continue;
+        }
         Writer bye(Msg::bye);
         send(r, bye);
     }
@@ -424,16 +475,22 @@ int Cluster::leave(int code) {
         {
             std::lock_guard lock(dispatch_mutex_);
             for (int r = 0; r < size_; ++r) {
-                if (r != rank_ && !said_bye_[static_cast<std::size_t>(r)] && !wire_->is_dead(r)) all = false;
+                if (r != rank_ && !said_bye_[static_cast<std::size_t>(r)] && !wire_->is_dead(r)) {
+                    all = false;
+                }
             }
         }
-        if (all) break;
+        if (all) {
+            break;
+        }
         std::this_thread::sleep_for(1ms);
     }
     const bool clean = !died_.load();
     wire_->flush(clean ? 2000ms : 100ms);
     stop_ = true;
-    if (thread_.joinable()) thread_.join();
+    if (thread_.joinable()) {
+        thread_.join();
+    }
     // MPI_Finalize only when every rank said bye and all run in this network (wire.hpp).
     if (!wire_->finish(clean && one_network_, 10000ms)) {
         std::fflush(nullptr);
@@ -444,7 +501,9 @@ int Cluster::leave(int code) {
 
 void tell_finish(Cluster& cluster, int code) {
     for (int r = 0; r < cluster.size(); ++r) {
-        if (r == cluster.rank()) continue;
+        if (r == cluster.rank()) {
+            continue;
+        }
         Writer message(Msg::shutdown);
         message.u32(static_cast<std::uint32_t>(code));
         cluster.send(r, message);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The distributed OCR runtime (docs/runtime.md, "Distributed OCR"): one rank
 // of an MPI job is one policy domain. A Cluster is this rank's view of the
 // others: the wire to them (wire.hpp, libstrata-ocr-dist.so), a communication

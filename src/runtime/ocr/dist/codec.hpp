@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The messages of the distributed OCR runtime (docs/runtime.md, "Distributed
 // OCR"): a kind byte, then fields written in order by Writer and read back
 // by Reader. Both ends run the same binary, so fields are native-endian.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // A rank of the job died (docs/runtime.md, "Failures").
 //
 // Found three ways: a send to it fails (UCX over TCP says so at once), Hydra's
@@ -50,7 +51,9 @@ std::chrono::milliseconds peer_timeout() {
 void remove_segments_of(long pid) {
     const std::string prefix = fmt::format("strata-ocr-{}-", pid);
     DIR* dir = ::opendir("/dev/shm");
-    if (dir == nullptr) return;
+    if (dir == nullptr) {
+        return;
+    }
     while (dirent* entry = ::readdir(dir)) {
         if (std::string_view(entry->d_name).starts_with(prefix)) {
             ::unlinkat(::dirfd(dir), entry->d_name, 0);
@@ -63,11 +66,15 @@ void remove_segments_of(long pid) {
 // heading, and whether UCX said its endpoint timed out.
 std::string short_reason(const std::string& why) {
     std::string first = why.substr(0, why.find('\n'));
-    if (first.starts_with("strata-ocr: ")) first.erase(0, 12);
+    if (first.starts_with("strata-ocr: ")) {
+        first.erase(0, 12);
+    }
     if (const auto stack = first.find(": Other MPI error"); stack != std::string::npos) {
         first = first.substr(0, stack) + " failed";
     }
-    if (why.find("Endpoint timeout") != std::string::npos) first += " (UCX: endpoint timeout)";
+    if (why.find("Endpoint timeout") != std::string::npos) {
+        first += " (UCX: endpoint timeout)";
+    }
     return first;
 }
 
@@ -79,10 +86,14 @@ std::string read_line(const char* path) {
     std::string text;
     if (FILE* f = std::fopen(path, "r")) {
         char line[256] = {};
-        if (std::fgets(line, sizeof line, f) != nullptr) text = line;
+        if (std::fgets(line, sizeof line, f) != nullptr) {
+            text = line;
+        }
         std::fclose(f);
     }
-    while (!text.empty() && text.back() == '\n') text.pop_back();
+    while (!text.empty() && text.back() == '\n') {
+        text.pop_back();
+    }
     return text;
 }
 
@@ -126,10 +137,14 @@ void Cluster::check_peers() {
     }
     const auto timeout = peer_timeout();
     for (int r = 0; r < size_; ++r) {
-        if (r == rank_ || wire_->is_dead(r)) continue;
+        if (r == rank_ || wire_->is_dead(r)) {
+            continue;
+        }
         {
             std::lock_guard lock(dispatch_mutex_);
-            if (said_bye_[static_cast<std::size_t>(r)]) continue;
+            if (said_bye_[static_cast<std::size_t>(r)]) {
+                continue;
+            }
         }
         if (notice) {
             // Silent since the notice (or before it) for notice_timeout: the dead one.
@@ -149,7 +164,9 @@ void Cluster::check_peers() {
 void Cluster::peer_died(int rank, const std::string& why, bool told) {
     wire_->mark_dead(rank);
     calls_cv_.notify_all();
-    if (died_.exchange(true)) return;
+    if (died_.exchange(true)) {
+        return;
+    }
     const std::string reason = told ? why : short_reason(why);
     {
         std::lock_guard lock(state_.print_mutex);
@@ -157,7 +174,9 @@ void Cluster::peer_died(int rank, const std::string& why, bool told) {
         fmt::print(stderr, "strata-ocr: rank {}: peer_dead: rank {} of {} died: {}\n", rank_, rank, size_, reason);
     }
     for (int r = 0; r < size_ && !told; ++r) {
-        if (r == rank_ || wire_->is_dead(r)) continue;
+        if (r == rank_ || wire_->is_dead(r)) {
+            continue;
+        }
         Writer dead(Msg::dead);
         dead.u32(static_cast<std::uint32_t>(rank)).str(reason);
         send(r, dead);
@@ -185,7 +204,9 @@ void Cluster::end_after_death(int dead) {
     remove_segments_of(::getpid());
     state_.close_db_dir();
     for (int r = 0; r < size_; ++r) {
-        if (r == rank_ || wire_->is_dead(r)) continue;
+        if (r == rank_ || wire_->is_dead(r)) {
+            continue;
+        }
         Writer cleaned(Msg::cleaned);
         send(r, cleaned);
     }
@@ -195,7 +216,9 @@ void Cluster::end_after_death(int dead) {
         std::lock_guard lock(peers_mutex_);
         all = true;
         for (int r = 0; r < size_; ++r) {
-            if (r != rank_ && !wire_->is_dead(r) && !cleaned_[static_cast<std::size_t>(r)]) all = false;
+            if (r != rank_ && !wire_->is_dead(r) && !cleaned_[static_cast<std::size_t>(r)]) {
+                all = false;
+            }
         }
     }
     std::shared_ptr<RunExtension> extension;
@@ -203,8 +226,10 @@ void Cluster::end_after_death(int dead) {
         std::lock_guard lock(state_.extension_mutex);
         extension = state_.extension;
     }
-    if (extension) extension->stop();  // external programs of this rank end too
-    remove_segments_of(::getpid());    // again: EDTs kept running meanwhile
+    if (extension) {
+        extension->stop();  // external programs of this rank end too
+    }
+    remove_segments_of(::getpid());  // again: EDTs kept running meanwhile
     std::fflush(nullptr);
     ::_exit(1);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Function pointers across ranks (functions.hpp).
 #include "functions.hpp"
 
@@ -20,7 +21,9 @@ int find_containing(dl_phdr_info* info, std::size_t /*size*/, void* data) {
     auto* found = static_cast<Found*>(data);
     for (int i = 0; i < info->dlpi_phnum; ++i) {
         const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-        if (ph.p_type != PT_LOAD) continue;
+        if (ph.p_type != PT_LOAD) {
+            continue;
+        }
         const std::uintptr_t start = info->dlpi_addr + ph.p_vaddr;
         if (found->address >= start && found->address < start + ph.p_memsz) {
             found->name = info->dlpi_name;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Function pointers across ranks. Every rank runs the same program with the
 // same libraries (as with the reference runtime's x86-mpi platform), but
 // address-space randomization loads them at different addresses in each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Calls between ranks (a request and its reply): EDT templates and GUID maps
 // fetched from their owner once, objects created at labeled GUIDs of another
 // rank (the creator needs the result code), and queries of remote objects.
@@ -29,7 +30,9 @@ void* read_function(Reader& in) {
     FunctionRef ref;
     ref.module = in.str();
     ref.offset = in.u64();
-    if (!present) return nullptr;
+    if (!present) {
+        return nullptr;
+    }
     auto function = decode_function(ref);
     if (!function) {
         strata::detail::log().warn("strata-ocr: {}", function.error().message);
@@ -47,7 +50,9 @@ Answer ask(Cluster& c, Call what, ocrGuid_t guid, const std::function<void(Write
     Writer message(Msg::call);
     const std::uint64_t token = c.new_token();
     message.u64(token).u8(static_cast<std::uint8_t>(what)).u64(id_of(guid));
-    if (more) more(message);
+    if (more) {
+        more(message);
+    }
     auto reply = c.call(owner_of(guid), message, token);
     if (!reply) {
         strata::detail::log().warn("strata-ocr: rank {}: asking rank {} about {}: {}", c.rank(), owner_of(guid),
@@ -73,13 +78,19 @@ Reader after_code(const Answer& answer) {
 
 std::shared_ptr<EdtTemplate> find_template(ocrGuid_t guid) {
     Cluster* c = cluster();
-    if (c == nullptr || !c->remote(guid) || kind_of(guid) != Kind::edt_template) return nullptr;
+    if (c == nullptr || !c->remote(guid) || kind_of(guid) != Kind::edt_template) {
+        return nullptr;
+    }
     {
         std::lock_guard lock(c->meta_mutex);
-        if (auto it = c->templates.find(id_of(guid)); it != c->templates.end()) return it->second;
+        if (auto it = c->templates.find(id_of(guid)); it != c->templates.end()) {
+            return it->second;
+        }
     }
     const Answer answer = ask(*c, Call::fetch_template, guid);
-    if (answer.code != 0) return nullptr;
+    if (answer.code != 0) {
+        return nullptr;
+    }
     Reader in = after_code(answer);
     auto tpl = std::make_shared<EdtTemplate>();
     tpl->guid = guid;
@@ -89,21 +100,31 @@ std::shared_ptr<EdtTemplate> find_template(ocrGuid_t guid) {
     tpl->name = in.str();
     const bool prioritized = in.u8() != 0;
     const u64 priority = in.u64();
-    if (prioritized) tpl->priority.assign(priority);
-    if (tpl->function == nullptr || !in.ok()) return nullptr;
+    if (prioritized) {
+        tpl->priority.assign(priority);
+    }
+    if (tpl->function == nullptr || !in.ok()) {
+        return nullptr;
+    }
     std::lock_guard lock(c->meta_mutex);
     return c->templates.try_emplace(id_of(guid), tpl).first->second;
 }
 
 std::shared_ptr<GuidMap> find_map(ocrGuid_t guid) {
     Cluster* c = cluster();
-    if (c == nullptr || !c->remote(guid) || kind_of(guid) != Kind::guid_map) return nullptr;
+    if (c == nullptr || !c->remote(guid) || kind_of(guid) != Kind::guid_map) {
+        return nullptr;
+    }
     {
         std::lock_guard lock(c->meta_mutex);
-        if (auto it = c->maps.find(id_of(guid)); it != c->maps.end()) return it->second;
+        if (auto it = c->maps.find(id_of(guid)); it != c->maps.end()) {
+            return it->second;
+        }
     }
     const Answer answer = ask(*c, Call::fetch_map, guid);
-    if (answer.code != 0) return nullptr;
+    if (answer.code != 0) {
+        return nullptr;
+    }
     Reader in = after_code(answer);
     auto map = std::make_shared<GuidMap>();
     map->guid = guid;
@@ -113,8 +134,12 @@ std::shared_ptr<GuidMap> find_map(ocrGuid_t guid) {
     map->object_kind = static_cast<Kind>(in.u8());
     map->function = reinterpret_cast<ocrGuid_t (*)(ocrGuid_t, u64, s64*, s64*)>(read_function(in));
     map->params.resize(in.u32());
-    for (s64& p : map->params) p = in.i64();
-    if (!in.ok()) return nullptr;
+    for (s64& p : map->params) {
+        p = in.i64();
+    }
+    if (!in.ok()) {
+        return nullptr;
+    }
     std::lock_guard lock(c->meta_mutex);
     return c->maps.try_emplace(id_of(guid), map).first->second;
 }
@@ -122,24 +147,32 @@ std::shared_ptr<GuidMap> find_map(ocrGuid_t guid) {
 u8 remote_guid_kind(ocrGuid_t guid, int* kind) {
     Cluster* c = cluster();
     const Answer answer = ask(*c, Call::guid_kind, guid);
-    if (answer.code == 0) *kind = static_cast<int>(after_code(answer).u32());
+    if (answer.code == 0) {
+        *kind = static_cast<int>(after_code(answer).u32());
+    }
     return static_cast<u8>(answer.code);
 }
 
 u8 remote_db_size(ocrGuid_t guid, u64* size) {
     Cluster* c = cluster();
     const Answer answer = ask(*c, Call::db_size, guid);
-    if (answer.code == 0) *size = after_code(answer).u64();
+    if (answer.code == 0) {
+        *size = after_code(answer).u64();
+    }
     return static_cast<u8>(answer.code);
 }
 
 u64 collective_bytes(Cluster& c, ocrGuid_t event) {
     {
         std::lock_guard lock(c.meta_mutex);
-        if (auto it = c.collectives.find(id_of(event)); it != c.collectives.end()) return it->second;
+        if (auto it = c.collectives.find(id_of(event)); it != c.collectives.end()) {
+            return it->second;
+        }
     }
     const Answer answer = ask(c, Call::collective_bytes, event);
-    if (answer.code != 0) return 0;
+    if (answer.code != 0) {
+        return 0;
+    }
     const u64 bytes = after_code(answer).u64();
     std::lock_guard lock(c.meta_mutex);
     c.collectives[id_of(event)] = bytes;
@@ -152,7 +185,9 @@ u8 create_labeled_event(ocrGuid_t guid, ocrEventTypes_t type, u16 properties, co
     const Answer answer = ask(*c, Call::create_labeled, guid, [&](Writer& w) {
         w.u32(properties).u32(static_cast<u32>(type)).u8(params != nullptr ? 1 : 0);
         ocrEventParams_t copy{};
-        if (params != nullptr) copy = *params;
+        if (params != nullptr) {
+            copy = *params;
+        }
         w.bytes(std::as_bytes(std::span(&copy, 1)));
         write_site(w, site);
     });
@@ -199,8 +234,12 @@ Made make_labeled(Cluster& c, int source, ocrGuid_t guid, u16 properties, Reader
             const bool held = in.u8() != 0;
             const CallSite site = read_site(c, in);
             auto db = make_db(len, placement);
-            if (!db) return {OCR_ENOMEM};
-            if (u8 rc = insert_labeled(guid, properties, *db); rc != 0) return {rc};
+            if (!db) {
+                return {OCR_ENOMEM};
+            }
+            if (u8 rc = insert_labeled(guid, properties, *db); rc != 0) {
+                return {rc};
+            }
             if (held) {
                 std::lock_guard lock((*db)->mutex);
                 (*db)->remote_writer = true;
@@ -235,7 +274,9 @@ void answer_call(Cluster& c, int source, std::uint64_t token, Call what, ocrGuid
                 reply.u64(map->base).u64(map->first).u64(map->count).u8(static_cast<std::uint8_t>(map->object_kind));
                 write_function(reply, reinterpret_cast<const void*>(map->function));
                 reply.u32(static_cast<u32>(map->params.size()));
-                for (s64 p : map->params) reply.i64(p);
+                for (s64 p : map->params) {
+                    reply.i64(p);
+                }
             }
             c.send(source, reply);
             return;

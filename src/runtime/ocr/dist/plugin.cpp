@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // libstrata-ocr-dist.so: the MPI side of the distributed OCR runtime (wire.hpp).
 // The only part of the OCR runtime that links MPI.
 #include <atomic>

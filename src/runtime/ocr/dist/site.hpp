@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Call sites in messages: the file name travels (its address means nothing on
 // another rank) and the receiver keeps one copy of each name for the run.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The boundary between libstrata-ocr and libstrata-ocr-dist.so, the plugin
 // that alone links MPI (docs/runtime.md, "Distributed OCR"). libstrata-ocr
 // dlopens the plugin only when Hydra launched more than one rank, so a
