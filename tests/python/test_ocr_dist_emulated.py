@@ -1,6 +1,8 @@
+# SPDX-License-Identifier: MIT
 """Distributed OCR across 2 emulated nodes (apps/video/emulate: a network namespace and a cgroup
 per node, joined by veth links; UCX over TCP between them): every program of
-tests/ocr/dist/programs.txt passes with one rank per node, and a rank killed on one node is named
+tests/ocr/dist/programs.txt passes with one rank per node, the distributed examples
+(tests/ocr/dist/apps) match their serial references, and a rank killed on one node is named
 by the survivor on the other, which removes what the dead rank left. Nothing of the emulation is
 left behind. Needs root.
 """
@@ -64,7 +66,7 @@ def test_every_distributed_program_passes_on_two_emulated_nodes(tmp_path, emulat
     for name, code, args in programs():
         runs.append(
             f"timeout 60 {STRATA_BIN} ocr -n 2 {BIN / ('ocr_dist_' + name)} {' '.join(args)} "
-            f"> {tmp_path / name}.out 2>&1; echo \"{name} $? {code}\""
+            f'> {tmp_path / name}.out 2>&1; echo "{name} $? {code}"'
         )
     script = tmp_path / "all.sh"
     script.write_text('export STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1"\n' + "\n".join(runs) + "\n")
@@ -73,8 +75,37 @@ def test_every_distributed_program_passes_on_two_emulated_nodes(tmp_path, emulat
     results = re.findall(r"^(\w+) (\d+) (\d+)$", run.stdout, re.MULTILINE)
     assert len(results) == len(programs()), run.stdout + run.stderr
     failed = [(name, got, want) for name, got, want in results if got != want]
-    details = "\n".join(f"{n}: exit {g}, expected {w}\n{(tmp_path / (n + '.out')).read_text()}" for n, g, w in failed)
+    details = "\n".join(
+        f"{n}: exit {g}, expected {w}\n{(tmp_path / (n + '.out')).read_text()}" for n, g, w in failed
+    )
     assert not failed, details
+    assert leftovers() == before
+
+
+# The examples and their checks: tests/ocr/apps/check.py against numpy, the reduction itself.
+CHECK = f"{REPO / '.venv' / 'bin' / 'python'} {REPO / 'tests' / 'ocr' / 'apps' / 'check.py'}"
+EXAMPLES = {
+    "stencil": f"{CHECK} stencil --n 96 --q 4 --steps 12 -- {{run}} {BIN / 'ocr_dist_app_stencil'}",
+    "cholesky": f"{CHECK} cholesky --n 96 --tile 24 -- {{run}} {BIN / 'ocr_dist_app_cholesky'}",
+    "reduction": f"{{run}} {BIN / 'ocr_dist_app_reduction'} 2000 4",
+}
+
+
+def test_the_distributed_examples_match_their_serial_references_on_two_emulated_nodes(
+    tmp_path, emulation_ready
+):
+    before = leftovers()
+    runs = [
+        f'timeout 100 {command.format(run=f"{STRATA_BIN} ocr -n 2")} > {tmp_path / name}.out 2>&1; echo "{name} $?"'
+        for name, command in EXAMPLES.items()
+    ]
+    script = tmp_path / "examples.sh"
+    script.write_text('export STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1"\n' + "\n".join(runs) + "\n")
+    run = emulate(script, 280)
+    results = dict(re.findall(r"^(\w+) (\d+)$", run.stdout, re.MULTILINE))
+    assert set(results) == set(EXAMPLES), run.stdout + run.stderr
+    failed = {name: (tmp_path / f"{name}.out").read_text() for name, code in results.items() if code != "0"}
+    assert not failed, failed
     assert leftovers() == before
 
 
