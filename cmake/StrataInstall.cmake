@@ -97,7 +97,8 @@ endfunction()
 # Helpers: what the strata command starts (tools/strata/paths.hpp find_helper),
 # the demo's programs (built with the tests), and every benchmark harness.
 set(_strata_helpers "")
-foreach(target strata_workflow_task strata-mpi-probe storage_window plain_mpi_windows ocr_fibonacci dsm_stencil)
+foreach(target strata_workflow_task strata-mpi-probe storage_window plain_mpi_windows ocr_fibonacci dsm_stencil
+               ocr_dist_app_reduction)
   if(TARGET ${target})
     list(APPEND _strata_helpers ${target})
   endif()
