@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A hint holding anything but an affinity of the job, and an affinity index
  * past the last rank, are refused with OCR_EINVAL (and a warning naming the
  * value); nothing is created. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrAddDependence called on one rank links an event of a second rank to an
  * EDT of a third; the EDT gets the data block the event carried (from a
  * fourth rank, if there is one), and an EDT's output event on one rank feeds

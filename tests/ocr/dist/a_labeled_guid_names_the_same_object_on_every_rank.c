@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A labeled GUID names one object job-wide: mainEdt makes a range of STICKY
  * events (on rank 0); an EDT on every rank r computes ocrGuidFromIndex(range, r)
  * itself, creates the event there (on the range's rank), satisfies it with its

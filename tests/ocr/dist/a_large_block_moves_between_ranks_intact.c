@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A block of several MiB (moved as byte ranges, not inside messages) made on
  * rank 1 by an EDT of rank 0 (OCR_HINT_DB_AFFINITY) and filled there, then
  * changed by an EW holder on rank 2, then checked by an RO reader on rank 0:

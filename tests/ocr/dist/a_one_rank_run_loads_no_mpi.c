@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* With one rank nothing distributed runs and no MPI is loaded: an EDT reads
  * /proc/self/maps. With more ranks the same check finds MPI (so it can fail). */
 #include <stdio.h>

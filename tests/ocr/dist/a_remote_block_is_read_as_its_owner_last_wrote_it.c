@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A block of rank 0, read RO and CONST by EDTs of every rank (their copies are
  * kept), then rewritten on rank 0 (RW), then read again: the second readers
  * see the new bytes, never a stale copy. */

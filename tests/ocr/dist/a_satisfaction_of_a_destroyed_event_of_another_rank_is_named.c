@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An EDT of the last rank satisfies an event rank 0 destroyed: rank 0 reports
  * OCR_EINVAL naming the event, its rank and the call site, and every rank
  * ends with exit code 1. Run on 2 and 4 ranks (one rank returns the code). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An EDT template made on rank 0 creates EDTs on every rank: its GUID travels
  * as a parameter, each rank creates a leaf from it (fetching it from rank 0),
  * and every leaf adds its rank into a counter block held exclusively (EW). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrAbort(42) called by an EDT of the last rank ends every rank, and the
  * job (mpiexec) exits with 42. */
 #include "dist_test.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Affinities: ocrAffinityCount(AFFINITY_PD) is the number of ranks,
  * ocrAffinityGet lists them in order, AFFINITY_CURRENT is one, an index past
  * the last is refused with OCR_EINVAL, and ocrAffinityQuery of an EDT or a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* An EDT created with OCR_HINT_EDT_AFFINITY runs on the rank that affinity
  * names, and one created without a hint on the creating rank: mainEdt (rank 0)
  * creates one EDT per rank, each reports the rank it ran on through the data

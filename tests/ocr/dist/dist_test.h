@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers of the distributed conformance programs (tests/ocr/dist): ranks as
  * affinities, hints placing an object on a rank, and CHECK, which aborts the
  * job with exit code 3 and a message. Every program also passes on one rank. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events of every type live on rank 0 and are satisfied by EDTs of other
  * ranks: ONCE, IDEM (twice: the second is ignored), STICKY, LATCH (incremented
  * on one rank, decremented on another), COUNTED and CHANNEL. A consumer on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One counter block on rank 0, incremented by EDTs of every rank holding it
  * EW and by others holding it RW (remote write holds are exclusive at the
  * owner): after all of them (a finish EDT waits for them) it holds exactly the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A workload for the failure tests (tests/python/test_ocr_dist_failures.py):
  * every rank prints "rank R pid P", then one token per rank hops from rank to
  * rank, each hop carrying a data block made on the hop's rank (with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrDbRelease of another rank's block in the middle of an EDT ends the hold
  * there: a consumer started by an event the writer satisfies after the
  * release sees the bytes written before it. ocrDbDestroy of another rank's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ocrShutdown called by an EDT of the last rank ends every rank with exit
  * code 0; an EDT left waiting on rank 0 never runs. */
 #include "dist_test.h"
