@@ -420,6 +420,23 @@ def _video(data: dict) -> Iterator[Median]:
                 yield Median({"size": size, "impl": impl}, "job_s", float(row["job_s"]), row.get("runs"))
 
 
+def _ocr_dist(data: dict) -> Iterator[Median]:
+    repeats = data.get("repeats")
+    for row in data["roundtrip"]:
+        for metric in ("ocr_us", "mpi_us"):
+            yield Median(
+                {"bytes": row["bytes"]}, f"roundtrip_{metric}", float(row[f"{metric}_median"]), repeats
+            )
+    for row in data["migration"]:
+        for metric in ("ocr_mbps", "mpi_mbps"):
+            yield Median(
+                {"bytes": row["bytes"]}, f"migration_{metric}", float(row[f"{metric}_median"]), repeats
+            )
+    for row in data["stencil"]:
+        for metric in ("ocr_mpoints_per_s", "mpi_mpoints_per_s"):
+            yield Median({"ranks": row["ranks"]}, f"stencil_{metric}", float(row[metric]), repeats)
+
+
 def _generic_medians(data: dict) -> Iterator[Median]:
     """A suite without a reader here: every {"median": ...} statistic, its configuration the string
     and boolean fields beside it."""
@@ -448,4 +465,5 @@ _MEDIANS: dict[str, Callable[[dict], Iterator[Median]]] = {
     "external": _external,
     "storage-windows": _storage_windows,
     "video": _video,
+    "ocr-dist": _ocr_dist,
 }
