@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from target_rows import Definition, row  # noqa: E402
 
 ISSUE = "issue 26 (distributed OCR)"
-NAMED = "(this commit)"
+NAMED = "ab42638"
 DEFINITIONS = {
     "roundtrip": Definition(
         "remote EDT creation + satisfaction round trip vs MPI ping-pong of the same bytes, same run",
