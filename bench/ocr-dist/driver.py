@@ -82,6 +82,9 @@ class Runner:
         if self.nodes == 2:
             argv = [self.emulate, "--nodes", "n0=none,n1=none", "--rate", "none", "--", *argv]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+        if self.nodes == 2 and "emulate: check failed" in done.stderr:
+            # The emulation's own TCP check failed before the command ran: build it once more.
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
         name = f"{self.count:03d}-{key}.txt"
         (self.raw / name).write_text(f"$ {command}\n{done.stdout}{done.stderr}exit {done.returncode}\n")
         if done.returncode != 0:
