@@ -88,7 +88,7 @@ void Node::Impl::client_handle(Incoming& in) {
             }
             return;
         }
-        const int key_kind = for_kind == static_cast<int>(Kind::lock_req) ? for_kind : for_kind;
+        const int key_kind = for_kind;
         Pending& p = waits[{key_kind, id}];
         p.done = true;
         p.error = err;

@@ -38,7 +38,7 @@ Result<std::unique_ptr<MpiChannel>> MpiChannel::create(MPI_Comm comm, ChannelCon
     MPI_Comm_size(t->comm_, &t->size_);
     int* tag_ub = nullptr;
     int found = 0;
-    MPI_Comm_get_attr(t->comm_, MPI_TAG_UB, &tag_ub, &found);
+    MPI_Comm_get_attr(t->comm_, MPI_TAG_UB, static_cast<void*>(&tag_ub), &found);
     if (found != 0 && tag_ub != nullptr) {
         t->tag_ub_ = *tag_ub;
     }

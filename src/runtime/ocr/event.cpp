@@ -9,7 +9,7 @@ namespace strata::ocr {
 
 namespace {
 
-void fire(std::vector<Event::Waiter> waiters, ocrGuid_t payload) {
+void fire(const std::vector<Event::Waiter>& waiters, ocrGuid_t payload) {
     for (const Event::Waiter& w : waiters) {
         deliver(w.destination, w.slot, payload, w.mode, w.site);
     }
@@ -93,7 +93,7 @@ u8 satisfy_event(const std::shared_ptr<Event>& event, ocrGuid_t db, u32 slot, co
     if (destroy) {
         s->table.erase(event->guid);
     }
-    fire(std::move(waiters), db);
+    fire(waiters, db);
     return 0;
 }
 

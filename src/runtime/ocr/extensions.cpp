@@ -61,7 +61,14 @@ u32 SNPRINTF(char* buf, u32 size, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
     // The OCR API declares SNPRINTF without a format attribute (ocr-std.h): the caller's format.
-    const int n = std::vsnprintf(buf, size, fmt, args);  // NOLINT(clang-diagnostic-format-nonliteral)
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wformat-nonliteral"
+#endif
+    const int n = std::vsnprintf(buf, size, fmt, args);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
     va_end(args);
     return n < 0 ? 0 : static_cast<u32>(n);
 }

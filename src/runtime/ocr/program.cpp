@@ -71,6 +71,12 @@ namespace {
 
 }  // namespace
 
+// ocrPrintf and PRINTF pass the caller's format on: the OCR API declares them
+// without a format attribute (ocr-std.h), so clang cannot check it here.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wformat-nonliteral"
+#endif
 u32 ocrPrintf(const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
@@ -86,6 +92,9 @@ u32 PRINTF(const char* fmt, ...) {
     va_end(args);
     return length;
 }
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 // The argument block: argc, then argc offsets from the block's start, then the strings.
 u64 ocrGetArgc(void* dbPtr) {

@@ -94,6 +94,12 @@ private:
 }  // namespace
 }  // namespace strata::ocr::dist
 
+// Looked up by name with dlsym (wire.hpp) and called from C++ only: the C
+// linkage is for an unmangled name, not for C callers.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wreturn-type-c-linkage"
+#endif
 extern "C" __attribute__((visibility("default"))) strata::Result<std::unique_ptr<strata::ocr::dist::Wire>>
 strata_ocr_dist_open_wire(const strata::ocr::dist::WireOptions& options) {
     using namespace strata;
@@ -126,3 +132,6 @@ strata_ocr_dist_open_wire(const strata::ocr::dist::WireOptions& options) {
     (*channel)->set_receive_timeout(options.receive_timeout);
     return std::unique_ptr<ocr::dist::Wire>(new ocr::dist::MpiWire(std::move(*channel), here));
 }
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
