@@ -4,8 +4,11 @@
 // method threads runs in this process. A run that lasts over 2 s shows its
 // progress on a terminal (progress.hpp).
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -39,6 +42,86 @@ void remove_dead_segment(const std::string& name) {
     }
 }
 
+// The run's files live in /tmp/strata-run-PID-XXXXXX. A run ended by a signal it
+// can catch removes them itself (below); one SIGKILLed cannot, so each run
+// first removes the directories of runs of this user whose process is gone.
+constexpr std::string_view kRunDirPrefix = "strata-run-";
+
+void remove_directories_of_dead_runs() {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/tmp", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.starts_with(kRunDirPrefix)) {
+            continue;
+        }
+        const std::string rest = name.substr(kRunDirPrefix.size());
+        const auto dash = rest.find('-');
+        if (dash == std::string::npos || dash == 0) {
+            continue;
+        }
+        pid_t pid = 0;
+        try {
+            pid = static_cast<pid_t>(std::stol(rest.substr(0, dash)));
+        } catch (...) {
+            continue;
+        }
+        struct stat st {};
+        // Only our own real directories, never a link another user planted.
+        if (::lstat(entry.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
+            continue;
+        }
+        if (pid <= 0 || pid == ::getpid() || ::kill(pid, 0) == 0 || errno != ESRCH) {
+            continue;
+        }
+        std::error_code ignored;
+        std::filesystem::remove_all(entry.path(), ignored);
+    }
+}
+
+// SIGINT, SIGTERM and SIGHUP while mpiexec runs: passed on to it, and the run
+// ends by the same signal once its files and segment are removed.
+volatile sig_atomic_t g_job_pid = 0;
+volatile sig_atomic_t g_signal = 0;
+
+void forward_signal(int sig) {
+    g_signal = sig;
+    if (g_job_pid > 0) {
+        ::kill(static_cast<pid_t>(g_job_pid), sig);
+    }
+}
+
+class ForwardSignals {
+public:
+    ForwardSignals() {
+        struct sigaction action {};
+        action.sa_handler = forward_signal;
+        action.sa_flags = SA_RESTART;
+        sigemptyset(&action.sa_mask);
+        for (std::size_t i = 0; i < kSignals.size(); ++i) {
+            ::sigaction(kSignals[i], &action, &old_[i]);
+        }
+    }
+    ForwardSignals(const ForwardSignals&) = delete;
+    ForwardSignals& operator=(const ForwardSignals&) = delete;
+    ~ForwardSignals() {
+        for (std::size_t i = 0; i < kSignals.size(); ++i) {
+            ::sigaction(kSignals[i], &old_[i], nullptr);
+        }
+        g_job_pid = 0;
+    }
+    // After cleanup: ends this process by the signal that ended the job.
+    static void reraise() {
+        if (const int sig = g_signal; sig != 0) {
+            ::signal(sig, SIG_DFL);
+            ::raise(sig);
+        }
+    }
+
+private:
+    static constexpr std::array<int, 3> kSignals{SIGINT, SIGTERM, SIGHUP};
+    std::array<struct sigaction, 3> old_{};
+};
+
 Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options, progress::Line& line) {
     const auto found = paths::find_helper("strata-workflow-task");
     if (!found) {
@@ -46,8 +129,9 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
                           paths::helper_dir().string());
     }
     const auto task = *found;
-    char dir_template[] = "/tmp/strata-run-XXXXXX";
-    if (::mkdtemp(dir_template) == nullptr) {
+    remove_directories_of_dead_runs();
+    std::string dir_template = fmt::format("/tmp/{}{}-XXXXXX", kRunDirPrefix, ::getpid());
+    if (::mkdtemp(dir_template.data()) == nullptr) {
         return make_sys_error(errno, "strata run: cannot create a directory under /tmp");
     }
     const std::filesystem::path dir = dir_template;
@@ -74,6 +158,7 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
     if (line.active()) {
         args.emplace_back("--progress");
     }
+    const ForwardSignals forwarding;
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
         return make_sys_error(errno, "strata run: pipe");
@@ -86,6 +171,9 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
         return make_sys_error(err, "strata run: fork");
     }
     if (child == 0) {
+        ::signal(SIGINT, SIG_DFL);
+        ::signal(SIGTERM, SIG_DFL);
+        ::signal(SIGHUP, SIG_DFL);
         ::dup2(pipe_fds[1], STDOUT_FILENO);
         std::vector<char*> argv;
         for (auto& a : args) {
@@ -95,6 +183,10 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
         ::execvp(argv[0], argv.data());
         std::fprintf(stderr, "strata run: cannot run %s: %s\n", argv[0], std::strerror(errno));
         ::_exit(127);
+    }
+    g_job_pid = child;
+    if (g_signal != 0) {  // arrived before the job's pid was known
+        ::kill(child, g_signal);
     }
     ::close(pipe_fds[1]);
     FILE* lines = ::fdopen(pipe_fds[0], "r");
@@ -113,9 +205,15 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
         std::fclose(lines);
     }
     int status = 0;
-    ::waitpid(child, &status, 0);
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
     line.clear();
     remove_dead_segment(segment);
+    if (g_signal != 0) {
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+        ForwardSignals::reraise();
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         return make_error(Errc::io_error, "{} -n {} {}: failed (exit status {}; its errors are above)", options.mpiexec,
                           workflow.tasks.size(), task.string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1);

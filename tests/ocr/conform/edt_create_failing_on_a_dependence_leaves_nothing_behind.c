@@ -57,11 +57,14 @@ static ocrGuid_t finished(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[])
 
 ocrGuid_t mainEdt(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     ocrGuid_t scope_tpl, finished_tpl, scope_edt, done, last;
-    ocrEdtTemplateCreate(&scope_tpl, scope, 0, 0);
+    ocrEdtTemplateCreate(&scope_tpl, scope, 0, 1);
     ocrEdtTemplateCreate(&finished_tpl, finished, 0, 1);
-    /* The finish EDT's output event fires once every EDT created in its scope has ended. */
-    ocrEdtCreate(&scope_edt, scope_tpl, 0, NULL, 0, NULL, EDT_PROP_FINISH, NULL_HINT, &done);
+    /* The finish EDT's output event fires once every EDT created in its scope has ended.
+     * The scope waits for a dependence given after `last` depends on `done`: a
+     * scope that ran at once could end, and its ONCE output event go, first. */
+    ocrEdtCreate(&scope_edt, scope_tpl, 0, NULL, 1, NULL, EDT_PROP_FINISH, NULL_HINT, &done);
     ocrEdtCreate(&last, finished_tpl, 0, NULL, 1, &done, EDT_PROP_NONE, NULL_HINT, NULL);
+    ocrAddDependence(NULL_GUID, scope_edt, 0, DB_MODE_NULL);
     ocrEdtTemplateDestroy(scope_tpl);
     ocrEdtTemplateDestroy(finished_tpl);
     return NULL_GUID;
