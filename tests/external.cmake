@@ -13,10 +13,15 @@ strata_add_test_binary(strata_external_integration_tests LABEL integration TIMEO
   integration/external_scheduling_test.cpp
   integration/external_signal_test.cpp
   integration/external_exposure_test.cpp
-  integration/external_temporaries_test.cpp)
+  integration/external_temporaries_test.cpp
+  integration/external_handle_test.cpp)
 target_link_libraries(strata_external_integration_tests PRIVATE strata::runtime)
 target_include_directories(strata_external_integration_tests PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_compile_definitions(strata_external_integration_tests PRIVATE STRATA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+  STRATA_PYTHON_DIR="${CMAKE_BINARY_DIR}/python"
   STRATA_EXTERNAL_DAG="$<TARGET_FILE:ocr_app_external_dag>"
   STRATA_EXTERNAL_DAG_CONFIG="${CMAKE_CURRENT_SOURCE_DIR}/ocr/apps/external_dag.toml")
 add_dependencies(strata_external_integration_tests ocr_app_external_dag strata_fsd)
+if(TARGET strata_python)  # [handle:K]'s reader imports this build's strata
+  add_dependencies(strata_external_integration_tests strata_python)
+endif()

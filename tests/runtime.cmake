@@ -30,6 +30,8 @@ add_test(NAME runtime.ocr.fibonacci_of_20_is_6765
 set_tests_properties(runtime.ocr.fibonacci_of_20_is_6765 PROPERTIES LABELS integration TIMEOUT 60)
 
 strata_add_ocr_program(stencil)
+# A shared data block handed to a Python process by handle (tests/python/test_python_ocr_handle.py).
+strata_add_ocr_program(shared_block)
 add_test(NAME runtime.ocr.stencil_matches_the_serial_result
          COMMAND /bin/sh ${STRATA_EXPECT_OUTPUT} 0 "${stencil_line}" -- $<TARGET_FILE:ocr_stencil> 8 64 40)
 set_tests_properties(runtime.ocr.stencil_matches_the_serial_result PROPERTIES LABELS integration TIMEOUT 60)
@@ -66,6 +68,13 @@ strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOU
   integration/runtime_suspend_test.cpp
   integration/runtime_standby_test.cpp)
 target_link_libraries(strata_runtime_integration_tests PRIVATE strata::runtime)
+
+# Data blocks as shared objects and their checkpoints (docs/runtime.md): real
+# segments loaded by forked processes, real files.
+strata_add_test_binary(strata_runtime_ocr_blocks_tests LABEL integration TIMEOUT 120 PREFIX "runtime." SOURCES
+  integration/runtime_ocr_shared_db_test.cpp
+  integration/runtime_ocr_db_checkpoint_test.cpp)
+target_link_libraries(strata_runtime_ocr_blocks_tests PRIVATE strata::runtime)
 
 strata_add_ocr_program(latch_reduce)
 add_test(NAME runtime.ocr.latch_reduce_sums_under_ew_without_lost_updates

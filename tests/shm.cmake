@@ -2,13 +2,19 @@
 strata_add_test_binary(strata_shm_unit_tests LABEL unit TIMEOUT 60 PREFIX "shm." SOURCES
   unit/shm_segment_test.cpp
   unit/shm_objects_test.cpp
-  unit/shm_handle_test.cpp)
+  unit/shm_handle_test.cpp
+  unit/shm_named_handle_test.cpp)
 target_sources(strata_shm_unit_tests PRIVATE unit/shm_port_test.cpp)
 target_sources(strata_shm_unit_tests PRIVATE unit/shm_boundary_test.cpp)
+# The port repair on hand-built states (src/shm/port_repair.hpp).
+target_sources(strata_shm_unit_tests PRIVATE unit/shm_port_repair_test.cpp)
+target_include_directories(strata_shm_unit_tests PRIVATE ${CMAKE_SOURCE_DIR}/src)
 
 strata_add_test_binary(strata_shm_integration_tests LABEL integration TIMEOUT 120 PREFIX "shm." SOURCES
   integration/shm_port_process_test.cpp)
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_crash_test.cpp)
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_port_heal_test.cpp
+  integration/shm_port_heal_random_test.cpp integration/shm_kill_rounds.cpp integration/shm_kill_children.cpp)
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_namespace_test.cpp)
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_trust_test.cpp)
 

@@ -92,6 +92,14 @@ void Context::started() const {
     note(fmt::format("started, pid {}", ::getpid()));
 }
 
+void Context::first_frame() {
+    if (stats.first_frame_s >= 0) {
+        return;
+    }
+    stats.first_frame_s = elapsed();
+    note("first frame");
+}
+
 void Context::exit_now(int status) const {
     note(fmt::format("exiting with status {}", status));
     std::fflush(nullptr);

@@ -58,6 +58,9 @@ struct Context {
     [[nodiscard]] double elapsed() const;
     /// Notes "started, pid N" in --log-dir (tests find a rank's process there).
     void started() const;
+    /// A worker's first frame arrived: records when in the stats and notes it in --log-dir
+    /// (tests kill a worker only once it holds frames). Later calls do nothing.
+    void first_frame();
     /// Notes "exiting with status N" in --log-dir, then ends the process (std::exit for 0, else
     /// std::_Exit: no destructor may wait for a failed peer). Tests read a rank's status there.
     [[noreturn]] void exit_now(int status) const;

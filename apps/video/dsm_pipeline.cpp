@@ -251,7 +251,7 @@ Result<void> run_worker(Run& run, bool& by_peer) {
             return make_error(Errc::corrupted, "in[{}] holds a {} message of {} bytes", w, to_string(job.kind),
                               r.bytes.size());
         }
-        if (ctx.stats.first_frame_s < 0) ctx.stats.first_frame_s = ctx.elapsed();
+        ctx.first_frame();
         const auto* pixels = reinterpret_cast<const std::uint8_t*>(r.bytes.data()) + sizeof(Header);
         Header res{.kind = Kind::result, .index = job.index};
         res.worker = ctx.worker;

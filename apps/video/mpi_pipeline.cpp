@@ -193,7 +193,7 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
             in.resize(info.frame_bytes());
             out[0].resize(info.frame_bytes());
             out[1].resize(info.frame_bytes());
-            ctx.stats.first_frame_s = ctx.elapsed();
+            ctx.first_frame();
         }
         auto rr = link.recv_bytes(in.data(), in.size(), input_rank, tag_frame);
         if (!rr) return std::unexpected(rr.error());

@@ -261,7 +261,7 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
         }
         if (!pool) {
             pool = std::make_shared<BufferPool>(info.frame_bytes());
-            ctx.stats.first_frame_s = ctx.elapsed();
+            ctx.first_frame();
         }
         auto* out = pool->take();
         task.process(m.bytes(), *out, info);

@@ -6,7 +6,8 @@
  *   ./app args            or            strata ocr ./app args
  *
  * Extensions: include "extensions/ocr-<name>.h" (affinity, hints, labeling,
- * legacy, runtime-itf, db-info, pause); docs/runtime.md has the conformance
+ * legacy, runtime-itf, db-info, pause; strata's own: external, db-shm,
+ * db-checkpoint); docs/runtime.md has the conformance
  * table. OCR_TYPE_H and the ENABLE_EXTENSION_* switches are accepted and
  * change nothing: every extension strata has is always declared. */
 #ifndef STRATA_OCR_H

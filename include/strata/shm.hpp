@@ -7,9 +7,10 @@
 //   auto v = seg->container<strata::vector<double>>("temperature", n);
 #pragma once
 
-#include "strata/shm/admin.hpp"       // IWYU pragma: export
-#include "strata/shm/allocator.hpp"   // IWYU pragma: export
-#include "strata/shm/containers.hpp"  // IWYU pragma: export
-#include "strata/shm/handle.hpp"      // IWYU pragma: export
-#include "strata/shm/port.hpp"        // IWYU pragma: export
-#include "strata/shm/segment.hpp"     // IWYU pragma: export
+#include "strata/shm/admin.hpp"         // IWYU pragma: export
+#include "strata/shm/allocator.hpp"     // IWYU pragma: export
+#include "strata/shm/containers.hpp"    // IWYU pragma: export
+#include "strata/shm/handle.hpp"        // IWYU pragma: export
+#include "strata/shm/named_handle.hpp"  // IWYU pragma: export
+#include "strata/shm/port.hpp"          // IWYU pragma: export
+#include "strata/shm/segment.hpp"       // IWYU pragma: export

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 
 import numpy as np
 
 from . import bench  # benchmark results (strata.bench, pure Python)
 from ._strata import Error, Handle, Message, _Port, _Region, _Segment
 
-__all__ = ["Error", "Handle", "Segment", "Port", "Message", "Region", "DTYPES", "bench"]
+__all__ = ["Error", "Handle", "Segment", "Port", "Message", "Region", "DTYPES", "bench", "open_handle"]
 
 DTYPES = ("float64", "float32", "int64", "int32", "uint8")
 
@@ -123,6 +124,44 @@ class Segment:
         if not self.is_open:
             return "strata.Segment(closed)"
         return f"strata.Segment(name={self.name!r}, size={self.size})"
+
+
+def open_handle(text: str, *, dir: str = "") -> np.ndarray:
+    """The object behind a handle in text form, as a numpy array over its
+    bytes (no copy): "shm:<segment>:<id>:<generation>:<offset>:<type>:<ro|rw>",
+    as an OCR program's ocrDbGetShmHandle or an external task's [handle:K]
+    gives it (docs/shm.md, "Handles as text"). A "ro" handle opens the
+    segment read_only: the array is not writeable. The array keeps the
+    segment attached while it lives (the segment's liveness rules apply: the
+    last user to detach removes it). Errors: ValueError naming the text and
+    what is wrong with it; strata.Error (code not_found) when the segment is
+    gone, as Segment() and Segment.load() raise them.
+
+    >>> import os, numpy as np, strata
+    >>> seg = strata.Segment(f"doctest-open-handle-{os.getpid()}", "create_only", 1 << 20)
+    >>> a = seg.vector("block", np.uint8, 16); a[:] = 7
+    >>> h = seg.save(a)
+    >>> text = f"shm:{seg.name}:{h.segment:x}:{h.generation:x}:{h.offset:x}:{h.type:x}:ro"
+    >>> b = strata.open_handle(text)
+    >>> int(b.sum()), b.flags.writeable
+    (112, False)
+    >>> del a, b; seg.close()
+    """
+    fields = text.split(":") if isinstance(text, str) else []
+    form = "shm:<segment>:<id>:<generation>:<offset>:<type>:<ro|rw>"
+    if len(fields) != 7 or fields[0] != "shm" or not fields[1]:
+        raise ValueError(f"handle={text!r}: not a handle of the form {form}")
+    if fields[6] not in ("ro", "rw"):
+        raise ValueError(f"handle={text!r}: the access {fields[6]!r} is neither ro nor rw")
+    numbers = []
+    for what, field in zip(("segment id", "generation", "offset", "type"), fields[2:6]):
+        if not re.fullmatch(r"[0-9a-f]{1,16}", field):
+            raise ValueError(f"handle={text!r}: the {what} {field!r} is not a hexadecimal number below 2**64")
+        numbers.append(int(field, 16))
+    handle = Handle()
+    handle.segment, handle.generation, handle.offset, handle.type = numbers
+    segment = Segment(fields[1], "open_only" if fields[6] == "rw" else "read_only", dir=dir)
+    return segment.load(handle)
 
 
 class Port:

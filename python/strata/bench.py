@@ -437,6 +437,19 @@ def _ocr_dist(data: dict) -> Iterator[Median]:
             yield Median({"ranks": row["ranks"]}, f"stencil_{metric}", float(row[metric]), repeats)
 
 
+def _mpich_rma_conformance(data: dict) -> Iterator[Median]:
+    """A conformance table: per mode, the median run time of the tests that passed in it (each
+    test ran once per mode), so a mode's overhead on MPICH's own tests can be read beside plain."""
+    for mode in data.get("modes", []):
+        seconds = [
+            float(run["seconds"])
+            for test in data.get("tests", [])
+            if (run := test.get("modes", {}).get(mode)) and run.get("outcome") == "pass"
+        ]
+        if seconds:
+            yield Median({"mode": mode}, "seconds", statistics.median(seconds), len(seconds))
+
+
 def _generic_medians(data: dict) -> Iterator[Median]:
     """A suite without a reader here: every {"median": ...} statistic, its configuration the string
     and boolean fields beside it."""
@@ -466,4 +479,5 @@ _MEDIANS: dict[str, Callable[[dict], Iterator[Median]]] = {
     "storage-windows": _storage_windows,
     "video": _video,
     "ocr-dist": _ocr_dist,
+    "mpich-rma-conformance": _mpich_rma_conformance,
 }

@@ -87,7 +87,10 @@ void Node::Impl::server_declare_dead(int client) {
         const bool owner = e.owner == client && (e.state == proto::DState::EM || e.state == proto::DState::wait_recall);
         if (owner && !e.owner_publishes && hc.lost.empty()) {
             // Its copy may hold writes released since the home last saw the data.
-            hc.lost = fmt::format("chunk {:#x}: its only up-to-date copy was on {}; the data is lost", id, why);
+            hc.lost = fmt::format(
+                "chunk {:#x} is broken: its only up-to-date copy was on {}; the data is lost and "
+                "every request for this chunk fails: allocate a new chunk in its place",
+                id, why);
         }
         // The rest is what the dead client would have said: acks, evictions, an empty recall answer.
         proto::Message m{.client = client};
@@ -108,11 +111,11 @@ void Node::Impl::server_declare_dead(int client) {
         } else {
             // Requests waiting for a lost chunk get the error now, later ones on arrival.
             if (e.state == proto::DState::wait_recall || e.state == proto::DState::wait_acks) {
-                server_reply_error(rank_of_client(e.pending.client), static_cast<int>(e.pending.kind), id,
-                                   Errc::peer_dead, hc.lost);
+                server_reply_error(rank_of_client(e.pending.client), static_cast<int>(e.pending.kind), id, Errc::broken,
+                                   hc.lost);
             }
             for (const auto& r : e.queue) {
-                server_reply_error(rank_of_client(r.client), static_cast<int>(r.kind), id, Errc::peer_dead, hc.lost);
+                server_reply_error(rank_of_client(r.client), static_cast<int>(r.kind), id, Errc::broken, hc.lost);
             }
             e = proto::HomeEntry{};
         }
@@ -120,9 +123,13 @@ void Node::Impl::server_declare_dead(int client) {
     for (auto& [lid, l] : locks) {
         std::erase(l.waiters, rank);
         if (l.holder == rank) {
-            l.broken = fmt::format("lock {}: its holder {}", lid, why);
+            // What the lock guarded may be half-written, and a lock id cannot be reset while the DSM runs.
+            l.broken = fmt::format(
+                "lock {} is broken: its holder {}, died holding it, so what it guarded may be "
+                "half-written; use another lock id (a lock cannot be reset while the DSM runs)",
+                lid, why);
             for (int w : l.waiters) {
-                server_reply_error(w, static_cast<int>(wire::Kind::lock_req), lid, Errc::peer_dead, l.broken);
+                server_reply_error(w, static_cast<int>(wire::Kind::lock_req), lid, Errc::broken, l.broken);
             }
             l.waiters.clear();
             l.holder = -1;
@@ -223,7 +230,7 @@ void Node::Impl::server_protocol(Incoming& in) {
     }
     HomeChunk& hc = it->second;
     if (!hc.lost.empty()) {
-        server_reply_error(rank_of_client(m.client), in.header.kind, id, Errc::peer_dead, hc.lost);
+        server_reply_error(rank_of_client(m.client), in.header.kind, id, Errc::broken, hc.lost);
         return;
     }
     server_apply(id, hc, m, in.payload(), in.buffer);
@@ -237,7 +244,7 @@ void Node::Impl::server_lock(Incoming& in) {
     g.code = lid;
     if (in.header.kind == static_cast<std::uint8_t>(wire::Kind::lock_req)) {
         if (!l.broken.empty()) {
-            server_reply_error(in.source, in.header.kind, lid, Errc::peer_dead, l.broken);
+            server_reply_error(in.source, in.header.kind, lid, Errc::broken, l.broken);
         } else if (l.holder < 0) {
             l.holder = in.source;
             (void)net->post(in.source, g);

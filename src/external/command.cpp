@@ -52,8 +52,10 @@ Result<Placeholder> parse_placeholder(std::string_view whole) {
     Placeholder p;
     p.text = std::string(whole);
     std::string_view index;
-    if (fields.size() == 2 && (fields[0] == "in" || fields[0] == "out")) {
-        p.kind = fields[0] == "in" ? PlaceholderKind::in : PlaceholderKind::out;
+    if (fields.size() == 2 && (fields[0] == "in" || fields[0] == "out" || fields[0] == "handle")) {
+        p.kind = fields[0] == "in"    ? PlaceholderKind::in
+                 : fields[0] == "out" ? PlaceholderKind::out
+                                      : PlaceholderKind::handle;
         index = fields[1];
     } else if (fields.size() == 3 && fields[0] == "arg" &&
                (fields[1] == "int" || fields[1] == "str" || fields[1] == "float")) {
@@ -62,9 +64,10 @@ Result<Placeholder> parse_placeholder(std::string_view whole) {
                                       : PlaceholderKind::arg_float;
         index = fields[2];
     } else {
-        return make_error(Errc::invalid_argument,
-                          "unknown placeholder {} (known: [in:K], [out:K], [arg:int:K], [arg:str:K], [arg:float:K])",
-                          whole);
+        return make_error(
+            Errc::invalid_argument,
+            "unknown placeholder {} (known: [in:K], [out:K], [handle:K], [arg:int:K], [arg:str:K], [arg:float:K])",
+            whole);
     }
     auto k = parse_index(index, whole);
     if (!k) {

@@ -7,8 +7,8 @@
 // '...' is literal (no placeholders, no escapes); "..." keeps blanks and
 // treats \" and \\ as escapes; outside quotes a backslash makes the next
 // character literal. A '[' followed by lowercase letters and ':' starts a
-// placeholder: [in:K], [out:K], [arg:int:K], [arg:str:K], [arg:float:K];
-// any other such name is an error. An expanded value stays one word (or part
+// placeholder: [in:K], [out:K], [handle:K], [arg:int:K], [arg:str:K],
+// [arg:float:K]; any other such name is an error. An expanded value stays one word (or part
 // of one): it is never split again.
 //
 // Thread safety: pure functions.
@@ -24,7 +24,9 @@
 
 namespace strata::external {
 
-enum class PlaceholderKind { in, out, arg_int, arg_str, arg_float };
+/// in: input K's path; out: output K's path; handle: input K's shm handle
+/// (a shared data block, no file); arg_*: input K's bytes as an argument.
+enum class PlaceholderKind { in, out, handle, arg_int, arg_str, arg_float };
 
 struct Placeholder {
     PlaceholderKind kind = PlaceholderKind::in;

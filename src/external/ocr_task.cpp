@@ -15,6 +15,7 @@
 
 #include "ocr/ocr.h"
 #include "ocr_external.hpp"
+#include "runtime/ocr/db_shared.hpp"
 
 namespace strata::external {
 
@@ -115,6 +116,16 @@ Result<std::vector<std::string>> expose_outputs(const ExternalTemplate& tpl, con
     return out_paths;
 }
 
+// [handle:K]: the input's shm handle, read-only (the program may not change
+// an input); only a block placed in shared memory has one.
+Result<std::string> handle_argument(const Db& db) {
+    auto named = shared_block_handle(db, false);
+    if (!named) {
+        return std::unexpected(named.error());
+    }
+    return to_string(*named);
+}
+
 // The command with its placeholders replaced: the paths of outputs and of
 // inputs (each exposed once), and arguments read from input data blocks.
 Result<std::vector<std::string>> command_line(const ExternalTemplate& tpl, const Edt& edt, Launch& launch,
@@ -150,6 +161,7 @@ Result<std::vector<std::string>> command_line(const ExternalTemplate& tpl, const
                     in_paths[p.index] = *path;
                 }
                 return in_paths[p.index];
+            case PlaceholderKind::handle: value = handle_argument(db); break;
             case PlaceholderKind::arg_int: value = int_argument(db.data, db.size); break;
             case PlaceholderKind::arg_float: value = float_argument(db.data, db.size); break;
             case PlaceholderKind::arg_str: value = str_argument(db.data, db.size); break;

@@ -153,7 +153,8 @@ Result<void> create_segment(Attachment& a, std::size_t size, mode_t permissions,
     try {
         // Keeps objects off the page of the manager's locks, which read_only users map writable.
         (void)a.manager->allocate(static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)));
-    } catch (const std::exception&) {
+    } catch (const std::exception&) {  // NOLINT(bugprone-empty-catch)
+        // A segment too small to spare the page: its objects may share the page of the locks.
     }
     unregister_attachment(&a);
     header->magic.store(kSegmentMagic, std::memory_order_release);

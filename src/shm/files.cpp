@@ -47,7 +47,7 @@ bool trusted(const struct stat& st, bool group_access) {
 }
 
 Result<std::filesystem::path> private_dir(const std::filesystem::path& base, bool create, std::string_view op) {
-    const std::filesystem::path dir = base / fmt::format("strata-{}", ::geteuid());
+    std::filesystem::path dir = base / fmt::format("strata-{}", ::geteuid());
     if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
         return make_sys_error(errno, "{}: dir={}: cannot create the private segment directory", op, dir.string());
     }

@@ -25,7 +25,7 @@
 namespace strata::shm_detail {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x5354524154415348ULL;  // "STRATASH"
-inline constexpr std::uint32_t kLayoutVersion = 2;
+inline constexpr std::uint32_t kLayoutVersion = 3;                     // 3: ports keep kDeathNotes death notes
 inline constexpr unsigned kMaxUsers = 1024;
 inline constexpr off_t kReaderByte = kMaxUsers + 1;
 inline constexpr off_t kIndexByte = kMaxUsers + 2;
@@ -166,13 +166,20 @@ struct TokenLock {
     std::atomic<std::uint32_t> waiters{0};
     std::uint32_t reserved = 0;
 };
-/// Acquires the lock for `self`; returns 0, or the token of a dead owner (the
-/// lock is then not acquired and the caller marks its structure broken).
-std::uint64_t lock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>& waiters,
-                         const Attachment& self);
+/// What lock_words does when it finds the lock's owner dead.
+enum class DeadOwner {
+    report,     ///< return its token without the lock (the caller marks its structure broken)
+    take_over,  ///< take the lock from it (like EOWNERDEAD): the caller repairs what it guards
+};
+/// Acquires the lock for `self`; returns 0, or the token of the dead owner
+/// found holding it: with DeadOwner::take_over the lock is then held by
+/// `self`, with DeadOwner::report it is not.
+std::uint64_t lock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>& waiters, const Attachment& self,
+                         DeadOwner on_dead);
 void unlock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>& waiters);
+/// Port locks: always DeadOwner::take_over (port_repair.cpp repairs the port).
 inline std::uint64_t lock_token(TokenLock& lock, const Attachment& self) {
-    return lock_words(lock.owner, lock.waiters, self);
+    return lock_words(lock.owner, lock.waiters, self, DeadOwner::take_over);
 }
 inline void unlock_token(TokenLock& lock) {
     unlock_words(lock.owner, lock.waiters);

@@ -183,8 +183,8 @@ void futex_wake_all(const std::atomic<std::uint32_t>* word) noexcept {
     ::syscall(SYS_futex, reinterpret_cast<const std::uint32_t*>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
-std::uint64_t lock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>& waiters,
-                         const Attachment& self) {
+std::uint64_t lock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>& waiters, const Attachment& self,
+                         DeadOwner on_dead) {
     std::uint64_t expected = 0;
     if (owner.compare_exchange_strong(expected, self.token, std::memory_order_acquire)) {
         return 0;
@@ -219,7 +219,15 @@ std::uint64_t lock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uin
         last_owner = current;
         // Every ~20 ms of waiting on the same owner: is it still there?
         if (ticks_with_same_owner % 10 == 9 && !self.alive(current)) {
-            return current;
+            if (on_dead == DeadOwner::report) {
+                return current;
+            }
+            // Tokens are never reused, so a dead token in the word can only be
+            // replaced by a survivor: one CAS elects the one that repairs.
+            std::uint64_t dead = current;
+            if (owner.compare_exchange_strong(dead, self.token, std::memory_order_acquire)) {
+                return current;
+            }
         }
     }
 }
@@ -236,13 +244,22 @@ void unlock_words(std::atomic<std::uint64_t>& owner, std::atomic<std::uint32_t>&
 }
 
 void SegmentMutex::lock() {
+    lock_named("allocator");
+}
+
+// The allocator's tree and the name index are Boost's: a half-done insert or
+// rebalance cannot be told from a finished one, so a dead holder's segment
+// cannot be repaired, only replaced.
+void SegmentMutex::lock_named(const char* what) {
     Attachment& self = attachment_or_throw(this);
     if (self.header->broken.load(std::memory_order_acquire) != 0) {
         throw segment_broken(self.broken_reason());
     }
-    if (const std::uint64_t dead = lock_words(owner_, waiters_, self); dead != 0) {
-        const std::string reason = fmt::format("segment '{}' is broken: {} died holding the segment's allocator lock",
-                                               self.name, self.describe(dead));
+    if (const std::uint64_t dead = lock_words(owner_, waiters_, self, DeadOwner::report); dead != 0) {
+        const std::string reason = fmt::format(
+            "segment '{}' is broken: {} died holding the segment's {} lock, whose state cannot be checked; "
+            "close every handle of this segment, then reopen it with SegmentMode::recreate (its objects are lost)",
+            self.name, self.describe(dead), what);
         self.mark_broken(reason);
         throw segment_broken(self.broken_reason());
     }
@@ -265,7 +282,7 @@ void SegmentRecursiveMutex::lock() {
         ++depth_;
         return;
     }
-    mutex_.lock();
+    mutex_.lock_named("name-index");
     thread_.store(thread_tag(), std::memory_order_relaxed);
     depth_ = 1;
 }

@@ -32,12 +32,6 @@ namespace {
 
 std::atomic<shm_testing::CrashHook> g_crash_hook{nullptr};
 
-void copy_text(char* out, std::size_t capacity, std::string_view text) {
-    const std::size_t n = std::min(capacity - 1, text.size());
-    std::memcpy(out, text.data(), n);
-    out[n] = '\0';
-}
-
 }  // namespace
 
 namespace shm_testing {
@@ -123,23 +117,14 @@ std::span<std::byte> Port::payload(const PortSlot* slot) const noexcept {
 
 Result<void> Port::lock(std::string_view op) {
     if (shared_->broken.load(std::memory_order_acquire) != 0) {
-        return make_error(Errc::broken, "{}: {}", op, text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+        return std::unexpected(broken_error(op));
     }
+    // Like a robust mutex's EOWNERDEAD: a dead holder's lock is ours, and so is
+    // the repair of what it was changing (port_repair.cpp).
     if (const std::uint64_t dead = shm_detail::lock_token(shared_->lock, *attachment_); dead != 0) {
-        std::uint32_t expected = 0;
-        if (shared_->broken.compare_exchange_strong(expected, 2)) {
-            copy_text(shared_->broken_reason, sizeof shared_->broken_reason,
-                      fmt::format("port '{}' is broken: {} died holding its lock; remove it with "
-                                  "Segment::remove_port once every user has closed it",
-                                  name_, attachment_->describe(dead)));
-            shared_->broken.store(1, std::memory_order_release);
-            bump_and_wake(shared_->published, shared_->publish_waiters);
-            bump_and_wake(shared_->freed, shared_->free_waiters);
+        if (auto healed = heal(op, dead); !healed) {
+            return healed;
         }
-        while (shared_->broken.load(std::memory_order_acquire) == 2) {
-            strata::core::cpu_relax();
-        }
-        return make_error(Errc::broken, "{}: {}", op, text_of(shared_->broken_reason, sizeof shared_->broken_reason));
     }
     shm_detail::crash_point(static_cast<int>(shm_testing::CrashPoint::port_lock_held));
     return {};
@@ -149,6 +134,20 @@ void Port::unlock() noexcept {
     shm_detail::unlock_token(shared_->lock);
 }
 
+Error Port::broken_error(std::string_view op) const {
+    // 2 is the instant the marker writes the reason; a marker killed there leaves no reason.
+    for (int i = 0; i < 1000 && shared_->broken.load(std::memory_order_acquire) == 2; ++i) {
+        std::this_thread::sleep_for(std::chrono::microseconds(10));
+    }
+    const std::string_view reason = text_of(shared_->broken_reason, sizeof shared_->broken_reason);
+    return Error{Errc::broken,
+                 reason.empty() ? fmt::format("{}: port '{}' is broken (the user that marked it died before writing "
+                                              "why); remove it with Segment::remove_port and recreate it",
+                                              op, name_)
+                                : fmt::format("{}: {}", op, reason),
+                 0};
+}
+
 Result<void> Port::check_events(std::string_view op) {
     if (shared_ == nullptr) {
         return make_error(Errc::invalid_argument, "{}: the port is closed", op);
@@ -156,8 +155,8 @@ Result<void> Port::check_events(std::string_view op) {
     if (attachment_->forked()) {
         return std::unexpected(shm_detail::forked_error(*attachment_, fmt::format("{}: port '{}'", op, name_)));
     }
-    if (const std::uint32_t state = shared_->broken.load(std::memory_order_acquire); state == 1) {
-        return make_error(Errc::broken, "{}: {}", op, text_of(shared_->broken_reason, sizeof shared_->broken_reason));
+    if (const std::uint32_t state = shared_->broken.load(std::memory_order_acquire); state == 1 || state == 2) {
+        return std::unexpected(broken_error(op));
     } else if (state != 0) {
         return make_error(Errc::corrupted,
                           "{}: port '{}': its broken flag holds {} (strata writes only 0, 1 or 2, and 2 only for "
@@ -165,91 +164,20 @@ Result<void> Port::check_events(std::string_view op) {
                           op, name_, state);
     }
     const std::uint64_t deaths = shared_->deaths.load(std::memory_order_acquire);
-    if (deaths != seen_deaths_) {
-        seen_deaths_ = deaths;
-        return make_error(Errc::peer_dead, "{}: port '{}': {}", op, name_,
-                          text_of(shared_->last_death, sizeof shared_->last_death));
+    if (deaths == seen_deaths_) {
+        return {};
     }
-    return {};
-}
-
-// Finds users of the port that died, and undoes what they held.
-void Port::recover_dead_peers() {
-    auto any_dead = [&] {
-        for (const auto* table : {shared_->producers, shared_->consumer_peers}) {
-            for (unsigned i = 0; i < shm_detail::kMaxPortPeers; ++i) {
-                const PortPeer& peer = table[i];
-                if (peer.state == shm_detail::peer_active && peer.token != token_ && !attachment_->alive(peer.token)) {
-                    return true;
-                }
-            }
-        }
-        return false;
-    };
-    if (!any_dead() || !lock("Port").has_value()) {
-        return;
+    // Every death since this user last looked, oldest first (the last kDeathNotes of them).
+    const std::uint64_t missed = deaths - seen_deaths_;
+    const std::uint64_t shown = std::min<std::uint64_t>(missed, shm_detail::kDeathNotes);
+    std::string notes = missed > shown ? fmt::format("{} users died; the last {}: ", missed, shown) : "";
+    for (std::uint64_t d = deaths - shown; d < deaths; ++d) {
+        const char* note = shared_->death_notes[d % shm_detail::kDeathNotes];
+        notes +=
+            fmt::format("{}{}", d == deaths - shown ? "" : "; then ", text_of(note, sizeof shared_->death_notes[0]));
     }
-    bool freed_any = false;
-    bool published_any = false;
-    for (unsigned i = 0; i < shm_detail::kMaxPortPeers; ++i) {
-        PortPeer& peer = shared_->producers[i];
-        if (peer.state != shm_detail::peer_active || peer.token == token_ || attachment_->alive(peer.token)) {
-            continue;
-        }
-        std::string lost;
-        for (unsigned k = 0; k < shared_->slots; ++k) {
-            PortSlot& slot = shared_->slot_array()[k];
-            if (slot.state == shm_detail::slot_loaned && slot.loaner == peer.token) {
-                slot.state = shm_detail::slot_abandoned;
-                slot.holders = holders_for(*shared_, slot.sequence);
-                if (slot.holders == 0) {
-                    slot.state = shm_detail::slot_free;
-                    freed_any = true;
-                }
-                published_any = true;
-                lost += fmt::format("{}{}", lost.empty() ? "" : ", ", slot.sequence);
-            }
-        }
-        const std::string who = attachment_->describe(peer.token);
-        peer.state = shm_detail::peer_departed;
-        --shared_->producers_active;
-        ++shared_->producers_died;
-        published_any = true;
-        copy_text(shared_->last_death, sizeof shared_->last_death,
-                  lost.empty() ? fmt::format("producer {} ({}) died; no message was lost", i, who)
-                               : fmt::format("producer {} ({}) died between loan and commit; message {} is dropped "
-                                             "and skipped by the consumers",
-                                             i, who, lost));
-        shared_->deaths.fetch_add(1, std::memory_order_release);
-    }
-    for (unsigned i = 0; i < shared_->consumers; ++i) {
-        PortPeer& peer = shared_->consumer_peers[i];
-        if (peer.state != shm_detail::peer_active || peer.token == token_ || attachment_->alive(peer.token)) {
-            continue;
-        }
-        unsigned held = 0;
-        for (unsigned k = 0; k < shared_->slots; ++k) {
-            PortSlot& slot = shared_->slot_array()[k];
-            if ((slot.holders & (1ULL << i)) != 0) {
-                ++held;
-            }
-            freed_any |= drop_holder(slot, 1ULL << i);
-        }
-        const std::string who = attachment_->describe(peer.token);
-        peer.state = shm_detail::peer_departed;
-        copy_text(shared_->last_death, sizeof shared_->last_death,
-                  fmt::format("consumer {} ({}) died; the {} slot(s) it held or had not yet received are released and "
-                              "it leaves the fan-out",
-                              i, who, held));
-        shared_->deaths.fetch_add(1, std::memory_order_release);
-    }
-    unlock();
-    if (freed_any) {
-        signal(true);
-    }
-    if (published_any) {
-        signal(false);
-    }
+    seen_deaths_ = deaths;
+    return make_error(Errc::peer_dead, "{}: port '{}': {}", op, name_, notes);
 }
 
 void Port::signal(bool for_slot) noexcept {

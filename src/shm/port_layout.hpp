@@ -15,8 +15,42 @@
 // Each consumer's `next_seq` is written by that consumer alone and lies in a
 // cache line of its own, so a commit, which reads the consumer table, does not
 // have to fetch lines a consumer writes on every message.
+//
+// Invariants, true whenever the lock is free (W = write_seq, n = slots):
+//   P1 1 <= slots <= kMaxPortSlots and 1 <= consumers <= kMaxPortPeers.
+//   P2 every slot state is free, loaned, committed or abandoned; every peer
+//      state is never, active, departed or closed.
+//   P3 a slot k that is not free holds message `sequence` of the ring's
+//      window: sequence % n == k and W - n <= sequence < W.
+//   P4 a loaned slot's loaner is a live producer.
+//   P5 a committed or abandoned slot has holders (else it is free), only bits
+//      below `consumers`, and none of a consumer that left (departed, closed).
+//   P6 a committed slot shows ready == sequence + 1.
+//   P7 producers_active counts the producers in state active, and
+//      producers_joined is at least the producers not in state never.
+// A user killed while it holds the lock stops between two steps of a critical
+// section. Each section orders its steps (kill_step() between them) so that
+// every prefix breaks only invariants port_repair.cpp restores without losing
+// or repeating a committed message:
+//   loan     slot fields, state = loaned | W = s + 1    -> P3: the loan is undone
+//   commit   used, holders | state = committed | ready  -> P4: dropped, as a
+//            death before commit; P6: the commit is completed (delivered once)
+//   release, skip, leave: holders &= ~bit | state = free -> P5: freed
+//   cancel   holders | state = abandoned                -> P4: dropped
+//   close    peer state = closed | counts | its slots   -> P7 recounted; its
+//            loans P4 dropped, its bits P5 cleared
+//   join     peer fields | state = active | counts      -> P7 recounted
+//   recovery of a dead user: its slots | death note | state = departed |
+//            counts -> redone by the next recovery (its death is reported
+//            again rather than never)
+// The survivor that finds the lock's owner dead takes the lock over (one CAS
+// on the owner word elects it), repairs, runs the dead users' recovery and
+// reports the holder's death with what was repaired. A value no prefix
+// explains (P1, P2, P3 beyond an undone loan, P5's bits above `consumers`)
+// means the port was overwritten: it is marked broken, naming the port.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -30,6 +64,8 @@ namespace strata::shm_detail {
 inline constexpr unsigned kMaxPortPeers = 64;
 inline constexpr unsigned kMaxPortSlots = 1024;
 inline constexpr std::uint64_t kMaxSlotBytes = 1ULL << 30U;
+/// Death notes kept, so a user that missed several deaths still reads each.
+inline constexpr unsigned kDeathNotes = 4;
 
 enum SlotState : std::uint32_t { slot_free = 0, slot_loaned = 1, slot_committed = 2, slot_abandoned = 3 };
 enum PeerState : std::uint32_t { peer_never = 0, peer_active = 1, peer_departed = 2, peer_closed = 3 };
@@ -75,8 +111,9 @@ struct PortShared {
     std::atomic<std::uint32_t> free_waiters{0};
     alignas(64) std::atomic<std::uint32_t> broken{0};
     char broken_reason[384] = {};
+    /// Deaths reported so far; note d (0-based) is death_notes[d % kDeathNotes].
     std::atomic<std::uint64_t> deaths{0};
-    char last_death[384] = {};
+    char death_notes[kDeathNotes][384] = {};
     PortPeer producers[kMaxPortPeers];
     PortPeer consumer_peers[kMaxPortPeers];
     PortCursor cursors[kMaxPortPeers];  ///< per consumer index
@@ -86,11 +123,6 @@ struct PortShared {
 };
 
 /// Bytes of a port with this shape (header, slots, payload).
-/// A NUL-terminated text in a fixed array of the segment, never read past `capacity`.
-inline std::string_view text_of(const char* text, std::size_t capacity) {
-    return {text, ::strnlen(text, capacity)};
-}
-
 inline std::size_t port_bytes(unsigned slots, std::size_t slot_bytes) {
     const std::size_t stride = (slot_bytes + 63) / 64 * 64;
     return sizeof(PortShared) + slots * sizeof(PortSlot) + 64 + slots * stride;
@@ -109,12 +141,36 @@ inline std::uint64_t holders_for(const PortShared& p, std::uint64_t s) {
     return mask;
 }
 
+/// Writes `text` into a fixed field, cut to fit, NUL-terminated.
+inline void copy_text(char* out, std::size_t capacity, std::string_view text) {
+    const std::size_t n = std::min(capacity - 1, text.size());
+    std::memcpy(out, text.data(), n);
+    out[n] = '\0';
+}
+
+/// A NUL-terminated text in a fixed array of the segment, never read past `capacity`.
+inline std::string_view text_of(const char* text, std::size_t capacity) {
+    return {text, ::strnlen(text, capacity)};
+}
+
+/// Test hook points (see strata/shm/testing.hpp).
+void crash_point(int point) noexcept;
+
+/// The boundary between two steps of a critical section: the compiler keeps
+/// the stores before it before the ones after it, so a holder killed at any
+/// instruction leaves a prefix of the steps (the invariants above).
+inline void kill_step() noexcept {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+
 /// Clears consumer `bit` from a slot; frees it when no holder is left. True if freed.
 inline bool drop_holder(PortSlot& slot, std::uint64_t bit) {
     if ((slot.holders & bit) == 0) {
         return false;
     }
     slot.holders &= ~bit;
+    kill_step();
+    crash_point(5);  // strata::shm_testing::CrashPoint::port_holder_dropped
     if (slot.holders == 0 && (slot.state == slot_committed || slot.state == slot_abandoned)) {
         slot.state = slot_free;
         return true;
@@ -129,8 +185,5 @@ inline void bump_and_wake(std::atomic<std::uint32_t>& word, const std::atomic<st
         futex_wake_all(&word);
     }
 }
-
-/// Test hook points (see strata/shm/testing.hpp).
-void crash_point(int point) noexcept;
 
 }  // namespace strata::shm_detail

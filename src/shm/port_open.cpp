@@ -9,6 +9,7 @@
 #include "shm/objects.hpp"
 #include "shm/port_layout.hpp"
 #include "strata/shm/port.hpp"
+#include "strata/shm/testing.hpp"
 
 namespace strata {
 
@@ -188,7 +189,10 @@ Result<unsigned> claim_peer(PortShared& shared, std::string_view op, std::string
     }
     chosen->token = token;
     chosen->mpi_rank = mpi_rank >= 0 ? static_cast<std::uint32_t>(mpi_rank) + 1 : 0;
+    shm_detail::kill_step();  // the join's steps (port_layout.hpp): fields | state | counts
     chosen->state = shm_detail::peer_active;
+    shm_detail::kill_step();
+    shm_detail::crash_point(static_cast<int>(shm_testing::CrashPoint::port_peer_joining));
     if (role == PortRole::producer) {
         ++shared.producers_active;
         ++shared.producers_joined;

@@ -5,12 +5,15 @@
 
 #include "shm/objects.hpp"
 #include "shm/port_layout.hpp"
+#include "shm/port_repair.hpp"
 #include "strata/shm/port.hpp"
+#include "strata/shm/testing.hpp"
 
 namespace strata {
 
 using shm_detail::drop_holder;
 using shm_detail::holders_for;
+using shm_detail::kill_step;
 using shm_detail::PortPeer;
 using shm_detail::PortShared;
 using shm_detail::PortSlot;
@@ -65,13 +68,17 @@ Result<Loan> Port::loan(Timeout timeout) {
         const std::uint64_t s = shared_->write_seq;
         PortSlot& slot = shared_->slot(s);
         if (slot.state == shm_detail::slot_free) {
+            // The loan's steps (port_layout.hpp): fields | state | write sequence.
             slot.sequence = s;
-            slot.state = shm_detail::slot_loaned;
             slot.loaner = token_;
             slot.producer = index_;
             slot.holders = 0;
             slot.used = 0;
             slot.handle = Handle{};
+            kill_step();
+            slot.state = shm_detail::slot_loaned;
+            kill_step();
+            shm_detail::crash_point(static_cast<int>(shm_testing::CrashPoint::port_loan_claimed));
             shared_->write_seq = s + 1;
             unlock();
             return Loan(this, s, &slot);
@@ -103,10 +110,14 @@ Result<void> Port::commit(Loan&& loan, std::size_t used) {
         return make_error(Errc::internal, "{}: port '{}': message {} is no longer loaned to this producer", op, name_,
                           loan.sequence_);
     }
+    // The commit's steps (port_layout.hpp): used, holders | state | ready.
     slot->used = used == static_cast<std::size_t>(-1) ? shared_->slot_bytes : used;
     slot->holders = holders_for(*shared_, slot->sequence);
+    kill_step();
     slot->state = slot->holders == 0 ? shm_detail::slot_free : shm_detail::slot_committed;
+    kill_step();
     if (slot->state == shm_detail::slot_committed) {
+        shm_detail::crash_point(static_cast<int>(shm_testing::CrashPoint::port_commit_published));
         slot->ready.store(slot->sequence + 1, std::memory_order_release);
     }
     unlock();
@@ -226,6 +237,7 @@ void Port::cancel(std::uint64_t sequence, PortSlot* slot) noexcept {
     bool freed = false;
     if (slot->sequence == sequence && slot->state == shm_detail::slot_loaned && slot->loaner == token_) {
         slot->holders = holders_for(*shared_, sequence);
+        kill_step();
         slot->state = slot->holders == 0 ? shm_detail::slot_free : shm_detail::slot_abandoned;
         freed = slot->holders == 0;
     }
@@ -263,17 +275,14 @@ Result<void> Port::close() {
     }
     bool freed = false;
     if (me.state == shm_detail::peer_active && me.token == token_) {
+        // The close's steps (port_layout.hpp): state | counts | slots.
         me.state = shm_detail::peer_closed;
+        kill_step();
+        shm_detail::crash_point(static_cast<int>(shm_testing::CrashPoint::port_peer_leaving));
         if (role_ == PortRole::producer) {
             --shared_->producers_active;
-            for (unsigned k = 0; k < shared_->slots; ++k) {
-                PortSlot& slot = shared_->slot_array()[k];
-                if (slot.state == shm_detail::slot_loaned && slot.loaner == token_) {
-                    slot.holders = holders_for(*shared_, slot.sequence);
-                    slot.state = slot.holders == 0 ? shm_detail::slot_free : shm_detail::slot_abandoned;
-                    freed |= slot.holders == 0;
-                }
-            }
+            kill_step();
+            (void)shm_detail::abandon_loans(*shared_, token_, &freed);
         } else {
             for (unsigned k = 0; k < shared_->slots; ++k) {
                 freed |= drop_holder(shared_->slot_array()[k], 1ULL << index_);

@@ -8,9 +8,11 @@
 // (home: server 0) is published to a subscriber, so its home always has the
 // last release; chunk B's home is server 1.
 //
-// client: rank 2 dies. Client 1 reads A: peer_dead (its only copy is lost),
-//         then reads P: the last published release, intact. Client 2 waits in
-//         the barrier: peer_dead naming rank 2.
+// client: rank 2 dies holding lock 7. Client 1 reads A: broken (its only
+//         copy is lost: allocate a new chunk), then reads P: the last
+//         published release, intact; takes lock 7: broken (use another lock
+//         id), then lock 8: ok. Client 2 waits in the barrier: peer_dead
+//         naming rank 2.
 // server: rank 1 dies. Client 1 reads B: peer_dead naming rank 1; A (home
 //         server 0) still works.
 // Each survivor writes "SURVIVOR rank <r>: <what>: <errc>" lines to
@@ -179,6 +181,9 @@ int main(int argc, char** argv) {
             DSM_CHECK_OK(node->release(ids[i]));
         }
     }
+    if (mode == "client" && me == 0) {
+        DSM_CHECK_OK(node->lock(7));  // held when it dies
+    }
     DSM_CHECK_OK(node->barrier());
     if (mode == "client") {
         if (me == 0) {
@@ -188,6 +193,9 @@ int main(int argc, char** argv) {
             DSM_CHECK(wait_until_dead(pids[2]));
             say("read chunk A whose only modified copy died", read_value(*node, ids[0], 40));
             say("read published chunk P", read_value(*node, ids[1], 41));
+            say("lock 7 the dead client held", node->lock(7));
+            auto other = node->lock(8);
+            say("lock 8 then unlock", other ? node->unlock(8) : other);
         }
         if (me == 2) {
             say("barrier with a dead client", node->barrier());

@@ -53,6 +53,19 @@ def pid_of(log_dir: Path, rank: int, deadline: float) -> int:
     pytest.fail(f"rank {rank} did not start (no pid in {log})")
 
 
+def wait_for_frames(log_dir: Path, victim: int, deadline: float) -> None:
+    """Until frames flow through the victim: a worker's first frame, or rank 2's (a worker) for
+    the input and output ranks. A fixed sleep instead let a loaded machine kill a worker that had
+    not connected yet, and the job then rightly finished without it."""
+    rank = victim if victim >= 2 else 2
+    log = log_dir / f"rank{rank}.log"
+    while time.monotonic() < deadline:
+        if log.exists() and "first frame" in log.read_text():
+            return
+        time.sleep(0.02)
+    pytest.fail(f"rank {rank} got no frame (no 'first frame' in {log})")
+
+
 def running(pid: int) -> bool:
     status = Path(f"/proc/{pid}/status")
     try:
@@ -104,7 +117,7 @@ def run_mpi_and_kill(tmp_path, video, impl, ranks, victim, extra=(), output_rank
     )
     try:
         pid = pid_of(log_dir, victim, start + 30)
-        time.sleep(0.8)  # mid-run: frames are flowing
+        wait_for_frames(log_dir, victim, start + 30)  # mid-run: frames are flowing
         assert job.poll() is None, "the job ended before the kill"
         killed_at = time.monotonic()
         os.kill(pid, signal.SIGKILL)
@@ -185,7 +198,7 @@ def test_a_killed_zmq_rank_gives_every_survivor_an_error(tmp_path, long_video, i
         for r in range(ranks)
     ]
     try:
-        time.sleep(0.8)
+        wait_for_frames(log_dir, victim, time.monotonic() + 30)
         assert all(p.poll() is None for p in procs), "the job ended before the kill"
         procs[victim].send_signal(signal.SIGKILL)
         killed_at = time.monotonic()

@@ -14,11 +14,12 @@ namespace {
 
 using strata::test::fails_with;
 
-// Resolves [in:K] to /in/K, [out:K] to /out/K and [arg:*:K] to argK.
+// Resolves [in:K] to /in/K, [out:K] to /out/K, [handle:K] to shm:K and [arg:*:K] to argK.
 Result<std::string> fake(const Placeholder& p) {
     switch (p.kind) {
         case PlaceholderKind::in: return "/in/" + std::to_string(p.index);
         case PlaceholderKind::out: return "/out/" + std::to_string(p.index);
+        case PlaceholderKind::handle: return "shm:" + std::to_string(p.index);
         default: return "arg" + std::to_string(p.index);
     }
 }
@@ -73,8 +74,20 @@ TEST(ExternalCommand, brackets_that_are_not_placeholders_stay_literal) {
     EXPECT_EQ(argv_of("grep [0-9] [A-Z]x a[1]"), (std::vector<std::string>{"grep", "[0-9]", "[A-Z]x", "a[1]"}));
 }
 
+TEST(ExternalCommand, a_handle_placeholder_names_an_input_and_expands_inside_a_word) {
+    EXPECT_EQ(argv_of("reader --block=[handle:3] [handle:0]"),
+              (std::vector<std::string>{"reader", "--block=shm:3", "shm:0"}));
+    auto words = split_command("reader [handle:3]");
+    ASSERT_TRUE(words.has_value());
+    ASSERT_EQ(placeholders(*words).size(), 1U);
+    EXPECT_EQ(placeholders(*words)[0].kind, PlaceholderKind::handle);
+    EXPECT_EQ(placeholders(*words)[0].index, 3U);
+    EXPECT_TRUE(fails_with(split_command("prog [handle:x]"), Errc::invalid_argument, {"[handle:x]", "not a number"}));
+}
+
 TEST(ExternalCommand, an_unknown_placeholder_is_an_error_naming_it) {
-    EXPECT_TRUE(fails_with(split_command("prog [inp:0]"), Errc::invalid_argument, {"[inp:0]", "unknown placeholder"}));
+    EXPECT_TRUE(fails_with(split_command("prog [inp:0]"), Errc::invalid_argument,
+                           {"[inp:0]", "unknown placeholder", "[handle:K]"}));
     EXPECT_TRUE(fails_with(split_command("prog [arg:bool:1]"), Errc::invalid_argument, {"[arg:bool:1]"}));
     EXPECT_TRUE(fails_with(split_command("prog [in:x]"), Errc::invalid_argument, {"[in:x]", "not a number"}));
     EXPECT_TRUE(fails_with(split_command("prog [in:0"), Errc::invalid_argument, {"[in:0", "no closing"}));

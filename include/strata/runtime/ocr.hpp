@@ -25,13 +25,16 @@
 
 namespace strata::ocr {
 
-/// Where data blocks live unless a hint says otherwise. memfd: each block is
-/// a memfd mapped shared, which external tasks read without a copy
+/// Where data blocks live unless a hint says otherwise. shared: each block is
+/// an object of a strata segment of its own, loaded by handle from other
+/// processes (ocr-db-shm.h); combined: half of each block in memory, the
+/// rest in a file of the run's directory (a combined Region); memfd: each
+/// block is a memfd mapped shared, which external tasks read without a copy
 /// (docs/external.md).
-enum class DbPlacement { memory, shared, storage, memfd };
+enum class DbPlacement { memory, shared, storage, memfd, combined };
 
 std::string_view to_string(DbPlacement placement) noexcept;
-/// Parses "memory", "shared", "storage", "memfd"; errors name `param` and the value.
+/// Parses "memory", "shared", "storage", "memfd", "combined"; errors name `param` and the value.
 Result<DbPlacement> parse_db_placement(std::string_view text, std::string_view param);
 
 struct OcrOptions {
@@ -87,7 +90,7 @@ struct DbInfo {
     std::uint64_t size = 0;
     RegionKind kind = RegionKind::memory;
     bool heap = false;           ///< a small memory block from the heap, not a mapping
-    std::filesystem::path path;  ///< storage: its file; shared: /dev/shm/<name>
+    std::filesystem::path path;  ///< storage: its file; shared: its segment file (strata.<name>.seg)
 };
 /// Information on a live data block; not_found for an unknown GUID.
 Result<DbInfo> db_info(ocrGuid_t db);

@@ -74,6 +74,10 @@ public:
     [[nodiscard]] std::uint64_t owner() const noexcept { return owner_.load(std::memory_order_relaxed); }
 
 private:
+    friend class SegmentRecursiveMutex;
+    /// lock(), naming the lock `what` ("allocator", "name-index") in the broken reason.
+    void lock_named(const char* what);
+
     std::atomic<std::uint64_t> owner_{0};
     std::atomic<std::uint32_t> waiters_{0};
 };

@@ -224,8 +224,15 @@ private:
     Result<Handle> save_raw(const void* object, const shm_detail::ObjectSpec& spec) const;
     Result<void*> load_raw(const Handle& handle, const shm_detail::ObjectSpec& spec) const;
     Result<void> check_events(std::string_view op);
+    /// Takes the port's lock; when its holder died, takes it over and heals the port first.
     Result<void> lock(std::string_view op);
     void unlock() noexcept;
+    Result<void> heal(std::string_view op, std::uint64_t dead_holder);
+    void mark_broken(const std::string& reason);
+    [[nodiscard]] Error broken_error(std::string_view op) const;
+    void report_death(const std::string& text);
+    void recover_locked(std::uint64_t dead_holder, const std::string& repaired, bool* freed);
+    void report_holder_death(std::uint64_t dead_holder, const std::string& repaired, bool* freed);
     Result<void> wait(std::string_view op, std::uint32_t seen, bool for_slot,
                       std::chrono::steady_clock::time_point deadline,
                       std::chrono::steady_clock::time_point* next_check);

@@ -12,6 +12,7 @@
 
 #include "core/log.hpp"
 #include "dist/api.hpp"
+#include "db_shared.hpp"
 #include "ocr/ocr.h"
 #include "state.hpp"
 
@@ -69,12 +70,12 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
             }
             break;
         case DbPlacement::shared: {
-            auto region = Region::shared(size, {.name = fmt::format("strata-ocr-{}-{}", ::getpid(), serial)});
-            if (!region) {
-                return std::unexpected(region.error());
+            auto shared = make_shared_block(length, serial, &db->data);
+            if (!shared) {
+                return std::unexpected(shared.error());
             }
-            db->region.emplace(std::move(*region));
-            break;
+            db->shared = std::move(*shared);
+            return db;
         }
         case DbPlacement::memfd: {
             const int fd =
@@ -101,12 +102,15 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
             }
             return adopt_memfd(fd, length);
         }
-        case DbPlacement::storage: {
+        case DbPlacement::storage:
+        case DbPlacement::combined: {
             auto dir = state()->db_dir();
             if (!dir) {
                 return std::unexpected(dir.error());
             }
-            auto region = Region::storage(size, {.path = *dir / fmt::format("{}.db", serial), .create_only = true});
+            const StorageOptions file{.path = *dir / fmt::format("{}.db", serial), .create_only = true};
+            auto region = placement == DbPlacement::storage ? Region::storage(size, file)
+                                                            : Region::combined(size, {.storage = file});
             if (!region) {
                 return std::unexpected(region.error());
             }
@@ -281,8 +285,11 @@ Result<DbInfo> db_info(ocrGuid_t guid) {
     info.heap = db->heap != nullptr;
     if (db->region) {
         info.kind = db->region->kind();
-        info.path = db->region->kind() == RegionKind::shared ? std::filesystem::path("/dev/shm") / db->region->name()
-                                                             : db->region->path();
+        info.path = db->region->path();
+    }
+    if (db->shared) {
+        info.kind = RegionKind::shared;
+        info.path = shared_block_path(*db->shared);
     }
     return info;
 }
@@ -293,6 +300,7 @@ std::string_view to_string(DbPlacement placement) noexcept {
         case DbPlacement::shared: return "shared";
         case DbPlacement::storage: return "storage";
         case DbPlacement::memfd: return "memfd";
+        case DbPlacement::combined: return "combined";
     }
     return "?";
 }
@@ -310,7 +318,11 @@ Result<DbPlacement> parse_db_placement(std::string_view text, std::string_view p
     if (text == "memfd") {
         return DbPlacement::memfd;
     }
-    return make_error(Errc::invalid_argument, "{}={}: expected memory, shared, storage or memfd", param, text);
+    if (text == "combined") {
+        return DbPlacement::combined;
+    }
+    return make_error(Errc::invalid_argument, "{}={}: expected memory, shared, storage, memfd or combined", param,
+                      text);
 }
 
 }  // namespace strata::ocr

@@ -187,6 +187,7 @@ struct FinishScope {
 
 struct Db;
 struct Edt;
+struct SharedBlock;  // db_shared.hpp
 
 /// The hold an external task (src/external) takes on each input: RO and
 /// CONST holders proceed beside it, RW and EW requests wait until the program
@@ -218,10 +219,11 @@ struct Db : Object, std::enable_shared_from_this<Db> {
     ~Db() override;
     std::uint64_t size = 0;
     void* data = nullptr;
-    std::byte* heap = nullptr;     // small memory blocks
-    std::optional<Region> region;  // large memory blocks, shared and storage ones
-    int memfd = -1;                // memfd blocks and adopted outputs: the file, mapped shared at data
-    std::size_t memfd_mapped = 0;  // length of that mapping
+    std::byte* heap = nullptr;            // small memory blocks
+    std::optional<Region> region;         // large memory blocks and storage ones
+    std::shared_ptr<SharedBlock> shared;  // shared blocks: their segment (db_shared.hpp)
+    int memfd = -1;                       // memfd blocks and adopted outputs: the file, mapped shared at data
+    std::size_t memfd_mapped = 0;         // length of that mapping
     DbPlacement placement = DbPlacement::memory;
 
     std::mutex mutex;
