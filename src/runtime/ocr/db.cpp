@@ -11,8 +11,8 @@
 #include <new>
 
 #include "core/log.hpp"
-#include "dist/api.hpp"
 #include "db_shared.hpp"
+#include "dist/api.hpp"
 #include "ocr/ocr.h"
 #include "state.hpp"
 
