@@ -69,6 +69,8 @@ install(TARGETS strata_mpi strata_ocr EXPORT strataTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT development)
 install(TARGETS ${_strata_cxx_libraries} EXPORT strataCxxTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT development)
+# The distributed OCR runtime's MPI module, beside libstrata-ocr which loads it (docs/runtime.md).
+install(TARGETS strata_ocr_dist LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
 
 # --- programs ----------------------------------------------------------------
 set_target_properties(strata_cli strata_fsd PROPERTIES INSTALL_RPATH "$ORIGIN/${_strata_bin_to_lib}")
@@ -95,7 +97,8 @@ endfunction()
 # Helpers: what the strata command starts (tools/strata/paths.hpp find_helper),
 # the demo's programs (built with the tests), and every benchmark harness.
 set(_strata_helpers "")
-foreach(target strata_workflow_task strata-mpi-probe storage_window plain_mpi_windows ocr_fibonacci dsm_stencil)
+foreach(target strata_workflow_task strata-mpi-probe storage_window plain_mpi_windows ocr_fibonacci dsm_stencil
+               ocr_dist_app_reduction)
   if(TARGET ${target})
     list(APPEND _strata_helpers ${target})
   endif()

@@ -420,6 +420,23 @@ def _video(data: dict) -> Iterator[Median]:
                 yield Median({"size": size, "impl": impl}, "job_s", float(row["job_s"]), row.get("runs"))
 
 
+def _ocr_dist(data: dict) -> Iterator[Median]:
+    repeats = data.get("repeats")
+    for row in data["roundtrip"]:
+        for metric in ("ocr_us", "mpi_us"):
+            yield Median(
+                {"bytes": row["bytes"]}, f"roundtrip_{metric}", float(row[f"{metric}_median"]), repeats
+            )
+    for row in data["migration"]:
+        for metric in ("ocr_mbps", "mpi_mbps"):
+            yield Median(
+                {"bytes": row["bytes"]}, f"migration_{metric}", float(row[f"{metric}_median"]), repeats
+            )
+    for row in data["stencil"]:
+        for metric in ("ocr_mpoints_per_s", "mpi_mpoints_per_s"):
+            yield Median({"ranks": row["ranks"]}, f"stencil_{metric}", float(row[metric]), repeats)
+
+
 def _mpich_rma_conformance(data: dict) -> Iterator[Median]:
     """A conformance table: per mode, the median run time of the tests that passed in it (each
     test ran once per mode), so a mode's overhead on MPICH's own tests can be read beside plain."""
@@ -461,5 +478,6 @@ _MEDIANS: dict[str, Callable[[dict], Iterator[Median]]] = {
     "external": _external,
     "storage-windows": _storage_windows,
     "video": _video,
+    "ocr-dist": _ocr_dist,
     "mpich-rma-conformance": _mpich_rma_conformance,
 }

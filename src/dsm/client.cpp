@@ -88,7 +88,8 @@ void Node::Impl::client_handle(Incoming& in) {
             }
             return;
         }
-        Pending& p = waits[{for_kind, id}];
+        const int key_kind = for_kind;
+        Pending& p = waits[{key_kind, id}];
         p.done = true;
         p.error = err;
         return;

@@ -41,6 +41,7 @@ struct OcrOptions {
     bool verbose = false;           ///< STRATA_VERBOSE=1
     std::string external_config;    ///< STRATA_EXTERNAL_CONFIG: checked before the program starts
     std::string external_exposure;  ///< STRATA_EXTERNAL_EXPOSURE: auto, memfd, fuse
+    int ranks = 0;                  ///< -n: run the program on that many ranks through mpiexec
 };
 /// `strata ocr`: strata's options end at the first non-option (the program
 /// path) or at `--`, as with mpiexec and env. When argv is an `ocr` command,

@@ -68,6 +68,11 @@ int main(int argc, char** argv) {
     ocr_cmd->add_option("--external-config", ocr.external_config,
                         "TOML file of external programs (docs/external.md), checked first (default: "
                         "$STRATA_EXTERNAL_CONFIG, else none)");
+    ocr_cmd
+        ->add_option("-n,--ranks", ocr.ranks,
+                     "Run on N ranks, one policy domain each, through mpiexec ($STRATA_MPIEXEC, else mpiexec) "
+                     "(docs/runtime.md, Distributed OCR)")
+        ->check(CLI::Range(1, 4096));
     ocr_cmd->add_option("--external-exposure", ocr.external_exposure,
                         "How external programs see data blocks when an entry does not say: auto, memfd or fuse "
                         "(default: $STRATA_EXTERNAL_EXPOSURE, else auto)");

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // `strata ocr [options] ./program args...`: runs an OCR program linked with
 // -lstrata-ocr, with the runtime options given as flags instead of
-// environment variables (docs/runtime.md).
+// environment variables (docs/runtime.md); `-n N` runs it on N ranks through
+// mpiexec (docs/runtime.md, "Distributed OCR").
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -27,6 +29,38 @@ void set(const char* name, const std::string& value) {
     if (!value.empty()) {
         ::setenv(name, value.c_str(), 1);
     }
+}
+
+// mpiexec for N ranks. Without -disable-auto-cleanup Hydra SIGKILLs every rank
+// when one dies; with it the survivors get its notice (SIGUSR1), name the dead
+// rank, remove their files and end (docs/runtime.md, "Failures") -- but
+// MPICH 4.0.2's proxy still SIGKILLs the other ranks it started once one of
+// them dies, so on this machine each rank gets a proxy of its own (the fork
+// launcher, one "host" per rank; the ranks find the CPUs they share
+// themselves). $STRATA_MPIEXEC (split at blanks: a launcher with its options,
+// its hosts included) replaces all but -disable-auto-cleanup -n N.
+std::vector<std::string> mpiexec_command(int ranks, std::vector<std::string> command) {
+    std::vector<std::string> full;
+    const char* launcher = std::getenv("STRATA_MPIEXEC");
+    if (launcher != nullptr && *launcher != '\0') {
+        const std::string words = launcher;
+        for (std::size_t at = 0; at < words.size();) {
+            const std::size_t start = words.find_first_not_of(" \t", at);
+            if (start == std::string::npos) break;
+            const std::size_t end = words.find_first_of(" \t", start);
+            full.push_back(words.substr(start, end == std::string::npos ? std::string::npos : end - start));
+            at = end == std::string::npos ? words.size() : end;
+        }
+    } else {
+        std::string hosts;
+        for (int r = 0; r < ranks; ++r) {
+            hosts += fmt::format("{}127.0.{}.{}", r == 0 ? "" : ",", (r + 1) / 250, (r + 1) % 250 + 1);
+        }
+        full = {"mpiexec", "-launcher", "fork", "-hosts", hosts, "-ppn", "1"};
+    }
+    full.insert(full.end(), {"-disable-auto-cleanup", "-n", std::to_string(ranks)});
+    full.insert(full.end(), std::make_move_iterator(command.begin()), std::make_move_iterator(command.end()));
+    return full;
 }
 
 }  // namespace
@@ -95,6 +129,18 @@ int run_ocr_program(const OcrOptions& options, std::vector<std::string> command)
     set("STRATA_OCR_DB_DIR", options.db_dir);
     if (options.stats) ::setenv("STRATA_STATS", "1", 1);
     if (options.verbose) ::setenv("STRATA_VERBOSE", "1", 1);
+    if (options.ranks < 0 || options.ranks > 4096) {
+        fmt::print(stderr, "strata ocr: -n={}: expected 1 to 4096 ranks\n", options.ranks);
+        return 2;
+    }
+    if (options.ranks > 1) {
+        command = mpiexec_command(options.ranks, std::move(command));
+        // mpiexec writes Hydra's notice of a dead rank to every proxy, the dead
+        // rank's own (gone) too: ignored, SIGPIPE would end mpiexec and its
+        // proxies would SIGKILL the survivors before they report (the
+        // disposition survives exec).
+        ::signal(SIGPIPE, SIG_IGN);
+    }
     std::vector<char*> argv;
     argv.reserve(command.size() + 1);
     for (const std::string& arg : command) {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/log.hpp"
+#include "dist/api.hpp"
 #include "ocr/extensions/ocr-reduction-event.h"
 #include "ocr/ocr.h"
 #include "state.hpp"
@@ -113,8 +114,9 @@ std::shared_ptr<Collective> make_collective(const ocrEventParams_t* params, cons
     const char* why = nullptr;
     if (p.nbContribs == 0 || p.nbDatum == 0 || p.maxGen == 0) {
         why = "nbContribs, nbDatum and maxGen must be at least 1";
-    } else if (p.nbContribsPd != p.nbContribs) {
-        why = "nbContribsPd must equal nbContribs (one process)";
+    } else if (p.nbContribsPd != p.nbContribs &&
+               static_cast<u64>(p.nbContribsPd) * static_cast<u64>(dist::ranks()) != p.nbContribs) {
+        why = "nbContribs must be nbContribsPd times the number of ranks (or equal it)";
     } else if (p.type != COL_REDUCE && p.type != COL_ALLREDUCE) {
         why = "type must be COL_REDUCE or COL_ALLREDUCE";
     } else if (operation > 6 ||
@@ -131,6 +133,10 @@ std::shared_ptr<Collective> make_collective(const ocrEventParams_t* params, cons
     c->next_contribution.assign(p.nbContribs, 0);
     c->next_dependence.assign(p.nbContribs, 0);
     return c;
+}
+
+u64 collective_contribution_bytes(const Event& event) {
+    return event.collective ? event.collective->datum_size * event.collective->datum_count : 0;
 }
 
 u8 add_collective_dependence(const std::shared_ptr<Event>& event, u32 sslot, const Event::Waiter& waiter) {
@@ -161,6 +167,9 @@ extern "C" {
 u8(ocrEventCollectiveSatisfySlot)(ocrGuid_t eventGuid, void* dataPtr, u32 islot) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (dist::route_collective(eventGuid, dataPtr, islot, site)) {
+        return 0;  // reduced where the event lives
+    }
     auto event = s != nullptr ? s->table.find_as<Event>(eventGuid, Kind::event) : nullptr;
     if (!event || !event->collective || dataPtr == nullptr) {
         strata::detail::log().warn("strata-ocr: {}: ocrEventCollectiveSatisfySlot({}): not a live COLLECTIVE event",
@@ -218,10 +227,15 @@ u8(ocrEventCollectiveSatisfySlot)(ocrGuid_t eventGuid, void* dataPtr, u32 islot)
 u8(ocrAddDependenceSlot)(ocrGuid_t source, u32 sslot, ocrGuid_t destination, u32 dslot, ocrDbAccessMode_t mode) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (sslot != 0 && kind_of(source) == Kind::event &&
+        dist::route_add_dependence(source, sslot, destination, dslot, mode, site)) {
+        return 0;  // registered where the event lives
+    }
     auto event = s != nullptr ? s->table.find_as<Event>(source, Kind::event) : nullptr;
     if (event && event->collective) {
         const Kind dst = kind_of(destination);
-        if ((dst != Kind::edt && dst != Kind::event) || !s->table.find(destination)) {
+        if ((dst != Kind::edt && dst != Kind::event) ||
+            (!dist::is_remote(destination) && !s->table.find(destination))) {
             return OCR_EINVAL;
         }
         return add_collective_dependence(event, sslot, Event::Waiter{destination, dslot, mode, site});

@@ -12,6 +12,7 @@
 
 #include "core/log.hpp"
 #include "db_shared.hpp"
+#include "dist/api.hpp"
 #include "ocr/ocr.h"
 #include "state.hpp"
 
@@ -125,20 +126,34 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
 // no EW holder can write (under the mutex, with ew_held false) and keeps no
 // hold; RO neither waits nor holds. An external read excludes writers both
 // ways (the program must read a block nobody changes) and lets RO and CONST in.
+//
+// Holds of other ranks (dist/blocks.cpp): a write hold excludes every other
+// hold, RO included, until its bytes are back: they replace the block's, and
+// the writer's EDT may have ended, and satisfied what made a reader runnable,
+// before they arrive. A CONST reader whose bytes are on their way (senders)
+// keeps writers out until they are.
 bool Db::fits(ocrDbAccessMode_t mode) const {
+    const bool no_writer = !ew_held && !remote_writer;
     if (mode == db_mode_external_read) {
-        return !ew_held && rw_holders == 0;
+        return no_writer && rw_holders == 0;
+    }
+    if (mode == dist::db_mode_remote_write) {
+        return no_writer && rw_holders == 0 && external_readers == 0 && senders == 0;
     }
     switch (mode) {
-        case DB_MODE_RO: return true;
-        case DB_MODE_EW: return !ew_held && rw_holders == 0 && external_readers == 0;
-        case DB_MODE_RW: return !ew_held && external_readers == 0;
-        default: return !ew_held;  // CONST
+        case DB_MODE_RO: return !remote_writer;
+        case DB_MODE_EW: return no_writer && rw_holders == 0 && external_readers == 0 && senders == 0;
+        case DB_MODE_RW: return no_writer && external_readers == 0 && senders == 0;
+        default: return no_writer;  // CONST, remote CONST
     }
 }
 
 void Db::take(ocrDbAccessMode_t mode, std::vector<std::byte>* copy) {
-    if (mode == db_mode_external_read) {
+    if (mode == dist::db_mode_remote_write) {
+        remote_writer = true;
+    } else if (mode == dist::db_mode_remote_const) {
+        ++senders;
+    } else if (mode == db_mode_external_read) {
         ++external_readers;
     } else if (mode == DB_MODE_EW) {
         ew_held = true;
@@ -160,16 +175,35 @@ bool Db::acquire_or_wait(const std::shared_ptr<Edt>& edt, ocrDbAccessMode_t mode
     return true;
 }
 
+bool Db::acquire_remote_or_wait(const Waiter& waiter, std::uint64_t* taken_version) {
+    std::lock_guard lock(mutex);
+    if (!waiters.empty() || !fits(waiter.mode)) {
+        waiters.push_back(waiter);
+        return false;
+    }
+    take(waiter.mode, nullptr);
+    *taken_version = version;
+    return true;
+}
+
 void Db::release(ocrDbAccessMode_t mode) {
     std::vector<std::shared_ptr<Edt>> granted;
+    std::vector<std::pair<Waiter, std::uint64_t>> remote;
     {
         std::lock_guard lock(mutex);
-        if (mode == db_mode_external_read) {
+        if (mode == dist::db_mode_remote_write) {
+            remote_writer = false;
+            ++version;
+        } else if (mode == dist::db_mode_remote_const) {
+            --senders;
+        } else if (mode == db_mode_external_read) {
             --external_readers;
         } else if (mode == DB_MODE_EW) {
             ew_held = false;
+            ++version;
         } else if (mode == DB_MODE_RW) {
             --rw_holders;
+            ++version;
         }
         // Grant in order; the first that does not fit keeps the rest waiting.
         while (!waiters.empty()) {
@@ -177,13 +211,24 @@ void Db::release(ocrDbAccessMode_t mode) {
             if (!fits(w.mode)) {
                 break;
             }
-            take(w.mode, &w.edt->holds[w.edt->next_hold - 1].copy);
-            granted.push_back(std::move(w.edt));
+            if (w.edt) {
+                take(w.mode, &w.edt->holds[w.edt->next_hold - 1].copy);
+                granted.push_back(std::move(w.edt));
+            } else {
+                take(w.mode, nullptr);
+                remote.emplace_back(w, version);
+            }
             waiters.pop_front();
         }
     }
     for (auto& edt : granted) {
         continue_acquire(edt);
+    }
+    if (!remote.empty()) {
+        auto self = shared_from_this();
+        for (auto& [w, v] : remote) {
+            dist::grant_remote(self, w, v);
+        }
     }
 }
 
@@ -194,6 +239,10 @@ void release_hold(Hold& hold) {
         return;
     }
     hold.released = true;
+    if (!hold.db) {
+        dist::release_remote(hold);  // another rank's block: a write hold sends its bytes back
+        return;
+    }
     hold.db->release(hold.mode);
     std::vector<std::byte>().swap(hold.copy);
 }
@@ -301,6 +350,16 @@ u8(ocrDbCreate)(ocrGuid_t* guid, void** addr, u64 len, u16 flags, ocrHint_t* hin
             placement = DbPlacement::storage;
         }
     }
+    // An affinity hint places the block on its rank; a labeled GUID on its owner.
+    std::string bad_hint;
+    const int where = is_labeled(flags) ? owner_of(*guid) : dist::hinted_rank(hint, false, &bad_hint);
+    if (where == -2) {
+        strata::detail::log().warn("strata-ocr: {}: ocrDbCreate(len={}): {}", site.str(), len, bad_hint);
+        return OCR_EINVAL;
+    }
+    if (where >= 0 && where != dist::rank()) {
+        return dist::create_db_on(where, guid, addr, len, flags, placement, site);
+    }
     auto db = make_db(len, placement);
     if (!db) {
         strata::detail::log().warn("strata-ocr: {}: ocrDbCreate(len={}, {}): {}", site.str(), len, to_string(placement),
@@ -320,7 +379,11 @@ u8(ocrDbCreate)(ocrGuid_t* guid, void** addr, u64 len, u16 flags, ocrHint_t* hin
     const bool acquire = (flags & DB_PROP_NO_ACQUIRE) == 0 && edt != nullptr;
     if (acquire) {
         (*db)->rw_holders = 1;  // not shared yet: no lock needed
-        edt->holds.push_back(Hold{*db, DB_MODE_RW, {}, false});
+        Hold hold;
+        hold.db = *db;
+        hold.mode = DB_MODE_RW;
+        hold.guid = *guid;
+        edt->holds.push_back(std::move(hold));
     }
     if (addr != nullptr) {
         *addr = acquire || edt == nullptr ? (*db)->data : nullptr;
@@ -335,7 +398,7 @@ u8(ocrDbRelease)(ocrGuid_t guid) {
         return OCR_EINVAL;
     }
     auto it =
-        std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.db->guid.guid == guid.guid; });
+        std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.guid.guid == guid.guid; });
     if (it == edt->holds.end() || it->released) {
         strata::detail::log().warn("strata-ocr: {}: ocrDbRelease({}): EDT {} ({}) does not hold it", site.str(),
                                    show(guid), show(edt->guid), edt->name);
@@ -348,6 +411,19 @@ u8(ocrDbRelease)(ocrGuid_t guid) {
 u8(ocrDbDestroy)(ocrGuid_t guid) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (kind_of(guid) == Kind::db && (dist::is_remote(guid) || dist::awaited(guid))) {
+        // Checked where it lives; a hold of this EDT on it ends here.
+        Hold* held = nullptr;
+        if (Edt* edt = current_edt()) {
+            for (Hold& hold : edt->holds) {
+                if (hold.guid.guid == guid.guid) {
+                    held = &hold;
+                }
+            }
+        }
+        dist::destroy_remote_db(guid, held, site);
+        return 0;
+    }
     auto db = s != nullptr ? s->table.find_as<Db>(guid, Kind::db) : nullptr;
     if (!db) {
         strata::detail::log().warn("strata-ocr: {}: ocrDbDestroy({}): not a live data block", site.str(), show(guid));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/log.hpp"
+#include "dist/api.hpp"
 #include "ocr/ocr.h"
 #include "state.hpp"
 
@@ -36,14 +37,11 @@ std::shared_ptr<FinishScope> enclosing_scope() {
 // returned event does, with its data block.
 void complete_output(ocrGuid_t output_event, ocrGuid_t result, const CallSite& site, const std::string& edt) {
     OcrState* s = state();
-    auto event = s->table.find_as<Event>(output_event, Kind::event);
-    if (!event) {
-        s->deferred_error(
-            site, "EDT output event", OCR_EINVAL,
-            fmt::format("EDT {} returned, but its output event {} no longer exists", edt, show(output_event)));
-        return;
-    }
     if (kind_of(result) == Kind::event) {
+        // The output event fires with the returned event (where either lives).
+        if (dist::route_add_dependence(result, 0, output_event, 0, DB_DEFAULT_MODE, site)) {
+            return;
+        }
         if (auto returned = s->table.find_as<Event>(result, Kind::event)) {
             add_event_dependence(returned, Event::Waiter{output_event, 0, DB_DEFAULT_MODE, site});
         } else {
@@ -53,16 +51,17 @@ void complete_output(ocrGuid_t output_event, ocrGuid_t result, const CallSite& s
         }
         return;
     }
-    satisfy_event(event, result, 0, site);
-}
-
-void scope_done(std::shared_ptr<FinishScope> scope) {
-    while (scope && scope->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        if (!is_null(scope->output_event)) {
-            complete_output(scope->output_event, scope->result, {}, "(finish EDT)");
-        }
-        scope = scope->parent;  // the finish EDT itself now counts as done in its parent's scope
+    if (dist::route_satisfy(output_event, 0, result, DB_DEFAULT_MODE, site, false)) {
+        return;
     }
+    auto event = s->table.find_as<Event>(output_event, Kind::event);
+    if (!event) {
+        s->deferred_error(
+            site, "EDT output event", OCR_EINVAL,
+            fmt::format("EDT {} returned, but its output event {} no longer exists", edt, show(output_event)));
+        return;
+    }
+    satisfy_event(event, result, 0, site);
 }
 
 void run_edt(const std::shared_ptr<Edt>& edt) {
@@ -82,10 +81,10 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
         depv[i].guid = slot.mode == DB_MODE_NULL ? NULL_GUID : slot.db;
         depv[i].mode = slot.mode;
         depv[i].ptr = nullptr;
-        if (slot.block && slot.mode != DB_MODE_NULL) {
-            auto hold =
-                std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.db == slot.block; });
-            depv[i].ptr = hold != edt->holds.end() ? hold->pointer() : slot.block->data;
+        if (!is_null(slot.db) && slot.mode != DB_MODE_NULL) {
+            auto hold = std::find_if(edt->holds.begin(), edt->holds.end(),
+                                     [&](const Hold& h) { return h.guid.guid == slot.db.guid; });
+            depv[i].ptr = hold != edt->holds.end() ? hold->pointer() : slot.block ? slot.block->data : nullptr;
         }
     }
     Edt* previous = current_edt();
@@ -99,6 +98,19 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
 }
 
 }  // namespace
+
+void scope_done(std::shared_ptr<FinishScope> scope) {
+    while (scope && scope->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        if (!is_null(scope->output_event)) {
+            complete_output(scope->output_event, scope->result, {}, "(finish EDT)");
+        }
+        if (scope->remote_rank >= 0) {
+            dist::proxy_scope_done(*scope);  // a proxy: the creator's rank counts it done
+            return;
+        }
+        scope = scope->parent;  // the finish EDT itself now counts as done in its parent's scope
+    }
+}
 
 void complete_edt(const std::shared_ptr<Edt>& edt, ocrGuid_t result) {
     OcrState* s = state();
@@ -122,6 +134,12 @@ void continue_acquire(const std::shared_ptr<Edt>& edt) {
     while (edt->next_hold < edt->holds.size()) {
         Hold& hold = edt->holds[edt->next_hold];
         ++edt->next_hold;
+        if (!hold.db) {
+            if (!dist::acquire_remote(edt, edt->next_hold - 1)) {
+                return;  // another rank's block
+            }
+            continue;
+        }
         if (!hold.db->acquire_or_wait(edt, hold.mode, &hold.copy)) {
             return;
         }
@@ -149,19 +167,25 @@ void start_acquire(const std::shared_ptr<Edt>& edt) {
         }
     };
     for (const Slot& slot : edt->slots) {
-        if (!slot.block || slot.mode == DB_MODE_NULL) {
+        // A block of another rank has no object here: its hold asks the owner.
+        if ((!slot.block && !dist::is_remote(slot.db)) || is_null(slot.db) || slot.mode == DB_MODE_NULL) {
             continue;
         }
         const ocrDbAccessMode_t mode = edt->body ? edt->body->hold_mode(slot.mode) : slot.mode;
-        auto it = std::find_if(edt->holds.begin(), edt->holds.end(), [&](const Hold& h) { return h.db == slot.block; });
+        auto it = std::find_if(edt->holds.begin(), edt->holds.end(),
+                               [&](const Hold& h) { return h.guid.guid == slot.db.guid; });
         if (it == edt->holds.end()) {
-            edt->holds.push_back(Hold{slot.block, mode, {}, false});
+            Hold hold;
+            hold.db = slot.block;
+            hold.mode = mode;
+            hold.guid = slot.db;
+            edt->holds.push_back(std::move(hold));
         } else if (strength(mode) > strength(it->mode)) {
             it->mode = mode;
         }
     }
     std::sort(edt->holds.begin(), edt->holds.end(),
-              [](const Hold& a, const Hold& b) { return id_of(a.db->guid) < id_of(b.db->guid); });
+              [](const Hold& a, const Hold& b) { return id_of(a.guid) < id_of(b.guid); });
     continue_acquire(edt);
 }
 
@@ -176,7 +200,7 @@ void satisfy_edt(const std::shared_ptr<Edt>& edt, u32 slot, ocrGuid_t db, ocrDbA
                  const CallSite& site) {
     OcrState* s = state();
     std::shared_ptr<Db> block;
-    if (!is_null(db)) {
+    if (!is_null(db) && !dist::is_remote(db)) {
         block = s->table.find_as<Db>(db, Kind::db);
         if (!block) {
             s->deferred_error(site, "ocrAddDependence/ocrEventSatisfy", OCR_EINVAL,
@@ -223,8 +247,8 @@ namespace {
 // Why ocrAddDependence would refuse `source` as a dependence, or an empty
 // string: checked for every slot before ocrEdtCreate registers anything.
 std::string refused_source(OcrState* s, ocrGuid_t source) {
-    if (is_null(source) || ocrGuidIsUninitialized(source)) {
-        return {};
+    if (is_null(source) || ocrGuidIsUninitialized(source) || dist::is_remote(source)) {
+        return {};  // another rank's object is checked where it lives
     }
     if (kind_of(source) == Kind::db && s->table.find(source)) {
         return {};
@@ -272,18 +296,21 @@ struct EdtCreateCall {
     ocrHint_t* hint = nullptr;
     ocrGuid_t* output_event = nullptr;
     CallSite site;
+    int rank = -1;  // where the EDT lives (its affinity hint's or its labeled GUID's rank); -1: here
 
     [[nodiscard]] bool output_event_given() const { return (properties & EDT_PROP_OEVT_VALID) != 0; }
 };
 
-/// Checks the call against the template and the live objects, before
-/// anything is registered; logs why and returns the error code on a refusal.
-u8 check_create(OcrState* s, const EdtTemplate& tpl, EdtCreateCall& call) {
-    auto invalid = [&](const std::string& why) -> u8 {
-        strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): {}", call.site.str(),
-                                   show(call.template_guid), why);
-        return OCR_EINVAL;
-    };
+/// The priority of a new EDT: its hint's, else its template's.
+std::optional<u64> edt_priority(const ocrHint_t* hint, const EdtTemplate& tpl) {
+    if (const auto priority = hint_priority(hint)) {
+        return priority;
+    }
+    return tpl.priority.get();
+}
+
+/// Why the call's counts do not fit the template, or "" (EDT_PARAM_DEF resolved).
+std::string refused_counts(const EdtTemplate& tpl, EdtCreateCall& call) {
     if (call.paramc == EDT_PARAM_DEF) {
         call.paramc = tpl.paramc;
     }
@@ -291,26 +318,48 @@ u8 check_create(OcrState* s, const EdtTemplate& tpl, EdtCreateCall& call) {
         call.depc = tpl.depc;
     }
     if (call.paramc == EDT_PARAM_UNK || call.depc == EDT_PARAM_UNK) {
-        return invalid("paramc or depc is unknown in both the template and the call");
+        return "paramc or depc is unknown in both the template and the call";
     }
     if (tpl.paramc != EDT_PARAM_UNK && call.paramc != tpl.paramc) {
-        return invalid(fmt::format("paramc={} but the template ({}) says {}", call.paramc, tpl.name, tpl.paramc));
+        return fmt::format("paramc={} but the template ({}) says {}", call.paramc, tpl.name, tpl.paramc);
     }
     if (tpl.depc != EDT_PARAM_UNK && call.depc != tpl.depc) {
-        return invalid(fmt::format("depc={} but the template ({}) says {}", call.depc, tpl.name, tpl.depc));
+        return fmt::format("depc={} but the template ({}) says {}", call.depc, tpl.name, tpl.depc);
     }
     if (call.paramc > 0 && call.paramv == nullptr) {
-        return invalid(fmt::format("paramc={} with paramv=NULL", call.paramc));
+        return fmt::format("paramc={} with paramv=NULL", call.paramc);
     }
     if (call.paramc == 0 && call.paramv != nullptr) {
-        return invalid("paramc=0 with a non-NULL paramv (the specification requires NULL)");
+        return "paramc=0 with a non-NULL paramv (the specification requires NULL)";
+    }
+    return {};
+}
+
+/// Checks the call against the template and the live objects, before
+/// anything is registered, and sets call.rank; logs why and returns the
+/// error code on a refusal.
+u8 check_create(OcrState* s, const EdtTemplate& tpl, EdtCreateCall& call) {
+    auto invalid = [&](const std::string& why) -> u8 {
+        strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): {}", call.site.str(),
+                                   show(call.template_guid), why);
+        return OCR_EINVAL;
+    };
+    if (const std::string why = refused_counts(tpl, call); !why.empty()) {
+        return invalid(why);
     }
     if (is_labeled(call.properties) && (call.guid == nullptr || kind_of(*call.guid) != Kind::edt)) {
         return invalid("GUID_PROP_IS_LABELED without a labeled EDT GUID in *guid");
     }
     if (call.output_event_given() &&
-        (call.output_event == nullptr || !s->table.find_as<Event>(*call.output_event, Kind::event))) {
+        (call.output_event == nullptr || kind_of(*call.output_event) != Kind::event ||
+         (!dist::is_remote(*call.output_event) && !s->table.find_as<Event>(*call.output_event, Kind::event)))) {
         return invalid("EDT_PROP_OEVT_VALID without a live event in *outputEvent");
+    }
+    // An affinity hint places the EDT on its rank; a labeled GUID on its owner.
+    std::string bad_hint;
+    call.rank = is_labeled(call.properties) ? owner_of(*call.guid) : dist::hinted_rank(call.hint, true, &bad_hint);
+    if (call.rank == -2) {
+        return invalid(bad_hint);
     }
     // Every dependence is checked before anything is registered: a refused
     // one must leave no EDT counted in its finish scope or among the waiting.
@@ -327,19 +376,11 @@ u8 check_create(OcrState* s, const EdtTemplate& tpl, EdtCreateCall& call) {
 /// The new EDT, counted in its creator's finish scope, with its output event
 /// (given, or a new once event) and, for a finish EDT, its own scope.
 std::shared_ptr<Edt> make_edt(OcrState* s, const EdtTemplate& tpl, const EdtCreateCall& call) {
-    auto edt = std::make_shared<Edt>();
-    edt->function = tpl.function;
-    edt->name = tpl.name;
-    edt->params.assign(call.paramv, call.paramv + call.paramc);
-    edt->properties = call.properties;
-    edt->created_at = call.site;
-    if (const auto priority = hint_priority(call.hint)) {
+    const std::vector<u64> params(call.paramv, call.paramv + call.paramc);
+    auto edt = new_edt(tpl.function, tpl.name, params, call.depc, call.properties, call.site, enclosing_scope());
+    if (const auto priority = edt_priority(call.hint, tpl)) {
         edt->priority.assign(*priority);
-    } else if (const auto inherited = tpl.priority.get()) {
-        edt->priority.assign(*inherited);
     }
-    edt->slots.resize(call.depc);
-    edt->unsatisfied = call.depc;
     if (call.output_event != nullptr) {
         if (call.output_event_given()) {
             edt->output_event = *call.output_event;
@@ -350,21 +391,16 @@ std::shared_ptr<Edt> make_edt(OcrState* s, const EdtTemplate& tpl, const EdtCrea
             edt->output_event = s->table.insert(std::move(event));
             *call.output_event = edt->output_event;
         }
-    }
-    edt->scope = enclosing_scope();
-    if (edt->scope) {
-        edt->scope->pending.fetch_add(1, std::memory_order_acq_rel);
-    }
-    if ((call.properties & EDT_PROP_FINISH) != 0) {
-        edt->own_scope = std::make_shared<FinishScope>();
-        edt->own_scope->output_event = edt->output_event;
-        edt->own_scope->parent = edt->scope;
+        if (edt->own_scope) {
+            edt->own_scope->output_event = edt->output_event;
+        }
     }
     return edt;
 }
 
 /// Adds the call's dependences to the registered EDT `id`; a source destroyed
-/// or filled since check_create undoes the registration.
+/// or filled since check_create undoes the registration of a local `edt`
+/// (null for an EDT of another rank).
 u8 add_dependences(const std::shared_ptr<Edt>& edt, ocrGuid_t id, const EdtCreateCall& call) {
     for (u32 i = 0; call.depv != nullptr && i < call.depc; ++i) {
         if (ocrGuidIsUninitialized(call.depv[i])) {
@@ -372,6 +408,9 @@ u8 add_dependences(const std::shared_ptr<Edt>& edt, ocrGuid_t id, const EdtCreat
         }
         strataOcrCallSite(call.site.file, call.site.line);
         if (u8 rc = (ocrAddDependence)(call.depv[i], id, i, DB_DEFAULT_MODE); rc != 0) {
+            if (!edt) {
+                return rc;
+            }
             abandon_created_edt(edt);
             if (call.guid != nullptr) {
                 *call.guid = NULL_GUID;
@@ -385,10 +424,53 @@ u8 add_dependences(const std::shared_ptr<Edt>& edt, ocrGuid_t id, const EdtCreat
     return 0;
 }
 
+/// ocrEdtCreate of an EDT that lives on another rank (call.rank): created
+/// there, then given its dependences from here.
+u8 create_remote(const EdtTemplate& tpl, EdtCreateCall& call) {
+    ocrGuid_t id = is_labeled(call.properties) ? *call.guid : NULL_GUID;
+    const auto priority = edt_priority(call.hint, tpl);
+    const u8 rc = is_labeled(call.properties)
+                      ? dist::create_labeled_edt(tpl, call.paramc, call.paramv, call.depc, call.properties, priority,
+                                                 id, call.output_event, call.site)
+                      : dist::create_edt_on(call.rank, tpl, call.paramc, call.paramv, call.depc, call.properties,
+                                            priority, &id, call.output_event, call.site);
+    if (rc != 0) {
+        return rc;
+    }
+    if (call.guid != nullptr) {
+        *call.guid = id;
+    }
+    return add_dependences(nullptr, id, call);
+}
+
 }  // namespace
+
+std::shared_ptr<Edt> new_edt(ocrEdt_t function, std::string name, const std::vector<u64>& params, u32 depc,
+                             u16 properties, const CallSite& site, std::shared_ptr<FinishScope> scope) {
+    auto edt = std::make_shared<Edt>();
+    edt->function = function;
+    edt->name = std::move(name);
+    edt->params = params;
+    edt->properties = properties;
+    edt->created_at = site;
+    edt->slots.resize(depc);
+    edt->unsatisfied = depc;
+    edt->scope = std::move(scope);
+    if (edt->scope) {
+        edt->scope->pending.fetch_add(1, std::memory_order_acq_rel);
+    }
+    if ((properties & EDT_PROP_FINISH) != 0) {
+        edt->own_scope = std::make_shared<FinishScope>();
+        edt->own_scope->parent = edt->scope;
+    }
+    return edt;
+}
 
 void deliver(ocrGuid_t destination, u32 slot, ocrGuid_t db, ocrDbAccessMode_t mode, const CallSite& site) {
     OcrState* s = state();
+    if (dist::route_satisfy(destination, slot, db, mode, site, false)) {
+        return;
+    }
     switch (kind_of(destination)) {
         case Kind::edt:
             if (auto edt = s->table.find_as<Edt>(destination, Kind::edt)) {
@@ -435,6 +517,9 @@ u8 ocrEdtTemplateCreate_internal(ocrGuid_t* guid, ocrEdt_t funcPtr, u32 paramc, 
 u8(ocrEdtTemplateDestroy)(ocrGuid_t guid) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (kind_of(guid) == Kind::edt_template && dist::route_destroy(guid, site)) {
+        return 0;
+    }
     if (s == nullptr || kind_of(guid) != Kind::edt_template || !s->table.erase(guid)) {
         strata::detail::log().warn("strata-ocr: {}: ocrEdtTemplateDestroy({}): not a live EDT template", site.str(),
                                    show(guid));
@@ -456,7 +541,11 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
                        .output_event = outputEvent,
                        .site = take_call_site()};
     OcrState* s = state();
-    auto tpl = s != nullptr ? s->table.find_as<EdtTemplate>(templateGuid, Kind::edt_template) : nullptr;
+    std::shared_ptr<EdtTemplate> tpl;
+    if (s != nullptr) {
+        tpl = dist::is_remote(templateGuid) ? dist::find_template(templateGuid)
+                                            : s->table.find_as<EdtTemplate>(templateGuid, Kind::edt_template);
+    }
     if (!tpl) {
         strata::detail::log().warn("strata-ocr: {}: ocrEdtCreate(template {}): {}", call.site.str(), show(templateGuid),
                                    s == nullptr ? "no OCR program is running" : "not a live EDT template");
@@ -464,6 +553,9 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
     }
     if (u8 rc = check_create(s, *tpl, call); rc != 0) {
         return rc;
+    }
+    if (call.rank >= 0 && call.rank != dist::rank()) {
+        return create_remote(*tpl, call);
     }
     auto edt = make_edt(s, *tpl, call);
     if (is_labeled(properties)) {
@@ -496,6 +588,9 @@ u8(ocrEdtCreate)(ocrGuid_t* guid, ocrGuid_t templateGuid, u32 paramc, u64* param
 u8(ocrEdtDestroy)(ocrGuid_t guid) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (kind_of(guid) == Kind::edt && dist::route_destroy(guid, site)) {
+        return 0;  // checked where it lives
+    }
     auto edt = s != nullptr ? s->table.find_as<Edt>(guid, Kind::edt) : nullptr;
     if (!edt) {
         strata::detail::log().warn("strata-ocr: {}: ocrEdtDestroy({}): not an EDT that waits for dependences",
@@ -519,6 +614,10 @@ u8(ocrEdtDestroy)(ocrGuid_t guid) {
         if (auto event = s->table.find_as<Event>(scope->output_event, Kind::event)) {
             satisfy_event(event, NULL_GUID, 0, site);
         }
+        if (scope->remote_rank >= 0) {
+            dist::proxy_scope_done(*scope);
+            break;
+        }
         scope = scope->parent;
     }
     return 0;
@@ -531,7 +630,9 @@ u8(ocrAddDependence)(ocrGuid_t source, ocrGuid_t destination, u32 slot, ocrDbAcc
         return OCR_EINVAL;
     }
     const Kind dst_kind = kind_of(destination);
-    if ((dst_kind != Kind::edt && dst_kind != Kind::event) || !s->table.find(destination)) {
+    // Another rank's destination is checked where it lives, when the satisfaction arrives.
+    if ((dst_kind != Kind::edt && dst_kind != Kind::event) ||
+        (!dist::is_remote(destination) && !s->table.find(destination) && !dist::awaited(destination))) {
         strata::detail::log().warn(
             "strata-ocr: {}: ocrAddDependence({} -> {}, slot {}): the destination is not a "
             "live EDT or event",
@@ -545,12 +646,15 @@ u8(ocrAddDependence)(ocrGuid_t source, ocrGuid_t destination, u32 slot, ocrDbAcc
             }
             [[fallthrough]];
         case Kind::db:
-            if (!is_null(source) && !s->table.find(source)) {
+            if (!is_null(source) && !s->table.find(source) && !dist::is_remote(source) && !dist::awaited(source)) {
                 break;
             }
             deliver(destination, slot, source, mode, site);
             return 0;
         case Kind::event:
+            if (dist::route_add_dependence(source, 0, destination, slot, mode, site)) {
+                return 0;  // checked where the event lives
+            }
             if (auto event = s->table.find_as<Event>(source, Kind::event)) {
                 return add_event_dependence(event, Event::Waiter{destination, slot, mode, site});
             }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Events: ONCE, IDEM, STICKY, LATCH, COUNTED, CHANNEL.
 #include "core/log.hpp"
+#include "dist/api.hpp"
 #include "ocr/ocr.h"
 #include "state.hpp"
 
@@ -8,7 +9,7 @@ namespace strata::ocr {
 
 namespace {
 
-void fire(std::vector<Event::Waiter> waiters, ocrGuid_t payload) {
+void fire(const std::vector<Event::Waiter>& waiters, ocrGuid_t payload) {
     for (const Event::Waiter& w : waiters) {
         deliver(w.destination, w.slot, payload, w.mode, w.site);
     }
@@ -92,7 +93,7 @@ u8 satisfy_event(const std::shared_ptr<Event>& event, ocrGuid_t db, u32 slot, co
     if (destroy) {
         s->table.erase(event->guid);
     }
-    fire(std::move(waiters), db);
+    fire(waiters, db);
     return 0;
 }
 
@@ -170,6 +171,9 @@ u8(ocrEventCreateParams)(ocrGuid_t* guid, ocrEventTypes_t eventType, u16 propert
                                    s == nullptr ? "no OCR program is running" : "invalid type or guid pointer");
         return OCR_EINVAL;
     }
+    if (is_labeled(properties) && dist::is_remote(*guid)) {
+        return dist::create_labeled_event(*guid, eventType, properties, params, site);  // on the GUID's owner
+    }
     auto event = std::make_shared<Event>();
     event->type = eventType;
     event->takes_arg = (properties & EVT_PROP_TAKES_ARG) != 0;
@@ -222,6 +226,9 @@ u8(ocrEventCreate)(ocrGuid_t* guid, ocrEventTypes_t eventType, u16 properties) {
 u8(ocrEventDestroy)(ocrGuid_t guid) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (kind_of(guid) == Kind::event && dist::route_destroy(guid, site)) {
+        return 0;  // checked where it lives
+    }
     if (s == nullptr || kind_of(guid) != Kind::event || !s->table.erase(guid)) {
         strata::detail::log().warn("strata-ocr: {}: ocrEventDestroy({}): not a live event", site.str(), show(guid));
         return OCR_EINVAL;
@@ -232,6 +239,12 @@ u8(ocrEventDestroy)(ocrGuid_t guid) {
 u8(ocrEventSatisfySlot)(ocrGuid_t guid, ocrGuid_t dataGuid, u32 slot) {
     const CallSite site = take_call_site();
     OcrState* s = state();
+    if (!is_null(dataGuid) && kind_of(dataGuid) != Kind::db) {
+        return OCR_EINVAL;
+    }
+    if (kind_of(guid) == Kind::event && dist::route_satisfy(guid, slot, dataGuid, DB_DEFAULT_MODE, site, true)) {
+        return 0;  // checked where it lives
+    }
     auto event = s != nullptr ? s->table.find_as<Event>(guid, Kind::event) : nullptr;
     if (!event) {
         strata::detail::log().warn("strata-ocr: {}: ocrEventSatisfy({}): not a live event", site.str(), show(guid));

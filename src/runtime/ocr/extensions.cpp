@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "dist/api.hpp"
+#include "dist/cluster.hpp"
 #include "ocr/extensions/ocr-db-info.h"
 #include "ocr/extensions/ocr-pause.h"
 #include "ocr/extensions/ocr-runtime-itf.h"
@@ -59,7 +61,14 @@ u32 SNPRINTF(char* buf, u32 size, const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
     // The OCR API declares SNPRINTF without a format attribute (ocr-std.h): the caller's format.
-    const int n = std::vsnprintf(buf, size, fmt, args);  // NOLINT(clang-diagnostic-format-nonliteral)
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wformat-nonliteral"
+#endif
+    const int n = std::vsnprintf(buf, size, fmt, args);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
     va_end(args);
     return n < 0 ? 0 : static_cast<u32>(n);
 }
@@ -110,18 +119,26 @@ u8 ocrInformLegacyCodeBlocking(void) {
 
 u8 ocrDbGetSize(ocrGuid_t db, u64* size) {
     OcrState* s = state();
-    auto block = s != nullptr ? s->table.find_as<Db>(db, Kind::db) : nullptr;
-    if (!block || size == nullptr) {
+    const bool remote = strata::ocr::dist::is_remote(db);
+    auto block = s != nullptr && !remote ? s->table.find_as<Db>(db, Kind::db) : nullptr;
+    if ((!block && !remote) || size == nullptr) {
         return OCR_EINVAL;
     }
     if (Edt* edt = current_edt()) {
-        const bool holds = std::any_of(edt->holds.begin(), edt->holds.end(),
-                                       [&](const Hold& h) { return h.db == block && !h.released; });
-        const bool in_depv =
-            std::any_of(edt->slots.begin(), edt->slots.end(), [&](const Slot& slot) { return slot.block == block; });
-        if (!holds && !in_depv) {
+        auto hold = std::find_if(edt->holds.begin(), edt->holds.end(),
+                                 [&](const Hold& h) { return h.guid.guid == db.guid && !h.released; });
+        const bool in_depv = std::any_of(edt->slots.begin(), edt->slots.end(),
+                                         [&](const Slot& slot) { return slot.db.guid == db.guid; });
+        if (hold == edt->holds.end() && !in_depv) {
             return OCR_EACCES;
         }
+        if (hold != edt->holds.end() && hold->remote) {
+            *size = hold->remote->size;
+            return 0;
+        }
+    }
+    if (remote) {
+        return strata::ocr::dist::remote_db_size(db, size);  // a round trip to its owner
     }
     *size = block->size;
     return 0;

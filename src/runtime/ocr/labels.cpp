@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "core/log.hpp"
+#include "dist/api.hpp"
 #include "ocr/extensions/ocr-labeling.h"
 #include "ocr/ocr.h"
 #include "state.hpp"
@@ -31,7 +32,7 @@ Kind kind_of_user(ocrGuidUserKind kind) {
 }
 
 ocrGuid_t guid_at(const GuidMap& map, std::uint64_t index) {
-    return guid_of(((map.first + index) << 3) | static_cast<std::uint64_t>(map.object_kind));
+    return guid_of(map.base | ((map.first + index) << 3) | static_cast<std::uint64_t>(map.object_kind));
 }
 
 u8 make_map(ocrGuid_t* out, u64 count, ocrGuidUserKind kind, ocrGuid_t (*function)(ocrGuid_t, u64, s64*, s64*),
@@ -47,6 +48,7 @@ u8 make_map(ocrGuid_t* out, u64 count, ocrGuidUserKind kind, ocrGuid_t (*functio
         return OCR_EINVAL;
     }
     auto map = std::make_shared<GuidMap>();
+    map->base = s->table.base();
     map->first = s->table.reserve(count);
     map->count = count;
     map->object_kind = object_kind;
@@ -114,6 +116,9 @@ u8 ocrGuidMapSetDefaultMap(u32 numParams, ocrGuid_t (*mapFunc)(ocrGuid_t, u64, s
 
 u8 ocrGuidMapDestroy(ocrGuid_t mapGuid) {
     OcrState* s = state();
+    if (kind_of(mapGuid) == Kind::guid_map && dist::route_destroy(mapGuid, take_call_site())) {
+        return 0;
+    }
     if (s == nullptr || kind_of(mapGuid) != Kind::guid_map || !s->table.erase(mapGuid)) {
         return OCR_EINVAL;
     }
@@ -122,7 +127,9 @@ u8 ocrGuidMapDestroy(ocrGuid_t mapGuid) {
 
 u8 ocrGuidFromIndex(ocrGuid_t* outGuid, ocrGuid_t rangeGuid, u64 idx) {
     OcrState* s = state();
-    auto map = s != nullptr ? s->table.find_as<GuidMap>(rangeGuid, Kind::guid_map) : nullptr;
+    auto map = s == nullptr                 ? nullptr
+               : dist::is_remote(rangeGuid) ? dist::find_map(rangeGuid)
+                                            : s->table.find_as<GuidMap>(rangeGuid, Kind::guid_map);
     if (!map || outGuid == nullptr || idx >= map->count) {
         strata::detail::log().warn("strata-ocr: ocrGuidFromIndex({}, {}): {}", show(rangeGuid), idx,
                                    !map ? "not a live GUID range" : "index out of the range");
@@ -140,7 +147,7 @@ u8 ocrGuidFromLabel(ocrGuid_t* outGuid, ocrGuid_t mapGuid, s64* tuple) {
     if (ocrGuidIsNull(mapGuid)) {
         mapGuid = guid_of(g_default_map.load(std::memory_order_acquire));
     }
-    auto map = s->table.find_as<GuidMap>(mapGuid, Kind::guid_map);
+    auto map = dist::is_remote(mapGuid) ? dist::find_map(mapGuid) : s->table.find_as<GuidMap>(mapGuid, Kind::guid_map);
     if (!map || map->function == nullptr) {
         strata::detail::log().warn("strata-ocr: ocrGuidFromLabel({}): not a live GUID map", show(mapGuid));
         return OCR_EINVAL;
@@ -168,6 +175,12 @@ u8 ocrGetGuidKind(ocrGuidUserKind* outKind, ocrGuid_t guid) {
         return OCR_EINVAL;
     }
     *outKind = GUID_USER_NONE;
+    if (dist::is_remote(guid)) {
+        int kind = GUID_USER_NONE;
+        const u8 rc = dist::remote_guid_kind(guid, &kind);
+        *outKind = static_cast<ocrGuidUserKind>(kind);
+        return rc;
+    }
     auto object = s->table.find(guid);
     if (!object) {
         return 0;

@@ -9,6 +9,7 @@
 // declares it, as in the reference); it is called as an ocrEdt_t. Weak, so
 // that a legacy program (extensions/ocr-legacy.h) with its own main() and no
 // mainEdt links against libstrata-ocr too.
+// NOLINTNEXTLINE(readability-identifier-naming): the OCR API's name
 extern "C" ocrGuid_t mainEdt(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]);
 #pragma weak mainEdt
 

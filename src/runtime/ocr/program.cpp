@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Program-wide calls: shutdown, abort, printing, argc/argv, hints, affinities.
 #include <unistd.h>
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <vector>
 
+#include "core/log.hpp"
+#include "dist/api.hpp"
 #include "ocr/extensions/ocr-affinity.h"
 #include "ocr/ocr.h"
 #include "state.hpp"
@@ -68,6 +71,12 @@ namespace {
 
 }  // namespace
 
+// ocrPrintf and PRINTF pass the caller's format on: the OCR API declares them
+// without a format attribute (ocr-std.h), so clang cannot check it here.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wformat-nonliteral"
+#endif
 u32 ocrPrintf(const char* fmt, ...) {
     va_list args;
     va_start(args, fmt);
@@ -83,6 +92,9 @@ u32 PRINTF(const char* fmt, ...) {
     va_end(args);
     return length;
 }
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 // The argument block: argc, then argc offsets from the block's start, then the strings.
 u64 ocrGetArgc(void* dbPtr) {
@@ -189,29 +201,41 @@ u8 ocrGetHint(ocrGuid_t guid, ocrHint_t* hint) {
     return 0;
 }
 
-// One process, one affinity; NULL_GUID stands for it.
-u8 ocrAffinityCount(ocrAffinityKind /*kind*/, u64* count) {
+// One affinity per rank (policy domain): a GUID naming the rank (state.hpp).
+// AFFINITY_PD and AFFINITY_PD_MASTER list every rank; AFFINITY_CURRENT this one.
+u8 ocrAffinityCount(ocrAffinityKind kind, u64* count) {
     if (count == nullptr) {
         return OCR_EINVAL;
     }
-    *count = 1;
+    *count = kind == AFFINITY_CURRENT ? 1 : static_cast<u64>(dist::ranks());
     return 0;
 }
 
-u8 ocrAffinityGet(ocrAffinityKind /*kind*/, u64* count, ocrGuid_t* affinities) {
+u8 ocrAffinityGet(ocrAffinityKind kind, u64* count, ocrGuid_t* affinities) {
     if (count == nullptr || affinities == nullptr || *count < 1) {
         return OCR_EINVAL;
     }
-    *count = 1;
-    affinities[0] = NULL_GUID;
+    if (kind == AFFINITY_CURRENT) {
+        *count = 1;
+        affinities[0] = affinity_of(dist::rank());
+        return 0;
+    }
+    const u64 n = std::min<u64>(*count, static_cast<u64>(dist::ranks()));
+    for (u64 i = 0; i < n; ++i) {
+        affinities[i] = affinity_of(static_cast<int>(i));
+    }
+    *count = n;
     return 0;
 }
 
-u8 ocrAffinityGetAt(ocrAffinityKind /*kind*/, u64 idx, ocrGuid_t* affinity) {
-    if (affinity == nullptr || idx != 0) {
+u8 ocrAffinityGetAt(ocrAffinityKind kind, u64 idx, ocrGuid_t* affinity) {
+    const u64 count = kind == AFFINITY_CURRENT ? 1 : static_cast<u64>(dist::ranks());
+    if (affinity == nullptr || idx >= count) {
+        strata::detail::log().warn("strata-ocr: ocrAffinityGetAt(idx={}): the job has {} affinit{} of this kind", idx,
+                                   count, count == 1 ? "y" : "ies");
         return OCR_EINVAL;
     }
-    *affinity = NULL_GUID;
+    *affinity = affinity_of(kind == AFFINITY_CURRENT ? dist::rank() : static_cast<int>(idx));
     return 0;
 }
 
@@ -219,16 +243,18 @@ u8 ocrAffinityGetCurrent(ocrGuid_t* affinity) {
     if (affinity == nullptr) {
         return OCR_EINVAL;
     }
-    *affinity = NULL_GUID;
+    *affinity = affinity_of(dist::rank());
     return 0;
 }
 
-u8 ocrAffinityQuery(ocrGuid_t /*guid*/, u64* count, ocrGuid_t* affinities) {
+// The rank that owns an object: where an EDT runs, where a data block lives.
+u8 ocrAffinityQuery(ocrGuid_t guid, u64* count, ocrGuid_t* affinities) {
     if (count != nullptr) {
         *count = 1;
     }
     if (affinities != nullptr) {
-        affinities[0] = NULL_GUID;
+        const bool object = guid.guid > 0 && (id_of(guid) & 7U) != affinity_kind;
+        affinities[0] = affinity_of(object ? owner_of(guid) : dist::rank());
     }
     return 0;
 }

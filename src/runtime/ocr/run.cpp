@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cpuset.hpp"
+#include "dist/api.hpp"
+#include "dist/cluster.hpp"
 #include "ocr/ocr.h"
 #include "state.hpp"
 
@@ -72,49 +75,93 @@ void clear_objects(std::vector<std::shared_ptr<Object>>& objects) {
     objects.clear();
 }
 
+namespace {
+
+// Ends a run: external programs, the workers, the objects, then (distributed)
+// the other ranks. Returns the exit code.
+int end_run(OcrState& s, std::unique_ptr<dist::Cluster> cluster, int code) {
+    // External programs still running are killed and reaped before the
+    // workers stop, so no process or file of the run outlives it.
+    std::shared_ptr<RunExtension> extension;
+    {
+        std::lock_guard lock(s.extension_mutex);
+        extension = s.extension;
+    }
+    if (extension) {
+        extension->stop();
+    }
+    if (cluster) {
+        cluster->quiesce();  // no message is handled from here on
+    }
+    s.runtime->stop();
+    auto objects = s.table.drain();
+    clear_objects(objects);
+    s.close_db_dir();  // after the blocks: their files are gone, then the directory
+    if (cluster) {
+        code = cluster->leave(code);  // bye to every rank, then MPI_Finalize
+        s.cluster = nullptr;
+    }
+    set_state(nullptr);
+    return code;
+}
+
+}  // namespace
+
 Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& options) {
     if (state() != nullptr) {
         return make_error(Errc::busy, "run_ocr: an OCR program is already running in this process");
     }
+    auto launch = dist::launch_from_env();
+    if (!launch) {
+        return std::unexpected(launch.error());
+    }
     auto s = std::make_unique<OcrState>(options);
-    auto runtime = runtime::Runtime::start(options.runtime);
+    // More than one rank under mpiexec: this rank is one policy domain of the
+    // job, on its share of its host's CPUs unless STRATA_CPUS chose them.
+    std::unique_ptr<dist::Cluster> cluster;
+    runtime::Options runtime_options = options.runtime;
+    if (*launch) {
+        auto started = dist::Cluster::start(*s, **launch);
+        if (!started) {
+            return std::unexpected(started.error());
+        }
+        cluster = std::move(*started);
+        if (runtime_options.cpus.empty()) {
+            auto allowed = runtime::allowed_cpus();
+            if (!allowed) {
+                return std::unexpected(allowed.error());
+            }
+            runtime_options.cpus = dist::cpus_of_rank(*allowed, cluster->local_rank(), cluster->local_size());
+        }
+    }
+    auto runtime = runtime::Runtime::start(runtime_options);
     if (!runtime) {
         return std::unexpected(runtime.error());
     }
     s->runtime = std::move(*runtime);
     set_state(s.get());
-
-    int code = 1;
-    auto arguments = pack_arguments(argc, argv);
-    ocrGuid_t tpl;
-    ocrGuid_t edt;
-    if (!arguments) {
-        set_state(nullptr);
-        return std::unexpected(arguments.error());
+    if (cluster) {
+        cluster->run();
     }
-    (ocrEdtTemplateCreate_internal)(&tpl, main_edt, 0, 1, "mainEdt");
-    ocrGuid_t depv[1] = {*arguments};
-    if (u8 rc = (ocrEdtCreate)(&edt, tpl, 0, nullptr, 1, depv, EDT_PROP_NONE, NULL_HINT, nullptr); rc != 0) {
-        s->finish(1);
+    // mainEdt runs on rank 0; the other ranks serve until the job ends.
+    if (dist::rank() == 0) {
+        auto arguments = pack_arguments(argc, argv);
+        if (!arguments) {
+            s->finish(1);
+            (void)end_run(*s, std::move(cluster), 1);
+            return std::unexpected(arguments.error());
+        }
+        ocrGuid_t tpl;
+        ocrGuid_t edt;
+        (ocrEdtTemplateCreate_internal)(&tpl, main_edt, 0, 1, "mainEdt");
+        ocrGuid_t depv[1] = {*arguments};
+        if (u8 rc = (ocrEdtCreate)(&edt, tpl, 0, nullptr, 1, depv, EDT_PROP_NONE, NULL_HINT, nullptr); rc != 0) {
+            s->finish(1);
+        }
+        (ocrEdtTemplateDestroy)(tpl);
     }
-    (ocrEdtTemplateDestroy)(tpl);
-    code = s->wait_finished();
-    // External programs still running are killed and reaped before the
-    // workers stop, so no process or file of the run outlives it.
-    std::shared_ptr<RunExtension> extension;
-    {
-        std::lock_guard lock(s->extension_mutex);
-        extension = s->extension;
-    }
-    if (extension) {
-        extension->stop();
-    }
-    s->runtime->stop();
-    auto objects = s->table.drain();
-    clear_objects(objects);
-    s->close_db_dir();  // after the blocks: their files are gone, then the directory
-    set_state(nullptr);
-    return code;
+    const int code = s->wait_finished();
+    return end_run(*s, std::move(cluster), code);
 }
 
 }  // namespace strata::ocr

@@ -2,6 +2,8 @@
 // The GUID table and the program-wide state of an OCR run.
 #include "state.hpp"
 
+#include "dist/cluster.hpp"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -61,9 +63,22 @@ std::string_view error_name(int code) noexcept {
     }
 }
 
+void GuidTable::set_rank(int rank, int size) {
+    rank_ = rank;
+    minted_ = std::make_unique<std::atomic<std::uint64_t>[]>(static_cast<std::size_t>(size));
+    for (int r = 0; r < size; ++r) {
+        minted_[static_cast<std::size_t>(r)] = 0;
+    }
+}
+
+ocrGuid_t GuidTable::mint(int owner, Kind kind) {
+    const std::uint64_t counter = minted_[static_cast<std::size_t>(owner)].fetch_add(1, std::memory_order_relaxed) + 1;
+    return guid_of(guid_base(owner, rank_) | (counter << 3) | static_cast<std::uint64_t>(kind));
+}
+
 ocrGuid_t GuidTable::insert(std::shared_ptr<Object> object) {
     const std::uint64_t id =
-        (next_.fetch_add(1, std::memory_order_relaxed) << 3) | static_cast<std::uint64_t>(object->kind);
+        base() | (next_.fetch_add(1, std::memory_order_relaxed) << 3) | static_cast<std::uint64_t>(object->kind);
     object->guid = guid_of(id);
     Shard& shard = shards_[(id >> 3) % shard_count];
     std::lock_guard lock(shard.mutex);
@@ -139,11 +154,11 @@ std::vector<std::shared_ptr<Object>> GuidTable::sample(Kind kind, std::size_t li
     return out;
 }
 
-void OcrState::finish(int exit_code) {
+bool OcrState::finish_once(int exit_code) {
     {
         std::lock_guard lock(mutex_);
         if (finished_.load(std::memory_order_relaxed)) {
-            return;
+            return false;
         }
         exit_code_ = exit_code;
         finished_.store(true, std::memory_order_release);
@@ -151,6 +166,17 @@ void OcrState::finish(int exit_code) {
     cv_.notify_all();
     { std::lock_guard pause_lock(pause_mutex); }  // an EDT held by ocrPause sees finished() after this
     pause_cv.notify_all();
+    return true;
+}
+
+void OcrState::finish(int exit_code) {
+    if (finish_once(exit_code) && cluster != nullptr) {
+        dist::tell_finish(*cluster, exit_code);
+    }
+}
+
+void OcrState::finish_from_peer(int exit_code) {
+    (void)finish_once(exit_code);
 }
 
 int OcrState::wait_finished() {

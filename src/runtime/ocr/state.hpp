@@ -59,6 +59,34 @@ inline Kind kind_of(ocrGuid_t guid) noexcept {
 inline bool is_null(ocrGuid_t guid) noexcept {
     return guid.guid == 0;
 }
+
+// Every GUID names its owner, the rank whose table holds the object, and the
+// rank that minted it (docs/runtime.md, "Distributed OCR"):
+//   [62..51] owner rank  [50..39] minting rank  [38..3] counter  [2..0] kind
+// With one rank both rank fields are 0: the GUIDs of a one-process run.
+inline constexpr int guid_rank_bits = 12;
+inline constexpr int guid_max_ranks = 1 << guid_rank_bits;
+inline constexpr int guid_owner_shift = 51;
+inline constexpr int guid_minter_shift = 39;
+inline constexpr std::uint64_t guid_counter_mask = (std::uint64_t{1} << 36) - 1;
+inline constexpr std::uint64_t guid_base(int owner, int minter) noexcept {
+    return (static_cast<std::uint64_t>(owner) << guid_owner_shift) |
+           (static_cast<std::uint64_t>(minter) << guid_minter_shift);
+}
+inline int owner_of(ocrGuid_t guid) noexcept {
+    return guid.guid <= 0 ? 0 : static_cast<int>((id_of(guid) >> guid_owner_shift) & (guid_max_ranks - 1));
+}
+inline int minter_of(ocrGuid_t guid) noexcept {
+    return guid.guid <= 0 ? 0 : static_cast<int>((id_of(guid) >> guid_minter_shift) & (guid_max_ranks - 1));
+}
+inline std::uint64_t counter_of(ocrGuid_t guid) noexcept {
+    return (id_of(guid) >> 3) & guid_counter_mask;
+}
+/// Affinities are GUIDs of kind 7 (no object has it) naming a rank, counter 0.
+inline constexpr std::uint64_t affinity_kind = 7;
+inline ocrGuid_t affinity_of(int rank) noexcept {
+    return guid_of(guid_base(rank, rank) | affinity_kind);
+}
 inline std::string show(ocrGuid_t guid) {
     return fmt::format("{:#x}", id_of(guid));
 }
@@ -81,6 +109,15 @@ public:
     bool insert_at(ocrGuid_t guid, std::shared_ptr<Object> object);
     /// Reserves `count` consecutive GUID numbers no insert() will use; returns the first.
     std::uint64_t reserve(std::uint64_t count);
+    /// Makes this table rank `rank` of `size` (before any insert): its GUIDs name it.
+    void set_rank(int rank, int size);
+    [[nodiscard]] int rank() const noexcept { return rank_; }
+    /// The base of the GUIDs this rank mints for its own objects (guid_base(rank, rank)).
+    [[nodiscard]] std::uint64_t base() const noexcept { return guid_base(rank_, rank_); }
+    /// A GUID of `kind` for an object this rank creates on rank `owner`. The counters
+    /// of one owner grow in the order of the calls: the caller serializes a mint and
+    /// the send of its creation message, so the owner receives them in counter order.
+    ocrGuid_t mint(int owner, Kind kind);
     [[nodiscard]] std::shared_ptr<Object> find(ocrGuid_t guid) const;
     template <class T>
     [[nodiscard]] std::shared_ptr<T> find_as(ocrGuid_t guid, Kind kind) const {
@@ -103,6 +140,8 @@ private:
     static constexpr std::size_t shard_count = 16;
     std::array<Shard, shard_count> shards_;
     std::atomic<std::uint64_t> next_{1};
+    int rank_ = 0;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> minted_;  // per owner rank: the last counter minted there
 };
 
 /// OCR_HINT_EDT_PRIORITY of a template or an EDT (ocrEdtCreate's hint,
@@ -140,6 +179,10 @@ struct FinishScope {
     ocrGuid_t output_event{0};
     ocrGuid_t result{0};  // what the finish EDT returned: its output event carries it
     std::shared_ptr<FinishScope> parent;
+    // A proxy, on the rank where an EDT of a scope of another rank was created:
+    // when it completes, that rank's scope `remote_id` counts one member done.
+    int remote_rank = -1;
+    std::uint64_t remote_id = 0;
 };
 
 struct Db;
@@ -171,7 +214,7 @@ struct RunExtension {
 };
 
 /// One data block: its bytes (heap, or a Region of any kind) and who holds it.
-struct Db : Object {
+struct Db : Object, std::enable_shared_from_this<Db> {
     Db() : Object(Kind::db) {}
     ~Db() override;
     std::uint64_t size = 0;
@@ -190,12 +233,24 @@ struct Db : Object {
     struct Waiter {
         std::shared_ptr<Edt> edt;
         ocrDbAccessMode_t mode;
+        std::uint64_t remote_token = 0;  // a hold asked by another rank (edt is null)
+        int remote_rank = -1;
+        std::uint64_t remote_cached = ~std::uint64_t{0};  // the version of its copy, if it has one
     };
     std::deque<Waiter> waiters;  // guarded by mutex; granted in order
     bool destroyed = false;      // guarded by mutex
+    // Distributed runs (dist/blocks.cpp): a write hold of another rank excludes
+    // every hold but RO; byte ranges sent from `data` to CONST readers of other
+    // ranks exclude writers until they are out; `version` counts write holds
+    // released, so other ranks know whether their copy is still the block's.
+    bool remote_writer = false;  // guarded by mutex
+    int senders = 0;             // guarded by mutex
+    std::uint64_t version = 0;   // guarded by mutex
 
     /// Takes a hold in `mode` if compatible, else queues `edt`; true when taken.
     bool acquire_or_wait(const std::shared_ptr<Edt>& edt, ocrDbAccessMode_t mode, std::vector<std::byte>* copy);
+    /// The same for a hold of another rank (dist/blocks.cpp); *version: the block's when taken.
+    bool acquire_remote_or_wait(const Waiter& waiter, std::uint64_t* version);
     /// Drops a hold taken in `mode` and grants queued EDTs that now fit.
     void release(ocrDbAccessMode_t mode);
 
@@ -213,13 +268,25 @@ struct Slot {
     CallSite site;  // where the dependence was added
 };
 
-/// A hold of the running EDT on a data block.
+/// The bytes of a data block of another rank, held by this one (dist/blocks.cpp).
+struct RemoteCopy;
+void* remote_data(const RemoteCopy& copy) noexcept;
+
+/// A hold of the running EDT on a data block: of this rank (db), or of another
+/// one (remote: the copy the owner sent).
 struct Hold {
     std::shared_ptr<Db> db;
     ocrDbAccessMode_t mode = DB_MODE_RW;  // the mode the hold was taken in
     std::vector<std::byte> copy;          // CONST: the EDT's private copy
     bool released = false;
-    [[nodiscard]] void* pointer() { return mode == DB_MODE_CONST ? static_cast<void*>(copy.data()) : db->data; }
+    ocrGuid_t guid{0};
+    std::shared_ptr<RemoteCopy> remote;
+    [[nodiscard]] void* pointer() {
+        if (remote) {
+            { return remote_data(*remote); }
+        }
+        return mode == DB_MODE_CONST ? static_cast<void*>(copy.data()) : db->data;
+    }
 };
 
 struct Edt : Object {
@@ -281,6 +348,7 @@ u8 add_collective_dependence(const std::shared_ptr<Event>& event, u32 sslot, con
 /// A range or map of labeled GUIDs (labels.cpp).
 struct GuidMap : Object {
     GuidMap() : Object(Kind::guid_map) {}
+    std::uint64_t base = 0;   // guid_base() of the rank that made it
     std::uint64_t first = 0;  // the first reserved GUID number
     std::uint64_t count = 0;
     Kind object_kind = Kind::none;
@@ -295,6 +363,10 @@ inline bool is_labeled(u16 properties) noexcept {
     return (properties & GUID_PROP_IS_LABELED) != 0;
 }
 
+namespace dist {
+class Cluster;
+}
+
 /// The state of one OCR run.
 class OcrState {
 public:
@@ -302,11 +374,16 @@ public:
 
     GuidTable table;
     std::unique_ptr<runtime::Runtime> runtime;
+    /// The other ranks of a distributed run (dist/cluster.hpp); null with one rank.
+    dist::Cluster* cluster = nullptr;
 
     [[nodiscard]] const OcrOptions& options() const noexcept { return options_; }
 
-    /// ocrShutdown / ocrAbort / a deferred error: the first one sets the exit code.
+    /// ocrShutdown / ocrAbort / a deferred error: the first one sets the exit code
+    /// (and, in a distributed run, tells every other rank).
     void finish(int exit_code);
+    /// The same, told by another rank (not told on).
+    void finish_from_peer(int exit_code);
     [[nodiscard]] bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
     /// Blocks until finish(); returns the exit code.
     int wait_finished();
@@ -347,6 +424,7 @@ private:
     OcrOptions options_;
     std::mutex db_dir_mutex_;
     std::optional<RunDbDir> db_dir_;  // guarded by db_dir_mutex_
+    bool finish_once(int exit_code);
     std::atomic<std::int64_t> live_{0};
     std::atomic<bool> finished_{false};
     std::mutex mutex_;
@@ -384,6 +462,14 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement);
 Result<std::shared_ptr<Db>> adopt_memfd(int fd, u64 length);
 /// Makes an EDT with no unsatisfied slot runnable (its GUID goes stale).
 void start_edt(const std::shared_ptr<Edt>& edt);
+/// A new EDT (not in the table yet), counted in `scope`; EDT_PROP_FINISH opens its own.
+std::shared_ptr<Edt> new_edt(ocrEdt_t function, std::string name, const std::vector<u64>& params, u32 depc,
+                             u16 properties, const CallSite& site, std::shared_ptr<FinishScope> scope);
+/// One member of `scope` is done; a scope that completes fires its output event
+/// and counts done in its parent (or, for a proxy, on its creator's rank).
+void scope_done(std::shared_ptr<FinishScope> scope);
+/// The bytes of one contribution to a COLLECTIVE event (collective.cpp).
+u64 collective_contribution_bytes(const Event& event);
 /// Ends an EDT whose body returned `result`: releases its holds, satisfies its
 /// output event, closes its part of the finish scope, counts it finished.
 void complete_edt(const std::shared_ptr<Edt>& edt, ocrGuid_t result);

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Runs an OCR example application and checks its result against an
-independent reference: numpy for Cholesky and FFT, a plain Python dynamic
-program for Smith-Waterman.
+independent reference: numpy for Cholesky, FFT and the 2-D stencil, a plain
+Python dynamic program for Smith-Waterman.
 
     check.py cholesky --n 96 --tile 24 -- <command...>
     check.py fft --n 1024 -- <command...>
     check.py smith-waterman --length 300 --tile 32 -- <command...>
+    check.py stencil --n 96 --q 4 --steps 10 -- <command...>
 
 <command> runs the program (directly, or `strata ocr [options] ./program`);
 the application's own arguments are appended. Exit 0 when the program exits
@@ -82,6 +83,29 @@ def smith_waterman(args: argparse.Namespace, command: list[str], work: Path) -> 
     run([*command, a, b, str(args.tile), str(score)])
 
 
+def stencil_reference(grid: np.ndarray, steps: int) -> np.ndarray:
+    """Jacobi steps: each point the mean of itself and its four neighbours, zero outside."""
+    for _ in range(steps):
+        padded = np.pad(grid, 1)
+        up, down = padded[:-2, 1:-1], padded[2:, 1:-1]
+        left, right = padded[1:-1, :-2], padded[1:-1, 2:]
+        grid = 0.2 * (grid + up + down + left + right)
+    return grid
+
+
+def stencil(args: argparse.Namespace, command: list[str], work: Path) -> None:
+    rng = np.random.default_rng(26)
+    grid = rng.standard_normal((args.n, args.n))
+    (work / "in.bin").write_bytes(grid.astype("<f8").tobytes())
+    run([*command, str(args.n), str(args.q), str(args.steps), str(work / "in.bin"), str(work / "out.bin")])
+    got = np.frombuffer((work / "out.bin").read_bytes(), dtype="<f8").reshape(args.n, args.n)
+    want = stencil_reference(grid, args.steps)
+    error = np.max(np.abs(got - want)) / np.max(np.abs(want))
+    print(f"stencil n={args.n} q={args.q} steps={args.steps}: max relative difference to numpy {error:.3e}")
+    if not np.allclose(got, want, rtol=1e-12, atol=1e-12 * np.max(np.abs(want))):
+        sys.exit("check: the grid differs from the numpy stencil")
+
+
 def main() -> None:
     if "--" not in sys.argv:
         sys.exit("usage: check.py <app> [options] -- <command...>")
@@ -98,11 +122,14 @@ def main() -> None:
     p = sub.add_parser("smith-waterman")
     p.add_argument("--length", type=int, default=300)
     p.add_argument("--tile", type=int, default=32)
+    p = sub.add_parser("stencil")
+    p.add_argument("--n", type=int, default=96)
+    p.add_argument("--q", type=int, default=4)
+    p.add_argument("--steps", type=int, default=10)
     args = parser.parse_args(sys.argv[1:split])
     with tempfile.TemporaryDirectory(prefix="strata-ocr-app-") as work:  # mkdtemp: 0700
-        {"cholesky": cholesky, "fft": fft, "smith-waterman": smith_waterman}[args.app](
-            args, command, Path(work)
-        )
+        apps = {"cholesky": cholesky, "fft": fft, "smith-waterman": smith_waterman, "stencil": stencil}
+        apps[args.app](args, command, Path(work))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Every ocrHintProp_t property of the 1.2 headers can be set, read back and
  * given to the create calls (those strata cannot act on are no-ops), and an
- * unset one reads as absent. */
+ * unset one reads as absent. The affinity properties hold an affinity of the
+ * job (a_bad_affinity_hint_is_refused: anything else is refused). */
+#include "extensions/ocr-affinity.h"
 #include "extensions/ocr-hints.h"
 #include "ocr.h"
 
@@ -24,14 +26,19 @@ ocrGuid_t mainEdt(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     ocrHintInit(&edt_hint, OCR_HINT_EDT_T);
     ocrHintInit(&db_hint, OCR_HINT_DB_T);
     ocrAssert(ocrGetHintValue(&db_hint, OCR_HINT_DB_EAGER, &value) != 0);
+    ocrGuid_t here;
+    ocrAssert(ocrAffinityGetCurrent(&here) == 0);
+    const u64 affinity = ocrAffinityToHintValue(here);
     for (u32 i = 0; i < sizeof(edt_props) / sizeof(edt_props[0]); ++i) {
-        ocrAssert(ocrSetHintValue(&edt_hint, edt_props[i], 100 + i) == 0);
+        ocrAssert(
+            ocrSetHintValue(&edt_hint, edt_props[i], edt_props[i] == OCR_HINT_EDT_AFFINITY ? affinity : 100 + i) == 0);
     }
     for (u32 i = 0; i < sizeof(db_props) / sizeof(db_props[0]); ++i) {
-        ocrAssert(ocrSetHintValue(&db_hint, db_props[i], 1) == 0);
+        ocrAssert(ocrSetHintValue(&db_hint, db_props[i], db_props[i] == OCR_HINT_DB_AFFINITY ? affinity : 1) == 0);
     }
     for (u32 i = 0; i < sizeof(edt_props) / sizeof(edt_props[0]); ++i) {
-        ocrAssert(ocrGetHintValue(&edt_hint, edt_props[i], &value) == 0 && value == 100 + i);
+        ocrAssert(ocrGetHintValue(&edt_hint, edt_props[i], &value) == 0 &&
+                  value == (edt_props[i] == OCR_HINT_EDT_AFFINITY ? affinity : 100 + i));
     }
     ocrAssert(ocrUnsetHintValue(&db_hint, OCR_HINT_DB_LAZY) == 0);
     ocrAssert(ocrGetHintValue(&db_hint, OCR_HINT_DB_LAZY, &value) != 0);

@@ -20,8 +20,8 @@
 namespace strata::cli {
 
 const std::vector<std::string>& demo_sections() {
-    static const std::vector<std::string> names{"regions", "mpi",      "monitor", "runtime", "external",
-                                                "shm",     "workflow", "dsm",     "video"};
+    static const std::vector<std::string> names{"regions",  "mpi", "monitor",  "runtime", "ocr-dist",
+                                                "external", "shm", "workflow", "dsm",     "video"};
     return names;
 }
 
@@ -52,6 +52,7 @@ int run_demo(const DemoOptions& options) {
         if (wanted("mpi")) tour_mpi(tour, dir);
         if (wanted("monitor")) tour_monitor(tour);
         if (wanted("runtime")) tour_runtime(tour);
+        if (wanted("ocr-dist")) tour_ocr_dist(tour, dir);
         if (wanted("external")) tour_external(tour, dir);
         if (wanted("shm")) tour_shm(tour, dir);
         if (wanted("workflow")) tour_workflow(tour, dir);

@@ -19,6 +19,8 @@ void tour_mpi(Tour& tour, const std::filesystem::path& dir);
 void tour_monitor(Tour& tour);
 /// Task runtime and OCR programs (docs/runtime.md).
 void tour_runtime(Tour& tour);
+/// Distributed OCR: unmodified OCR programs on two ranks through `strata ocr -n 2` (docs/runtime.md).
+void tour_ocr_dist(Tour& tour, const std::filesystem::path& dir);
 /// Synthetic workflows through `strata run`: threads in-process, processes with mpiexec (docs/workflow.md).
 void tour_workflow(Tour& tour, const std::filesystem::path& dir);
 

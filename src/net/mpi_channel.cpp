@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+// A message channel between MPI ranks with liveness (see mpi_channel.hpp).
+#include "net/mpi_channel.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace strata::net {
+namespace {
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// Byte ranges go in pieces MPI counts in an int.
+constexpr std::size_t piece_limit = std::size_t{1} << 30;
+
+}  // namespace
+
+std::string mpi_error_text(int code) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(code, text, &len);
+    return std::string(text, static_cast<std::size_t>(len));
+}
+
+Result<std::unique_ptr<MpiChannel>> MpiChannel::create(MPI_Comm comm, ChannelConfig config) {
+    std::unique_ptr<MpiChannel> t(new MpiChannel(std::move(config)));
+    if (int rc = MPI_Comm_dup(comm, &t->comm_); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "{}: MPI_Comm_dup: {}", t->config_.who, mpi_error_text(rc));
+    }
+    MPI_Comm_set_errhandler(t->comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(t->comm_, &t->rank_);
+    MPI_Comm_size(t->comm_, &t->size_);
+    int* tag_ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(t->comm_, MPI_TAG_UB, static_cast<void*>(&tag_ub), &found);
+    if (found != 0 && tag_ub != nullptr) {
+        t->tag_ub_ = *tag_ub;
+    }
+    const auto n = static_cast<std::size_t>(t->size_);
+    t->last_heard_ = std::make_unique<std::atomic<std::int64_t>[]>(n);
+    t->last_ping_ = std::make_unique<std::atomic<std::int64_t>[]>(n);
+    t->dead_ = std::make_unique<std::atomic<bool>[]>(n);
+    const std::int64_t now = now_ns();
+    for (std::size_t i = 0; i < n; ++i) {
+        t->last_heard_[i] = now;
+        t->last_ping_[i] = 0;
+        t->dead_[i] = false;
+    }
+    const auto kinds = static_cast<std::size_t>(std::max(1, t->config_.kinds));
+    t->sent_msgs_ = std::vector<std::atomic<std::uint64_t>>(kinds);
+    t->sent_bytes_ = std::vector<std::atomic<std::uint64_t>>(kinds);
+    t->recv_msgs_ = std::vector<std::atomic<std::uint64_t>>(kinds);
+    t->recv_bytes_ = std::vector<std::atomic<std::uint64_t>>(kinds);
+    return t;
+}
+
+MpiChannel::~MpiChannel() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized != 0) {
+        return;  // MPI already released everything; no MPI call is allowed now
+    }
+    // Requests to peers that never took them (dead) are abandoned, not waited for.
+    std::lock_guard lock(send_mu_);
+    for (auto& s : sends_) {
+        int done = 0;
+        MPI_Test(&s.request, &done, MPI_STATUS_IGNORE);
+        if (done == 0) {
+            MPI_Request_free(&s.request);
+        }
+    }
+    sends_.clear();
+    if (comm_ != MPI_COMM_NULL) {
+        MPI_Comm_free(&comm_);
+    }
+}
+
+void MpiChannel::count(std::vector<std::atomic<std::uint64_t>>& messages,
+                       std::vector<std::atomic<std::uint64_t>>& bytes, std::byte kind, std::size_t size) {
+    const auto k = static_cast<std::size_t>(kind);
+    const std::size_t i = k < messages.size() ? k : 0;
+    messages[i].fetch_add(1, std::memory_order_relaxed);
+    bytes[i].fetch_add(size, std::memory_order_relaxed);
+}
+
+Result<void> MpiChannel::post(int dest, std::span<const std::byte> head, std::span<const std::byte> payload) {
+    if (dead_[static_cast<std::size_t>(dest)]) {
+        return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, dest);
+    }
+    auto buffer = std::make_shared<std::vector<std::byte>>(head.size() + payload.size());
+    std::memcpy(buffer->data(), head.data(), head.size());
+    if (!payload.empty()) {
+        std::memcpy(buffer->data() + head.size(), payload.data(), payload.size());
+    }
+    std::lock_guard lock(send_mu_);
+    return send_locked(dest, std::move(buffer));
+}
+
+Result<void> MpiChannel::post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
+    if (dead_[static_cast<std::size_t>(dest)]) {
+        return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, dest);
+    }
+    std::lock_guard lock(send_mu_);
+    return send_locked(dest, std::move(buffer));
+}
+
+Result<void> MpiChannel::send_locked(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
+    auto& slot = sends_.emplace_back(Send{.buffer = std::move(buffer), .dest = dest});
+    const int rc = MPI_Isend(slot.buffer->data(), static_cast<int>(slot.buffer->size()), MPI_BYTE, dest, config_.tag,
+                             comm_, &slot.request);
+    if (rc != MPI_SUCCESS) {
+        sends_.pop_back();
+        return make_error(Errc::peer_dead, "{}: MPI_Isend to rank {}: {}", config_.who, dest, mpi_error_text(rc));
+    }
+    count(sent_msgs_, sent_bytes_, slot.buffer->empty() ? std::byte{0} : slot.buffer->front(), slot.buffer->size());
+    if (sends_.size() > 64) {
+        retire_locked();
+    }
+    return {};
+}
+
+void MpiChannel::retire_locked() {
+    for (auto it = sends_.begin(); it != sends_.end();) {
+        int done = 0;
+        MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+        it = done != 0 ? sends_.erase(it) : std::next(it);
+    }
+}
+
+Result<void> MpiChannel::send_bytes(int dest, int tag, std::span<const std::byte> bytes,
+                                    std::function<void(bool)> done) {
+    if (dead_[static_cast<std::size_t>(dest)]) {
+        return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, dest);
+    }
+    Range range;
+    range.peer = dest;
+    range.done = std::move(done);
+    for (std::size_t offset = 0; offset < bytes.size() || offset == 0; offset += piece_limit) {
+        const std::size_t n = std::min(piece_limit, bytes.size() - offset);
+        MPI_Request request = MPI_REQUEST_NULL;
+        const int rc = MPI_Isend(bytes.data() + offset, static_cast<int>(n), MPI_BYTE, dest, tag, comm_, &request);
+        if (rc != MPI_SUCCESS) {
+            // Pieces already posted stay with MPI; the peer is treated as dead.
+            mark_dead(dest);
+            return make_error(Errc::peer_dead, "{}: MPI_Isend of {} bytes to rank {}: {}", config_.who, n, dest,
+                              mpi_error_text(rc));
+        }
+        range.requests.push_back(request);
+        if (bytes.empty()) {
+            break;
+        }
+    }
+    std::lock_guard lock(range_mu_);
+    ranges_.push_back(std::move(range));
+    return {};
+}
+
+Result<void> MpiChannel::receive_bytes(int source, int tag, std::span<std::byte> bytes, std::shared_ptr<void> keep,
+                                       std::function<void(bool)> done) {
+    if (dead_[static_cast<std::size_t>(source)]) {
+        return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, source);
+    }
+    Range range;
+    range.peer = source;
+    range.keep = std::move(keep);
+    range.done = std::move(done);
+    for (std::size_t offset = 0; offset < bytes.size() || offset == 0; offset += piece_limit) {
+        const std::size_t n = std::min(piece_limit, bytes.size() - offset);
+        MPI_Request request = MPI_REQUEST_NULL;
+        const int rc = MPI_Irecv(bytes.data() + offset, static_cast<int>(n), MPI_BYTE, source, tag, comm_, &request);
+        if (rc != MPI_SUCCESS) {
+            mark_dead(source);
+            return make_error(Errc::peer_dead, "{}: MPI_Irecv of {} bytes from rank {}: {}", config_.who, n, source,
+                              mpi_error_text(rc));
+        }
+        range.requests.push_back(request);
+        if (bytes.empty()) {
+            break;
+        }
+    }
+    std::lock_guard lock(range_mu_);
+    ranges_.push_back(std::move(range));
+    return {};
+}
+
+// Runs the callbacks of byte ranges that completed (or whose peer died) outside the lock.
+void MpiChannel::complete_ranges() {
+    std::vector<std::pair<std::function<void(bool)>, bool>> finished;
+    {
+        std::lock_guard lock(range_mu_);
+        for (auto it = ranges_.begin(); it != ranges_.end();) {
+            int done = 0;
+            MPI_Testall(static_cast<int>(it->requests.size()), it->requests.data(), &done, MPI_STATUSES_IGNORE);
+            if (done != 0) {
+                heard(it->peer);
+                finished.emplace_back(std::move(it->done), true);
+                it = ranges_.erase(it);
+            } else if (dead_[static_cast<std::size_t>(it->peer)]) {
+                for (MPI_Request& r : it->requests) {
+                    if (r != MPI_REQUEST_NULL) {
+                        abandoned_.emplace_back(r, it->keep);
+                    }
+                }
+                finished.emplace_back(std::move(it->done), false);
+                it = ranges_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (auto& [done, ok] : finished) {
+        if (done) {
+            done(ok);
+        }
+    }
+}
+
+Result<bool> MpiChannel::poll(Received& in) {
+    {
+        std::lock_guard lock(send_mu_);
+        if (!sends_.empty()) {
+            retire_locked();
+        }
+    }
+    complete_ranges();
+    std::lock_guard lock(recv_mu_);
+    int flag = 0;
+    MPI_Message msg;
+    MPI_Status status;
+    if (int rc = MPI_Improbe(MPI_ANY_SOURCE, config_.tag, comm_, &flag, &msg, &status); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "{}: MPI_Improbe: {}", config_.who, mpi_error_text(rc));
+    }
+    if (flag == 0) {
+        return false;
+    }
+    int count_bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count_bytes);
+    auto buffer = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(count_bytes));
+    // Never a blocking receive: a large message whose sender dies midway would never complete.
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (int rc = MPI_Imrecv(buffer->data(), count_bytes, MPI_BYTE, &msg, &request); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "{}: MPI_Imrecv from rank {}: {}", config_.who, status.MPI_SOURCE,
+                          mpi_error_text(rc));
+    }
+    const auto deadline = Clock::now() + receive_timeout_;
+    for (std::uint64_t round = 0;; ++round) {
+        int done = 0;
+        if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
+            return make_error(Errc::io_error, "{}: receiving from rank {}: {}", config_.who, status.MPI_SOURCE,
+                              mpi_error_text(rc));
+        }
+        if (done != 0) {
+            break;
+        }
+        if (dead_[static_cast<std::size_t>(status.MPI_SOURCE)] || Clock::now() > deadline) {
+            mark_dead(status.MPI_SOURCE);
+            abandoned_.emplace_back(request, std::move(buffer));
+            return false;
+        }
+        if (round > 1000) {
+            std::this_thread::sleep_for(std::chrono::microseconds(50));
+        }
+    }
+    in.source = status.MPI_SOURCE;
+    in.buffer = std::move(buffer);
+    count(recv_msgs_, recv_bytes_, in.buffer->empty() ? std::byte{0} : in.buffer->front(), in.buffer->size());
+    heard(in.source);
+    return true;
+}
+
+void MpiChannel::heard(int rank) {
+    last_heard_[static_cast<std::size_t>(rank)].store(now_ns(), std::memory_order_relaxed);
+}
+
+Clock::time_point MpiChannel::last_heard(int rank) const {
+    return Clock::time_point(std::chrono::nanoseconds(last_heard_[static_cast<std::size_t>(rank)].load()));
+}
+
+bool MpiChannel::check_alive(int rank, std::chrono::milliseconds heartbeat, std::chrono::milliseconds timeout) {
+    const auto r = static_cast<std::size_t>(rank);
+    if (dead_[r]) {
+        return false;
+    }
+    const std::int64_t now = now_ns();
+    const std::int64_t silent = now - last_heard_[r].load();
+    if (silent > std::chrono::nanoseconds(timeout).count()) {
+        return false;
+    }
+    const std::int64_t hb = std::chrono::nanoseconds(heartbeat).count();
+    if (silent > hb && now - last_ping_[r].load() > hb) {
+        last_ping_[r] = now;
+        (void)post(rank, config_.ping);
+    }
+    return true;
+}
+
+void MpiChannel::mark_dead(int rank) {
+    dead_[static_cast<std::size_t>(rank)] = true;
+}
+bool MpiChannel::is_dead(int rank) const {
+    return dead_[static_cast<std::size_t>(rank)];
+}
+
+std::size_t MpiChannel::sends_in_flight() const {
+    std::lock_guard lock(send_mu_);
+    return sends_.size();
+}
+
+void MpiChannel::flush(std::chrono::milliseconds limit) {
+    const auto end = Clock::now() + limit;
+    while (Clock::now() < end) {
+        {
+            std::lock_guard lock(send_mu_);
+            retire_locked();
+            bool pending = false;
+            for (const auto& s : sends_) {
+                pending = pending || !dead_[static_cast<std::size_t>(s.dest)];
+            }
+            if (!pending) {
+                return;
+            }
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+}
+
+std::vector<KindCount> MpiChannel::sent() const {
+    std::vector<KindCount> out(sent_msgs_.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i] = {sent_msgs_[i].load(), sent_bytes_[i].load()};
+    }
+    return out;
+}
+
+std::vector<KindCount> MpiChannel::received() const {
+    std::vector<KindCount> out(recv_msgs_.size());
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i] = {recv_msgs_[i].load(), recv_bytes_[i].load()};
+    }
+    return out;
+}
+
+}  // namespace strata::net

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: MIT
+// The cluster of a distributed OCR run: launch, the communication thread,
+// liveness, the deferral of early operations, calls, and the job-wide end.
+#include "cluster.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+#include <cerrno>
+#include <charconv>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/log.hpp"
+
+namespace strata::ocr::dist {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+Result<int> env_int(const char* name, int fallback) {
+    const char* text = std::getenv(name);
+    if (text == nullptr || *text == '\0') {
+        return fallback;
+    }
+    int value = 0;
+    const char* end = text + std::char_traits<char>::length(text);
+    auto [ptr, ec] = std::from_chars(text, end, value);
+    if (ec != std::errc() || ptr != end || value < 0) {
+        return make_error(Errc::invalid_argument, "{}={}: expected a non-negative integer (set by mpiexec)", name,
+                          text);
+    }
+    return value;
+}
+
+// The directory of libstrata-ocr itself: the plugin sits beside it.
+std::filesystem::path own_directory() {
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(&launch_from_env), &info) == 0 || info.dli_fname == nullptr) {
+        return {};
+    }
+    return std::filesystem::path(info.dli_fname).parent_path();
+}
+
+// Sleeps a little longer each time nothing arrived, so that an idle rank does
+// not take a core from the busy ones: yields for the first 50 µs after the
+// last message (a reply usually comes within that), then sleeps from 10 µs,
+// doubling up to 500 µs.
+class Backoff {
+public:
+    void idle() {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last_ < 50us) {
+            std::this_thread::yield();
+            return;
+        }
+        std::this_thread::sleep_for(pause_);
+        pause_ = std::min<std::chrono::microseconds>(pause_ * 2, 500us);
+    }
+    void active() {
+        last_ = std::chrono::steady_clock::now();
+        pause_ = 10us;
+    }
+
+private:
+    std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+    std::chrono::microseconds pause_{10us};
+};
+
+}  // namespace
+
+Result<std::optional<Launch>> launch_from_env() {
+    auto size = env_int("PMI_SIZE", 1);
+    if (!size) {
+        return std::unexpected(size.error());
+    }
+    if (*size <= 1) {
+        return std::nullopt;
+    }
+    auto rank = env_int("PMI_RANK", 0);
+    if (!rank) {
+        return std::unexpected(rank.error());
+    }
+    if (*size > guid_max_ranks) {
+        return make_error(Errc::resource_exhausted, "PMI_SIZE={}: strata's OCR GUIDs name at most {} ranks", *size,
+                          guid_max_ranks);
+    }
+    if (*rank >= *size) {
+        return make_error(Errc::invalid_argument, "PMI_RANK={}: not below PMI_SIZE={}", *rank, *size);
+    }
+    return Launch{*rank, *size};
+}
+
+std::vector<int> cpus_of_rank(const std::vector<int>& cpus, int local_rank, int local_size) {
+    if (cpus.empty() || local_size <= 1) {
+        return cpus;
+    }
+    std::vector<int> mine;
+    for (std::size_t i = static_cast<std::size_t>(local_rank); i < cpus.size();
+         i += static_cast<std::size_t>(local_size)) {
+        mine.push_back(cpus[i]);
+    }
+    if (mine.empty()) {
+        mine.push_back(cpus[static_cast<std::size_t>(local_rank) % cpus.size()]);
+    }
+    return mine;
+}
+
+Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& launch) {
+    const auto path = own_directory() / plugin_name;
+    void* plugin = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (plugin == nullptr) {
+        return make_error(Errc::not_found,
+                          "mpiexec launched {} ranks (PMI_SIZE), but the distributed runtime {} could not be loaded: "
+                          "{}",
+                          launch.size, path.string(), ::dlerror());
+    }
+    auto open = reinterpret_cast<OpenWire>(::dlsym(plugin, open_wire_symbol));
+    if (open == nullptr) {
+        return make_error(Errc::internal, "{}: no symbol {}", path.string(), open_wire_symbol);
+    }
+    WireOptions options;
+    options.ping = Writer(Msg::ping).view();
+    auto wire = open(options);
+    if (!wire) {
+        return std::unexpected(wire.error());
+    }
+    if ((*wire)->rank() != launch.rank || (*wire)->size() != launch.size) {
+        return make_error(Errc::internal, "MPI says rank {} of {}, PMI said rank {} of {}", (*wire)->rank(),
+                          (*wire)->size(), launch.rank, launch.size);
+    }
+    watch_hydra_notice();  // after MPI_Init, whose own handler would end the rank at once
+
+    std::unique_ptr<Cluster> c(new Cluster(state, std::move(*wire), plugin));
+    state.table.set_rank(c->rank_, c->size_);
+    state.cluster = c.get();
+    // Nothing can tell when the last EDT of all ranks ended without a shutdown: the
+    // stuck-program check of one rank would fire while others still work.
+    state.detect_stuck.store(false, std::memory_order_release);
+    if (auto met = c->meet(); !met) {
+        return std::unexpected(met.error());
+    }
+    return c;
+}
+
+// Every rank tells the others its pid and host, and waits for theirs: the
+// ranks of one host then share its CPUs (local_rank, local_size), and the
+// survivors of a dead rank remove the files it left on their host. What else
+// arrives meanwhile waits for the communication thread.
+Result<void> Cluster::meet() {
+    for (int r = 0; r < size_; ++r) {
+        if (r == rank_) {
+            continue;
+        }
+        const Place& here = peers_[static_cast<std::size_t>(rank_)];
+        Writer hello(Msg::hello);
+        hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
+        send(r, hello);
+    }
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    for (int heard = 1; heard < size_;) {
+        int source = -1;
+        std::shared_ptr<std::vector<std::byte>> message;
+        auto got = wire_->poll(source, message);
+        if (!got) {
+            return std::unexpected(got.error());
+        }
+        if (!*got) {
+            if (std::chrono::steady_clock::now() > until) {
+                return make_error(Errc::timeout, "rank {}: {} of the {} ranks did not start within 60 s", rank_,
+                                  size_ - heard, size_);
+            }
+            std::this_thread::sleep_for(20us);
+            continue;
+        }
+        if (Reader(*message).kind() == Msg::hello) {
+            (void)handle(source, message);
+            ++heard;
+        } else {
+            backlog_.emplace_back(source, std::move(message));
+        }
+    }
+    const Place& here = peers_[static_cast<std::size_t>(rank_)];
+    for (int r = 0; r < size_; ++r) {
+        const Place& there = peers_[static_cast<std::size_t>(r)];
+        one_network_ = one_network_ && there.network == here.network;
+        if (there.machine != here.machine) {
+            continue;
+        }
+        if (r < rank_) {
+            ++local_rank_;
+        }
+        ++local_size_;
+    }
+    return {};
+}
+
+void Cluster::run() {
+    thread_ = std::thread([this] {
+        for (auto& [source, message] : backlog_) {
+            dispatch(source, message);
+        }
+        backlog_.clear();
+        loop();
+    });
+}
+
+Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
+    : state_(state), wire_(std::move(wire)), plugin_(plugin) {
+    rank_ = wire_->rank();
+    size_ = wire_->size();
+    mint_mutex_ = std::make_unique<std::mutex[]>(static_cast<std::size_t>(size_));
+    said_bye_.assign(static_cast<std::size_t>(size_), false);
+    created_up_to_.assign(static_cast<std::size_t>(size_), 0);
+    peers_.assign(static_cast<std::size_t>(size_), Place{});
+    peers_[static_cast<std::size_t>(rank_)] = this_place();
+    cleaned_.assign(static_cast<std::size_t>(size_), false);
+}
+
+Cluster::~Cluster() {
+    stop_ = true;
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+}
+
+Cluster* cluster() noexcept {
+    OcrState* s = ocr::state();
+    return s != nullptr ? s->cluster : nullptr;
+}
+
+void Cluster::send(int dest, Writer& message) {
+    auto buffer = message.take();
+    if (dest == rank_) {
+        // Its object was not created yet: it waits; if it was meanwhile, handle it now.
+        if (!handle(rank_, buffer) && !defer(target_of(*buffer), rank_, buffer)) {
+            (void)handle(rank_, buffer);
+        }
+        return;
+    }
+    if (wire_->is_dead(dest)) {
+        return;  // the run ends: the dead peer was reported
+    }
+    if (auto posted = wire_->post(dest, std::move(buffer)); !posted) {
+        peer_died(dest, posted.error().message);
+    }
+}
+
+void Cluster::loop() {
+    ::prctl(PR_SET_NAME, "strata-ocr-comm");
+    // Precise short sleeps: the default 50 µs timer slack would stretch every pause.
+    ::prctl(PR_SET_TIMERSLACK, 1UL);
+    Backoff backoff;
+    auto next_check = std::chrono::steady_clock::now();
+    while (!stop_.load(std::memory_order_acquire)) {
+        int source = -1;
+        std::shared_ptr<std::vector<std::byte>> message;
+        auto got = wire_->poll(source, message);
+        if (!got) {
+            strata::detail::log().warn("strata-ocr: rank {}: {}", rank_, got.error().what());
+            backoff.idle();
+        } else if (*got) {
+            backoff.active();
+            dispatch(source, message);
+            continue;
+        } else {
+            backoff.idle();
+        }
+        if (const auto now = std::chrono::steady_clock::now(); now >= next_check) {
+            check_peers();
+            next_check = now + 100ms;
+        }
+    }
+}
+
+void Cluster::dispatch(int source, const std::shared_ptr<std::vector<std::byte>>& message) {
+    std::lock_guard lock(dispatch_mutex_);
+    const Msg kind = Reader(*message).kind();
+    if (kind == Msg::bye) {
+        said_bye_[static_cast<std::size_t>(source)] = true;
+        return;
+    }
+    if (quiet_ && kind != Msg::ping && kind != Msg::shutdown && kind != Msg::hello && kind != Msg::dead &&
+        kind != Msg::cleaned) {
+        return;  // the run ended here: what others still send no longer matters
+    }
+    if (!handle(source, message)) {
+        // Its object was not created yet; if it was meanwhile, handle it now.
+        if (!defer(target_of(*message), source, message)) {
+            (void)handle(source, message);
+        }
+    }
+}
+
+bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& message) {
+    Reader in(*message);
+    const Msg kind = in.kind();
+    in.skip_kind();
+    switch (kind) {
+        case Msg::ping: {
+            Writer pong(Msg::pong);
+            send(source, pong);
+            return true;
+        }
+        case Msg::pong: return true;
+        case Msg::hello: {
+            Place place;
+            place.pid = static_cast<long>(in.u64());
+            place.machine = in.str();
+            place.network = in.str();
+            std::lock_guard lock(peers_mutex_);
+            peers_[static_cast<std::size_t>(source)] = std::move(place);
+            return true;
+        }
+        case Msg::shutdown: state_.finish_from_peer(static_cast<int>(in.u32())); return true;
+        case Msg::bye: return true;
+        case Msg::dead: on_dead(source, in); return true;
+        case Msg::cleaned: on_cleaned(source); return true;
+        case Msg::create_edt: on_create_edt(*this, source, in); return true;
+        case Msg::create_db: on_create_db(*this, source, in); return true;
+        case Msg::satisfy: return on_satisfy(*this, source, in);
+        case Msg::add_dependence: return on_add_dependence(*this, source, in);
+        case Msg::destroy: return on_destroy(*this, source, in);
+        case Msg::acquire: return on_acquire(*this, source, in);
+        case Msg::collective: return on_collective(*this, source, in);
+        case Msg::grant: on_grant(*this, source, in); return true;
+        case Msg::release: on_release(*this, source, in); return true;
+        case Msg::scope_done: on_scope_done(*this, source, in); return true;
+        case Msg::call: on_call(*this, source, in); return true;
+        case Msg::reply: {
+            const std::uint64_t token = in.u64();
+            {
+                std::lock_guard lock(calls_mutex_);
+                if (auto it = calls_.find(token); it != calls_.end()) {
+                    it->second.reply = message;
+                }
+            }
+            calls_cv_.notify_all();
+            return true;
+        }
+        case Msg::count_: break;
+    }
+    strata::detail::log().warn("strata-ocr: rank {}: a message of unknown kind {} from rank {}", rank_,
+                               static_cast<int>(kind), source);
+    return true;
+}
+
+ocrGuid_t target_of(const std::vector<std::byte>& message) {
+    Reader in(message);
+    in.skip_kind();
+    return guid_of(in.u64());
+}
+
+// Why the test is safe: a rank mints the GUIDs of objects it creates on another
+// rank from a counter per owner, and sends each creation under the lock of that
+// counter, so an owner receives a minting rank's creations in counter order. A
+// counter above the last creation received from its minter is therefore one
+// whose creation is still on its way; one at or below it was created (and, if
+// it is gone, destroyed).
+bool Cluster::not_created_yet(ocrGuid_t guid) {
+    const int minter = minter_of(guid);
+    if (guid.guid <= 0 || owner_of(guid) != rank_ || minter == rank_ || minter >= size_) {
+        return false;
+    }
+    std::lock_guard lock(pending_mutex_);
+    return counter_of(guid) > created_up_to_[static_cast<std::size_t>(minter)];
+}
+
+bool Cluster::defer(ocrGuid_t guid, int source, std::shared_ptr<std::vector<std::byte>> message) {
+    std::lock_guard lock(pending_mutex_);
+    const int minter = minter_of(guid);
+    if (counter_of(guid) <= created_up_to_[static_cast<std::size_t>(minter)]) {
+        return false;
+    }
+    pending_[id_of(guid)].emplace_back(source, std::move(message));
+    return true;
+}
+
+void Cluster::created(ocrGuid_t guid) {
+    std::vector<std::pair<int, std::shared_ptr<std::vector<std::byte>>>> waiting;
+    {
+        std::lock_guard lock(pending_mutex_);
+        const int minter = minter_of(guid);
+        if (minter == rank_ || minter >= size_) {
+            return;
+        }
+        auto& up_to = created_up_to_[static_cast<std::size_t>(minter)];
+        up_to = std::max(up_to, counter_of(guid));
+        if (auto it = pending_.find(id_of(guid)); it != pending_.end()) {
+            waiting = std::move(it->second);
+            pending_.erase(it);
+        }
+    }
+    for (auto& [source, message] : waiting) {
+        (void)handle(source, message);
+    }
+}
+
+std::uint64_t Cluster::export_scope(const std::shared_ptr<FinishScope>& scope) {
+    std::lock_guard lock(scopes_mutex_);
+    // One id per scope: look it up by pointer among the few exported at a time.
+    for (auto& [id, entry] : scopes_) {
+        if (entry.first == scope) {
+            ++entry.second;
+            return id;
+        }
+    }
+    const std::uint64_t id = next_scope_++;
+    scopes_.emplace(id, std::make_pair(scope, std::uint64_t{1}));
+    return id;
+}
+
+std::shared_ptr<FinishScope> Cluster::import_done(std::uint64_t id) {
+    std::lock_guard lock(scopes_mutex_);
+    auto it = scopes_.find(id);
+    if (it == scopes_.end()) {
+        return nullptr;
+    }
+    auto scope = it->second.first;
+    if (--it->second.second == 0) {
+        scopes_.erase(it);
+    }
+    return scope;
+}
+
+const char* Cluster::intern(const std::string& file) {
+    if (file.empty()) {
+        return nullptr;
+    }
+    std::lock_guard lock(files_mutex_);
+    return files_.insert(file).first->c_str();
+}
+
+Result<std::shared_ptr<std::vector<std::byte>>> Cluster::call(int dest, Writer& message, std::uint64_t token) {
+    {
+        std::lock_guard lock(calls_mutex_);
+        calls_[token] = Waiting{dest, nullptr};
+    }
+    send(dest, message);
+    std::unique_lock lock(calls_mutex_);
+    // The reply, the owner's death or the end of the run: whichever comes first.
+    while (!calls_[token].reply && !wire_->is_dead(dest) && !state_.finished()) {
+        calls_cv_.wait_for(lock, 50ms);
+    }
+    auto reply = std::move(calls_[token].reply);
+    calls_.erase(token);
+    if (!reply) {
+        return make_error(wire_->is_dead(dest) ? Errc::peer_dead : Errc::busy, "rank {} {}", dest,
+                          wire_->is_dead(dest) ? "died before it answered" : "did not answer: the run ended");
+    }
+    return reply;
+}
+
+void Cluster::quiesce() {
+    std::lock_guard lock(dispatch_mutex_);
+    quiet_ = true;
+}
+
+int Cluster::leave(int code) {
+    for (int r = 0; r < size_; ++r) {
+        if (r == rank_ || wire_->is_dead(r)) {
+            continue;
+        }
+        Writer bye(Msg::bye);
+        send(r, bye);
+    }
+    // Every live peer's bye: it ends once its EDTs did; a peer that dies meanwhile
+    // is found by the liveness check that keeps running.
+    for (;;) {
+        bool all = true;
+        {
+            std::lock_guard lock(dispatch_mutex_);
+            for (int r = 0; r < size_; ++r) {
+                if (r != rank_ && !said_bye_[static_cast<std::size_t>(r)] && !wire_->is_dead(r)) {
+                    all = false;
+                }
+            }
+        }
+        if (all) {
+            break;
+        }
+        std::this_thread::sleep_for(1ms);
+    }
+    const bool clean = !died_.load();
+    wire_->flush(clean ? 2000ms : 100ms);
+    stop_ = true;
+    if (thread_.joinable()) {
+        thread_.join();
+    }
+    // MPI_Finalize only when every rank said bye and all run in this network (wire.hpp).
+    if (!wire_->finish(clean && one_network_, 10000ms)) {
+        std::fflush(nullptr);
+        ::_exit(clean ? code : 1);
+    }
+    return clean ? code : 1;
+}
+
+void tell_finish(Cluster& cluster, int code) {
+    for (int r = 0; r < cluster.size(); ++r) {
+        if (r == cluster.rank()) {
+            continue;
+        }
+        Writer message(Msg::shutdown);
+        message.u32(static_cast<std::uint32_t>(code));
+        cluster.send(r, message);
+    }
+}
+
+}  // namespace strata::ocr::dist

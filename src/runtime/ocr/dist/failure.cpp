@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+// A rank of the job died (docs/runtime.md, "Failures").
+//
+// Found three ways: a send to it fails (UCX over TCP says so at once), Hydra's
+// notice (SIGUSR1 to every survivor under mpiexec -disable-auto-cleanup) and
+// then its silence, or its silence alone (pings after `heartbeat`, dead after
+// STRATA_OCR_PEER_TIMEOUT_MS). The survivor that finds it prints an error
+// naming it and tells the others, who print it too. Every survivor then
+// removes its files (its shared data blocks, its storage directory) and
+// those the dead rank left on its host, says so, and exits 1 once every live
+// peer said so too, or after clean_up_wait: MPICH 4.0.2's mpiexec may SIGKILL
+// the remaining ranks of a proxy as soon as one of them exits, so nobody
+// exits before the others cleaned up. MPI_Finalize is not called: it would
+// wait for the dead rank.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "cluster.hpp"
+
+namespace strata::ocr::dist {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto heartbeat = 500ms;
+constexpr auto notice_heartbeat = 100ms;
+// After the notice, a live peer's communication thread answers within
+// milliseconds: silence this long names the dead one.
+constexpr auto notice_timeout = 2000ms;
+constexpr auto clean_up_wait = 3000ms;
+
+std::atomic<bool> g_hydra_notice{false};
+
+void on_hydra_notice(int /*signal*/) {
+    g_hydra_notice.store(true);
+}
+
+std::chrono::milliseconds peer_timeout() {
+    const char* text = std::getenv("STRATA_OCR_PEER_TIMEOUT_MS");
+    const long ms = text != nullptr ? std::strtol(text, nullptr, 10) : 0;
+    return std::chrono::milliseconds(ms > 0 ? ms : 3000);
+}
+
+// Removes /dev/shm/strata-ocr-<pid>-* (the shared data blocks of process `pid`).
+void remove_segments_of(long pid) {
+    const std::string prefix = fmt::format("strata-ocr-{}-", pid);
+    DIR* dir = ::opendir("/dev/shm");
+    if (dir == nullptr) {
+        return;
+    }
+    while (dirent* entry = ::readdir(dir)) {
+        if (std::string_view(entry->d_name).starts_with(prefix)) {
+            ::unlinkat(::dirfd(dir), entry->d_name, 0);
+        }
+    }
+    ::closedir(dir);
+}
+
+// An MPI error stack in one line: its first line, without the stack's
+// heading, and whether UCX said its endpoint timed out.
+std::string short_reason(const std::string& why) {
+    std::string first = why.substr(0, why.find('\n'));
+    if (first.starts_with("strata-ocr: ")) {
+        first.erase(0, 12);
+    }
+    if (const auto stack = first.find(": Other MPI error"); stack != std::string::npos) {
+        first = first.substr(0, stack) + " failed";
+    }
+    if (why.find("Endpoint timeout") != std::string::npos) {
+        first += " (UCX: endpoint timeout)";
+    }
+    return first;
+}
+
+}  // namespace
+
+namespace {
+
+std::string read_line(const char* path) {
+    std::string text;
+    if (FILE* f = std::fopen(path, "r")) {
+        char line[256] = {};
+        if (std::fgets(line, sizeof line, f) != nullptr) {
+            text = line;
+        }
+        std::fclose(f);
+    }
+    while (!text.empty() && text.back() == '\n') {
+        text.pop_back();
+    }
+    return text;
+}
+
+std::string namespace_of(const char* kind) {
+    char target[128] = {};
+    const std::string link = fmt::format("/proc/self/ns/{}", kind);
+    const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    return n > 0 ? std::string(target, static_cast<std::size_t>(n)) : std::string();
+}
+
+}  // namespace
+
+Place this_place() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    const std::string boot = read_line("/proc/sys/kernel/random/boot_id");
+    // The file system of /dev/shm, not the mount namespace: `ip netns exec`
+    // (emulated nodes) makes a mount namespace of its own with the same /dev/shm.
+    struct stat shm {};
+    ::stat("/dev/shm", &shm);
+    Place place;
+    place.pid = static_cast<long>(::getpid());
+    place.machine = fmt::format("{} {} {}", name, boot, static_cast<unsigned long>(shm.st_dev));
+    place.network = fmt::format("{} {}", place.machine, namespace_of("net"));
+    return place;
+}
+
+void watch_hydra_notice() {
+    struct sigaction action {};
+    action.sa_handler = on_hydra_notice;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    ::sigaction(SIGUSR1, &action, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+}
+
+void Cluster::check_peers() {
+    const bool notice = g_hydra_notice.load();
+    if (notice && notice_at_ == std::chrono::steady_clock::time_point{}) {
+        notice_at_ = std::chrono::steady_clock::now();
+    }
+    const auto timeout = peer_timeout();
+    for (int r = 0; r < size_; ++r) {
+        if (r == rank_ || wire_->is_dead(r)) {
+            continue;
+        }
+        {
+            std::lock_guard lock(dispatch_mutex_);
+            if (said_bye_[static_cast<std::size_t>(r)]) {
+                continue;
+            }
+        }
+        if (notice) {
+            // Silent since the notice (or before it) for notice_timeout: the dead one.
+            const auto since = std::max(wire_->last_heard(r), notice_at_);
+            (void)wire_->check_alive(r, notice_heartbeat, timeout);
+            if (std::chrono::steady_clock::now() - since > notice_timeout) {
+                peer_died(r, fmt::format("mpiexec reported a dead rank (SIGUSR1 from hydra) and rank {} did not "
+                                         "answer for {} ms since",
+                                         r, notice_timeout.count()));
+            }
+        } else if (!wire_->check_alive(r, heartbeat, timeout)) {
+            peer_died(r, fmt::format("it stopped answering (nothing heard for {} ms)", timeout.count()));
+        }
+    }
+}
+
+void Cluster::peer_died(int rank, const std::string& why, bool told) {
+    wire_->mark_dead(rank);
+    calls_cv_.notify_all();
+    if (died_.exchange(true)) {
+        return;
+    }
+    const std::string reason = told ? why : short_reason(why);
+    {
+        std::lock_guard lock(state_.print_mutex);
+        std::fflush(stdout);
+        fmt::print(stderr, "strata-ocr: rank {}: peer_dead: rank {} of {} died: {}\n", rank_, rank, size_, reason);
+    }
+    for (int r = 0; r < size_ && !told; ++r) {
+        if (r == rank_ || wire_->is_dead(r)) {
+            continue;
+        }
+        Writer dead(Msg::dead);
+        dead.u32(static_cast<std::uint32_t>(rank)).str(reason);
+        send(r, dead);
+    }
+    // Not on the calling thread: it may be the communication thread, which must
+    // go on receiving the others' word that they cleaned up.
+    std::thread([this, rank] { end_after_death(rank); }).detach();
+}
+
+void Cluster::on_dead(int source, Reader& in) {
+    const auto rank = static_cast<int>(in.u32());
+    const std::string why = in.str();
+    if (rank >= 0 && rank < size_ && rank != rank_) {
+        peer_died(rank, fmt::format("{} (found by rank {})", why, source), true);
+    }
+}
+
+void Cluster::on_cleaned(int source) {
+    std::lock_guard lock(peers_mutex_);
+    cleaned_[static_cast<std::size_t>(source)] = true;
+}
+
+void Cluster::end_after_death(int dead) {
+    clean_up_after(dead);
+    remove_segments_of(::getpid());
+    state_.close_db_dir();
+    for (int r = 0; r < size_; ++r) {
+        if (r == rank_ || wire_->is_dead(r)) {
+            continue;
+        }
+        Writer cleaned(Msg::cleaned);
+        send(r, cleaned);
+    }
+    const auto until = std::chrono::steady_clock::now() + clean_up_wait;
+    for (bool all = false; !all && std::chrono::steady_clock::now() < until;) {
+        std::this_thread::sleep_for(5ms);
+        std::lock_guard lock(peers_mutex_);
+        all = true;
+        for (int r = 0; r < size_; ++r) {
+            if (r != rank_ && !wire_->is_dead(r) && !cleaned_[static_cast<std::size_t>(r)]) {
+                all = false;
+            }
+        }
+    }
+    std::shared_ptr<RunExtension> extension;
+    {
+        std::lock_guard lock(state_.extension_mutex);
+        extension = state_.extension;
+    }
+    if (extension) {
+        extension->stop();  // external programs of this rank end too
+    }
+    remove_segments_of(::getpid());  // again: EDTs kept running meanwhile
+    std::fflush(nullptr);
+    ::_exit(1);
+}
+
+// The files a dead rank of this host left: its shared data blocks and its
+// storage directory (its lock is free, its pid gone).
+void Cluster::clean_up_after(int rank) {
+    Place peer;
+    {
+        std::lock_guard lock(peers_mutex_);
+        peer = peers_[static_cast<std::size_t>(rank)];
+    }
+    if (peer.pid > 0 && peer.machine == peers_[static_cast<std::size_t>(rank_)].machine) {
+        remove_segments_of(peer.pid);
+    }
+    (void)collect_db_dirs(state_.options().db_dir);
+}
+
+}  // namespace strata::ocr::dist
