@@ -150,7 +150,8 @@ public:
         }
         return pointer(static_cast<T*>(shm_detail::allocate_bytes(manager_.get(), count * sizeof(T), alignof(T))));
     }
-    void deallocate(pointer p, size_type /*count*/) noexcept {
+    // By value, as the allocator requirements spell it.
+    void deallocate(pointer p, size_type /*count*/) noexcept {  // NOLINT(performance-unnecessary-value-param)
         shm_detail::deallocate_bytes(manager_.get(), static_cast<void*>(p.get()));
     }
 
