@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     ocr_cmd
         ->add_option("-n,--ranks", ocr.ranks,
                      "Run on N ranks, one policy domain each, through mpiexec ($STRATA_MPIEXEC, else mpiexec) "
-                     "(docs/runtime.md, Distributed OCR)")
+                     "(docs/runtime.md, Distributed OCR); default 1: one process, no MPI")
         ->check(CLI::Range(1, 4096));
     ocr_cmd->add_option("--external-exposure", ocr.external_exposure,
                         "How external programs see data blocks when an entry does not say: auto, memfd or fuse "
