@@ -28,6 +28,7 @@ from pathlib import Path
 
 import pytest
 from capability import require
+from paced_workflow import paced_workflow
 
 REPO = Path(__file__).resolve().parents[2]
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
@@ -135,27 +136,6 @@ def numbers_masked(text: bytes) -> str:
 # --- strata run ---------------------------------------------------------------------------------------
 
 
-def paced_workflow(path: Path, iterations: int, period_us: int) -> Path:
-    """Threads whose producer waits period_us between handoffs: the run lasts iterations x period_us at least."""
-    path.write_text(
-        f"""[workflow]
-iterations = {iterations}
-warmup = 0
-[[task]]
-name = "producer"
-period_us = {period_us}
-data_size = 4096
-[[task]]
-name = "consumer"
-[[edge]]
-from = "producer"
-to = "consumer"
-method = "threads"
-"""
-    )
-    return path
-
-
 def test_a_run_that_lasts_shows_its_iterations_on_the_terminal_and_erases_the_line(tmp_path):
     # 30 iterations paced 150 ms apart: at least 4.5 s, so the line (from 2 s) must appear.
     workflow = paced_workflow(tmp_path / "slow.toml", 30, 150_000)
@@ -201,8 +181,7 @@ def test_a_run_of_processes_shows_the_reporting_rank_s_iterations(tmp_path):
     require(shutil.which("mpiexec") is not None, "mpiexec (MPICH)")
     workflow = tmp_path / "processes.toml"
     # 20 iterations paced 130 ms apart: at least 2.6 s.
-    paced_workflow(workflow, 20, 130_000)
-    workflow.write_text(workflow.read_text().replace('method = "threads"', 'method = "shm"'))
+    paced_workflow(workflow, 20, 130_000, method="shm")
     done = run([strata(), "run", str(workflow)], terminal=True)
     assert done.code == 0, done.stderr_text
     assert any(re.search(r"\] \d+/20 iterations$", x) for x in drawn(done.stderr_text, "strata run"))

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from capability import require
+from paced_workflow import paced_workflow
 
 REPO = Path(__file__).resolve().parents[2]
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
@@ -25,26 +26,6 @@ def strata() -> str:
     require(STRATA_BIN.exists(), f"strata built at {STRATA_BIN}")
     require(shutil.which("mpiexec") is not None, "mpiexec (MPICH)")
     return str(STRATA_BIN)
-
-
-def paced_shm_workflow(path: Path, iterations: int, period_us: int) -> Path:
-    path.write_text(
-        f"""[workflow]
-iterations = {iterations}
-warmup = 0
-[[task]]
-name = "producer"
-period_us = {period_us}
-data_size = 4096
-[[task]]
-name = "consumer"
-[[edge]]
-from = "producer"
-to = "consumer"
-method = "shm"
-"""
-    )
-    return path
 
 
 def run_dirs(pid: int) -> list[Path]:
@@ -78,7 +59,7 @@ def test_a_run_ended_by_a_signal_removes_its_directory_segment_and_ranks_and_end
 ):
     shm_dir = tmp_path / "shm"
     shm_dir.mkdir(mode=0o700)
-    workflow = paced_shm_workflow(tmp_path / "long.toml", iterations=600, period_us=100_000)
+    workflow = paced_workflow(tmp_path / "long.toml", iterations=600, period_us=100_000, method="shm")
     env = dict(os.environ, STRATA_SHM_DIR=str(shm_dir))
     run = subprocess.Popen(
         [strata(), "run", "--quiet", str(workflow)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -117,7 +98,7 @@ def test_the_next_run_removes_the_directory_of_a_killed_run_and_keeps_live_and_f
             foreign_run.mkdir(mode=0o700)
             made.append(foreign_run)
             os.chown(foreign_run, 65534, 65534)
-        workflow = paced_shm_workflow(tmp_path / "short.toml", iterations=5, period_us=0)
+        workflow = paced_workflow(tmp_path / "short.toml", iterations=5, period_us=0, method="shm")
         env = dict(os.environ, STRATA_SHM_DIR=str(tmp_path / "shm"))
         (tmp_path / "shm").mkdir(mode=0o700)
         done = subprocess.run(
