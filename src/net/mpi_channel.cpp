@@ -133,26 +133,20 @@ void MpiChannel::retire_locked() {
     }
 }
 
-Result<void> MpiChannel::send_bytes(int dest, int tag, std::span<const std::byte> bytes,
-                                    std::function<void(bool)> done) {
-    if (dead_[static_cast<std::size_t>(dest)]) {
-        return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, dest);
-    }
-    Range range;
-    range.peer = dest;
-    range.done = std::move(done);
-    for (std::size_t offset = 0; offset < bytes.size() || offset == 0; offset += piece_limit) {
-        const std::size_t n = std::min(piece_limit, bytes.size() - offset);
+template <class Post>
+Result<void> MpiChannel::post_range(Range range, std::size_t size, std::string_view call, std::string_view direction,
+                                    Post post) {
+    for (std::size_t offset = 0; offset < size || offset == 0; offset += piece_limit) {
+        const std::size_t n = std::min(piece_limit, size - offset);
         MPI_Request request = MPI_REQUEST_NULL;
-        const int rc = MPI_Isend(bytes.data() + offset, static_cast<int>(n), MPI_BYTE, dest, tag, comm_, &request);
-        if (rc != MPI_SUCCESS) {
+        if (const int rc = post(offset, static_cast<int>(n), &request); rc != MPI_SUCCESS) {
             // Pieces already posted stay with MPI; the peer is treated as dead.
-            mark_dead(dest);
-            return make_error(Errc::peer_dead, "{}: MPI_Isend of {} bytes to rank {}: {}", config_.who, n, dest,
-                              mpi_error_text(rc));
+            mark_dead(range.peer);
+            return make_error(Errc::peer_dead, "{}: {} of {} bytes {} rank {}: {}", config_.who, call, n, direction,
+                              range.peer, mpi_error_text(rc));
         }
         range.requests.push_back(request);
-        if (bytes.empty()) {
+        if (size == 0) {
             break;
         }
     }
@@ -161,32 +155,26 @@ Result<void> MpiChannel::send_bytes(int dest, int tag, std::span<const std::byte
     return {};
 }
 
+Result<void> MpiChannel::send_bytes(int dest, int tag, std::span<const std::byte> bytes,
+                                    std::function<void(bool)> done) {
+    if (dead_[static_cast<std::size_t>(dest)]) {
+        return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, dest);
+    }
+    return post_range(Range{.requests = {}, .peer = dest, .keep = nullptr, .done = std::move(done)}, bytes.size(),
+                      "MPI_Isend", "to", [&](std::size_t offset, int n, MPI_Request* request) {
+                          return MPI_Isend(bytes.data() + offset, n, MPI_BYTE, dest, tag, comm_, request);
+                      });
+}
+
 Result<void> MpiChannel::receive_bytes(int source, int tag, std::span<std::byte> bytes, std::shared_ptr<void> keep,
                                        std::function<void(bool)> done) {
     if (dead_[static_cast<std::size_t>(source)]) {
         return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, source);
     }
-    Range range;
-    range.peer = source;
-    range.keep = std::move(keep);
-    range.done = std::move(done);
-    for (std::size_t offset = 0; offset < bytes.size() || offset == 0; offset += piece_limit) {
-        const std::size_t n = std::min(piece_limit, bytes.size() - offset);
-        MPI_Request request = MPI_REQUEST_NULL;
-        const int rc = MPI_Irecv(bytes.data() + offset, static_cast<int>(n), MPI_BYTE, source, tag, comm_, &request);
-        if (rc != MPI_SUCCESS) {
-            mark_dead(source);
-            return make_error(Errc::peer_dead, "{}: MPI_Irecv of {} bytes from rank {}: {}", config_.who, n, source,
-                              mpi_error_text(rc));
-        }
-        range.requests.push_back(request);
-        if (bytes.empty()) {
-            break;
-        }
-    }
-    std::lock_guard lock(range_mu_);
-    ranges_.push_back(std::move(range));
-    return {};
+    return post_range(Range{.requests = {}, .peer = source, .keep = std::move(keep), .done = std::move(done)},
+                      bytes.size(), "MPI_Irecv", "from", [&](std::size_t offset, int n, MPI_Request* request) {
+                          return MPI_Irecv(bytes.data() + offset, n, MPI_BYTE, source, tag, comm_, request);
+                      });
 }
 
 // Runs the callbacks of byte ranges that completed (or whose peer died) outside the lock.

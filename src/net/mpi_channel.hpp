@@ -30,6 +30,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <mpi.h>
@@ -124,6 +125,11 @@ private:
         std::shared_ptr<void> keep;
         std::function<void(bool)> done;
     };
+    /// Posts `range` in pieces of at most piece_limit bytes, `post(offset, n, request)` each (an
+    /// empty range: one empty piece), and keeps it in flight; a failed post marks the peer dead.
+    template <class Post>
+    Result<void> post_range(Range range, std::size_t size, std::string_view call, std::string_view direction,
+                            Post post);
     Result<void> send_locked(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
     void retire_locked();
     void complete_ranges();
