@@ -51,7 +51,7 @@ fs::path search_program(const std::string& name) {
 // runs in a private mount namespace of its own where that hierarchy is
 // unmounted: the machine's mounts stay as they are.
 bool hybrid_cgroups() {
-    struct statfs fs_info{};
+    struct statfs fs_info {};
     if (::statfs("/sys/fs/cgroup/unified", &fs_info) != 0 || fs_info.f_type != CGROUP2_SUPER_MAGIC) {
         return false;
     }
@@ -64,8 +64,13 @@ std::vector<std::string> runtime_command(const fs::path& runtime, const fs::path
     std::vector<std::string> argv;
     if (hybrid_cgroups()) {
         const fs::path unshare = search_program("unshare");
-        argv = {unshare.empty() ? "/usr/bin/unshare" : unshare.string(), "--mount", "--propagation", "private",
-                "/bin/sh", "-c", R"(umount -l /sys/fs/cgroup/unified && exec "$0" "$@")"};
+        argv = {unshare.empty() ? "/usr/bin/unshare" : unshare.string(),
+                "--mount",
+                "--propagation",
+                "private",
+                "/bin/sh",
+                "-c",
+                R"(umount -l /sys/fs/cgroup/unified && exec "$0" "$@")"};
     }
     argv.insert(argv.end(), {runtime.string(), "--root", state.string(), "--cgroup-manager=disabled"});
     return argv;
@@ -119,6 +124,12 @@ Result<> check_spec(const Spec& spec) {
     if (spec.args.empty() || spec.args.front().empty()) {
         return make_error(Errc::invalid_argument, "container: args is empty: the container needs a program to run");
     }
+    if (spec.name_prefix.empty() ||
+        spec.name_prefix.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-") !=
+            std::string::npos) {
+        return make_error(Errc::invalid_argument, "container: name_prefix='{}': expected letters, digits and '-'",
+                          spec.name_prefix);
+    }
     if (spec.preserve_fds < 0) {
         return make_error(Errc::invalid_argument, "container: preserve_fds={}: must be 0 or more", spec.preserve_fds);
     }
@@ -132,7 +143,8 @@ Result<> check_spec(const Spec& spec) {
             return make_error(Errc::not_found, "container: bind source={}: does not exist", b.source.string());
         }
         if (!b.destination.is_absolute() || b.destination.string().find("..") != std::string::npos) {
-            return make_error(Errc::invalid_argument, "container: bind destination={}: not an absolute path without '..'",
+            return make_error(Errc::invalid_argument,
+                              "container: bind destination={}: not an absolute path without '..'",
                               b.destination.string());
         }
     }
@@ -141,25 +153,37 @@ Result<> check_spec(const Spec& spec) {
 
 }  // namespace
 
-Result<fs::path> default_rootfs() {
-    const char* env = std::getenv("STRATA_CONTAINER_ROOTFS");
-    fs::path rootfs = env != nullptr && *env != '\0' ? fs::path(env) : fs::path(kDefaultRootfs);
-    const char* origin = env != nullptr && *env != '\0' ? "STRATA_CONTAINER_ROOTFS" : "the default image";
-    struct stat st{};
+namespace {
+
+// An image others could change would run their code as root: refused.
+Result<fs::path> check_rootfs(fs::path rootfs, std::string_view origin, bool need_stamp) {
+    struct stat st {};
     if (::stat(rootfs.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-        return make_error(Errc::not_found, "container: {}={}: no image there: {}", origin, rootfs.string(), kImageHint);
+        return make_error(Errc::not_found, "container: {}={}: no root file system there{}", origin, rootfs.string(),
+                          need_stamp ? fmt::format(": {}", kImageHint) : std::string());
     }
     if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
         return make_error(Errc::permission_denied,
-                          "container: {}={}: the image must be owned by root and writable by nobody else (uid {}, mode "
-                          "{:04o}): another user could change what runs in the containers",
+                          "container: {}={}: the root file system must be owned by root and writable by nobody else "
+                          "(uid {}, mode {:04o}): another user could change what runs in the containers",
                           origin, rootfs.string(), st.st_uid, st.st_mode & 07777);
     }
-    if (!fs::exists(rootfs / ".strata-image")) {
-        return make_error(Errc::not_found, "container: {}={}: not an image of scripts/container-image (no .strata-image): {}",
-                          origin, rootfs.string(), kImageHint);
+    if (need_stamp && !fs::exists(rootfs / ".strata-image")) {
+        return make_error(Errc::not_found,
+                          "container: {}={}: not an image of scripts/container-image (no .strata-image): {}", origin,
+                          rootfs.string(), kImageHint);
     }
     return rootfs;
+}
+
+}  // namespace
+
+Result<fs::path> default_rootfs() {
+    const char* env = std::getenv("STRATA_CONTAINER_ROOTFS");
+    if (env != nullptr && *env != '\0') {
+        return check_rootfs(env, "STRATA_CONTAINER_ROOTFS", true);
+    }
+    return check_rootfs(kDefaultRootfs, "the default image", true);
 }
 
 Result<fs::path> find_runtime() {
@@ -171,7 +195,8 @@ Result<fs::path> find_runtime() {
     }
     fs::path crun = search_program("crun");
     if (crun.empty()) {
-        return make_error(Errc::not_found, "container: crun is not installed (apt-get install crun; scripts/bootstrap does)");
+        return make_error(Errc::not_found,
+                          "container: crun is not installed (apt-get install crun; scripts/bootstrap does)");
     }
     return crun;
 }
@@ -245,7 +270,7 @@ Result<Bundle> Bundle::create(const Spec& spec) {
         return make_error(Errc::permission_denied,
                           "container: crun runs strata's containers as root only (uid {}): run as root", ::geteuid());
     }
-    auto rootfs = spec.rootfs.empty() ? default_rootfs() : Result<fs::path>(spec.rootfs);
+    auto rootfs = spec.rootfs.empty() ? default_rootfs() : check_rootfs(spec.rootfs, "rootfs", false);
     if (!rootfs) {
         return std::unexpected(rootfs.error());
     }
@@ -253,19 +278,20 @@ Result<Bundle> Bundle::create(const Spec& spec) {
     if (!config) {
         return std::unexpected(config.error());
     }
+    static std::atomic<unsigned> counter{0};
+    const std::string id = fmt::format("{}-{}-{}", spec.name_prefix, ::getpid(), counter++);
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = (tmp != nullptr && *tmp != '\0' ? std::string(tmp) : std::string("/tmp")) +
-                          "/strata-container-XXXXXX";
+    std::string pattern = fmt::format("{}/{}-XXXXXX", tmp != nullptr && *tmp != '\0' ? tmp : "/tmp", id);
     if (::mkdtemp(pattern.data()) == nullptr) {
         return make_sys_error(errno, "container: mkdtemp {}", pattern);
     }
     Bundle bundle;
     bundle.runtime_ = *runtime;
     bundle.dir_ = pattern;
-    static std::atomic<unsigned> counter{0};
-    bundle.id_ = fmt::format("{}-{}-{}-{}", spec.name_prefix, ::getpid(), counter++, bundle.dir_.filename().string().substr(17));
+    bundle.id_ = id;
     bundle.preserve_fds_ = spec.preserve_fds;
-    const int fd = ::open((bundle.dir_ / "config.json").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    const int fd =
+        ::open((bundle.dir_ / "config.json").c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         return make_sys_error(errno, "container: cannot create {}", (bundle.dir_ / "config.json").string());
     }

@@ -3,7 +3,8 @@
 // bundle run by crun, whose root file system is the image scripts/container-image
 // builds from Debian packages, with strata's build or install tree bound in
 // read-only at /opt/strata and the segment directory bound in where
-// Segment::open looks by default (/dev/shm/strata-<euid>, a tmpfs /dev/shm around it), so tasks in different containers share segments, ports and handles.
+// Segment::open looks by default (/dev/shm/strata-<euid>, a tmpfs /dev/shm around it), so tasks in different containers
+// share segments, ports and handles.
 //
 // Each container gets its own pid, mount, uts and ipc namespaces (the host's
 // network, like `--network host`, so MPI launchers reach it). crun runs with a
@@ -44,15 +45,15 @@ struct Bind {
 };
 
 struct Spec {
-    std::vector<std::string> args;                             ///< argv inside the container (required)
-    std::vector<std::pair<std::string, std::string>> env;      ///< added to PATH/LD_LIBRARY_PATH/HOME
-    std::filesystem::path rootfs;                              ///< empty: default_rootfs()
-    std::filesystem::path strata_root;                         ///< bound at /opt/strata (bin/, lib/); empty: none
-    std::filesystem::path segment_dir;                         ///< bound read-write at /dev/shm/strata-<euid>; empty: none
-    std::vector<Bind> binds;                                   ///< further bind mounts
-    std::string cwd = "/";                                     ///< inside the container
-    int preserve_fds = 0;                                      ///< descriptors 3 .. 2+N passed in at their numbers
-    std::string name_prefix = "strata";                        ///< container ids are <prefix>-<pid>-<n>
+    std::vector<std::string> args;                         ///< argv inside the container (required)
+    std::vector<std::pair<std::string, std::string>> env;  ///< added to PATH/LD_LIBRARY_PATH/HOME
+    std::filesystem::path rootfs;                          ///< empty: default_rootfs()
+    std::filesystem::path strata_root;                     ///< bound at /opt/strata (bin/, lib/); empty: none
+    std::filesystem::path segment_dir;                     ///< bound read-write at /dev/shm/strata-<euid>; empty: none
+    std::vector<Bind> binds;                               ///< further bind mounts
+    std::string cwd = "/";                                 ///< inside the container
+    int preserve_fds = 0;                                  ///< descriptors 3 .. 2+N passed in at their numbers
+    std::string name_prefix = "strata";                    ///< ids are <prefix>-<pid>-<n>, bundles $TMPDIR/<id>-XXXXXX
 };
 
 /// The image: $STRATA_CONTAINER_ROOTFS, else /var/cache/strata/container-image/rootfs

@@ -36,7 +36,11 @@ protected:
 
     Task start(const std::string& mode, std::size_t messages, std::size_t bytes, bool hold = false) {
         container::Spec spec;
-        spec.args = {"/opt/strata/bin/strata_container_task", mode, segment, "edge", std::to_string(messages),
+        spec.args = {"/opt/strata/bin/strata_container_task",
+                     mode,
+                     segment,
+                     "edge",
+                     std::to_string(messages),
                      std::to_string(bytes)};
         spec.strata_root = test::strata_build_root();
         spec.segment_dir = segments.path();

@@ -33,9 +33,9 @@ inline std::string containers_missing() {
     return {};
 }
 
-#define STRATA_REQUIRE_CONTAINERS()                                                           \
-    do {                                                                                      \
-        const std::string missing_ = ::strata::test::containers_missing();                    \
+#define STRATA_REQUIRE_CONTAINERS()                                                            \
+    do {                                                                                       \
+        const std::string missing_ = ::strata::test::containers_missing();                     \
         STRATA_REQUIRE(missing_.empty(), "real containers (crun and the image): " + missing_); \
     } while (false)
 

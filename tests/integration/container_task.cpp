@@ -50,7 +50,8 @@ int fail(const std::string& what) {
     }
 }
 
-int produce(const std::string& name, const std::string& port_name, std::size_t messages, std::size_t bytes, bool hold_after) {
+int produce(const std::string& name, const std::string& port_name, std::size_t messages, std::size_t bytes,
+            bool hold_after) {
     auto seg = Segment::open(name, SegmentMode::open_or_create, kSegmentBytes);
     if (!seg) {
         return fail(seg.error().what());
@@ -100,7 +101,8 @@ Result<Segment> open_when_there(const std::string& name) {
     }
 }
 
-int consume(const std::string& name, const std::string& port_name, std::size_t messages, std::size_t bytes, bool hold_after) {
+int consume(const std::string& name, const std::string& port_name, std::size_t messages, std::size_t bytes,
+            bool hold_after) {
     auto seg = open_when_there(name);
     if (!seg) {
         return fail(seg.error().what());
