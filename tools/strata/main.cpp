@@ -125,8 +125,8 @@ int main(int argc, char** argv) {
     container_run_cmd->add_option("--segment-dir", container.segment_dir,
                                   "Segment directory bound in (default: $STRATA_SHM_DIR or /dev/shm/strata-<uid>)");
     container_run_cmd->add_option("--cwd", container.cwd, "Working directory inside the container (default: /)");
-    container_run_cmd->add_option("--env", container_env, "NAME=VALUE for the program (repeatable)");
-    container_run_cmd->add_option("command", container.command, "-- PROGRAM ARGS...")->required();
+    container_run_cmd->add_option("--env", container_env, "NAME=VALUE for the program (repeatable; default: none)");
+    container_run_cmd->add_option("command", container.command, "-- PROGRAM ARGS...");
 
     strata::cli::FsOptions fs;
     auto* fs_cmd = app.add_subcommand("fs", "strata-fsd mounts (data blocks as files): mount, list, unmount");
@@ -166,6 +166,9 @@ int main(int argc, char** argv) {
                       fs_ls_cmd, fs_umount_cmd, completion_cmd, container_cmd}) {
         cmd->footer("Exit codes: 0 success, 1 failure, 2 usage error (docs/cli.md).");
     }
+    container_run_cmd->footer(
+        "Exit codes: PROGRAM's own (128+N when killed by signal N); 1 the container could not be made (no crun, no "
+        "image, not root); 2 usage error (docs/cli.md).");
     bench_cmd->footer(
         "Exit codes: 0 success, 1 failure, 2 usage error (an unknown suite or option); `strata bench SUITE` exits "
         "with the suite's code (docs/cli.md).");
