@@ -27,7 +27,9 @@ from pathlib import Path
 MB = 1_000_000
 
 
-def stage_commands(shape: str, n: int, segment: str, seg_bytes: int, iterations: int, size: int) -> list[list[str]]:
+def stage_commands(
+    shape: str, n: int, segment: str, seg_bytes: int, iterations: int, size: int
+) -> list[list[str]]:
     """The stage argument lists of one workflow, sink first (it waits for the others)."""
     common = [segment, str(seg_bytes), str(iterations), str(size)]
     tasks = str(n if shape == "pipeline" else n + 2)
@@ -56,10 +58,21 @@ def run_once(args, mode: str, shape: str, n: int, iterations: int, size: int, in
                 env = dict(os.environ, STRATA_SHM_DIR=str(seg_dir))
             else:
                 inside = Path("/opt/strata") / stage.relative_to(args.strata_root)
-                cmd = [str(args.bin_dir / "strata"), "container", "run", "--strata-root", str(args.strata_root),
-                       "--segment-dir", str(seg_dir), "--", str(inside)] + stage_args
+                cmd = [
+                    str(args.bin_dir / "strata"),
+                    "container",
+                    "run",
+                    "--strata-root",
+                    str(args.strata_root),
+                    "--segment-dir",
+                    str(seg_dir),
+                    "--",
+                    str(inside),
+                ] + stage_args
                 env = dict(os.environ)
-            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+            procs.append(
+                subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            )
         outputs = [p.communicate(timeout=900) for p in procs]
         for p, (out, err) in zip(procs, outputs):
             if p.returncode != 0:
@@ -99,14 +112,21 @@ def main() -> int:
             for _ in range(args.repeats):
                 index += 1
                 runs.append(run_once(args, mode, shape, n, args.iterations, args.size, index))
-            rows.append({"shape": shape, "n": n, "mode": mode, "repeats": args.repeats,
-                         "throughput_mb_s": statistics.median(r["throughput_mb_s"] for r in runs),
-                         "runs_mb_s": [r["throughput_mb_s"] for r in runs]})
+            rows.append(
+                {
+                    "shape": shape,
+                    "n": n,
+                    "mode": mode,
+                    "repeats": args.repeats,
+                    "throughput_mb_s": statistics.median(r["throughput_mb_s"] for r in runs),
+                    "runs_mb_s": [r["throughput_mb_s"] for r in runs],
+                }
+            )
             print(f"{shape} {n} {mode}: {rows[-1]['throughput_mb_s']:.1f} MB/s", file=sys.stderr)
     report = {
         "suite": "containers",
         "command": os.environ.get("STRATA_BENCH_COMMAND", " ".join(sys.argv)),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
         "size": args.size,
         "iterations": args.iterations,

@@ -23,8 +23,11 @@ def main() -> int:
     ]
     if r.get("note"):
         lines += ["", f"**Note:** {r['note']}"]
-    lines += ["", "| shape | tasks / width | processes MB/s | containers MB/s | containers / processes |",
-              "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| shape | tasks / width | processes MB/s | containers MB/s | containers / processes |",
+        "|---|---|---|---|---|",
+    ]
     for shape, n in sorted({(row["shape"], row["n"]) for row in r["rows"]}):
         p = by[(shape, n, "process")]["throughput_mb_s"]
         c = by[(shape, n, "container")]["throughput_mb_s"]
