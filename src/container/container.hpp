@@ -65,7 +65,9 @@ Result<std::filesystem::path> default_rootfs();
 Result<std::filesystem::path> find_runtime();
 
 /// One container's bundle and crun state; move-only. The destructor force-deletes
-/// the container (killing what still runs in it) and removes the directory.
+/// the container (killing what still runs in it) and removes the directory:
+/// reap the `crun run` process first (or call remove() and then reap it), since
+/// a crun still running may write into the bundle while it goes.
 class Bundle {
 public:
     static Result<Bundle> create(const Spec& spec);

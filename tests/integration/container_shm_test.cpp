@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -24,10 +25,29 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A container started by the test. Going, it kills the container and reaps its
+// `crun run` before the bundle is removed: crun, still running, would otherwise
+// write its state directory into a bundle being removed.
 struct Task {
     std::optional<container::Bundle> bundle;
     pid_t pid = -1;
     fs::path out;
+
+    Task() = default;
+    Task(container::Bundle b, pid_t p, fs::path o) : bundle(std::move(b)), pid(p), out(std::move(o)) {}
+    Task(Task&& other) noexcept
+        : bundle(std::move(other.bundle)), pid(std::exchange(other.pid, -1)), out(std::move(other.out)) {}
+    Task& operator=(Task&&) = delete;
+    Task(const Task&) = delete;
+    Task& operator=(const Task&) = delete;
+    ~Task() {
+        if (bundle) {
+            bundle->remove();
+        }
+        if (pid > 0 && ::waitpid(pid, nullptr, WNOHANG) == 0) {
+            test::wait_for_child(pid);
+        }
+    }
 };
 
 class ContainerShm : public ::testing::Test {
