@@ -40,8 +40,7 @@ static ocrGuid_t contribute(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[
     /* The continuation template has one slot; contributor and continuation share paramv. */
     ocrGuid_t cont_tpl;
     ocrEdtTemplateCreate(&cont_tpl, continuation, P_COUNT, 1);
-    ocrEdtCreate(&next, cont_tpl, P_COUNT, paramv, 1, NULL, EDT_PROP_NONE, on_rank(&hint, current_rank() + 1, 1),
-                 NULL);
+    ocrEdtCreate(&next, cont_tpl, P_COUNT, paramv, 1, NULL, EDT_PROP_NONE, on_rank(&hint, current_rank() + 1, 1), NULL);
     ocrEdtTemplateDestroy(cont_tpl);
     u8 rc = ocrAddDependenceSlot(event, (u32)slot, next, 0, DB_MODE_RO);
     CHECK(rc == 0, "ocrAddDependenceSlot(slot %llu, generation %llu) gave %u", (unsigned long long)slot,
