@@ -51,7 +51,9 @@ struct OcrOptions {
 int split_ocr_command(const CLI::App& ocr_cmd, int argc, char** argv, std::vector<std::string>& command);
 /// `strata ocr [options] ./program args...`: runs the OCR program in place of
 /// this process (exec); returns only when it cannot be run (127 or 126), or 2
-/// for a usage error. `command` is everything from the first non-option on,
+/// for a usage error. With -n N > 1: runs mpiexec as a child, as the job
+/// STRATA_OCR_JOB, removes the segments its ranks left, and returns mpiexec's
+/// exit code (or ends by the signal that ended mpiexec). `command` is everything from the first non-option on,
 /// passed to the program untouched (a leading `--` is dropped).
 int run_ocr_program(const OcrOptions& options, std::vector<std::string> command);
 
