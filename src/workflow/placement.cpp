@@ -139,8 +139,8 @@ Result<Placement> placement_from_hosts(const Workflow& wf, std::string_view text
             }
             auto& node = task_nodes[static_cast<std::size_t>(t)];
             if (!node.empty()) {
-                return make_error(Errc::invalid_argument, "{}: task {}: placed on {} already (a task runs once)",
-                                  where, words[w], node);
+                return make_error(Errc::invalid_argument, "{}: task {}: placed on {} already (a task runs once)", where,
+                                  words[w], node);
             }
             node = std::string(words[0]);
         }
@@ -160,8 +160,8 @@ Result<Placement> placement_from_hosts(const Workflow& wf, std::string_view text
                           wf.tasks[unplaced.front()].name);
     }
     if (unplaced.size() < bare.size()) {
-        return make_error(Errc::invalid_argument, "{}: node {} would have no task ({} tasks left for {} nodes)",
-                          source, bare[unplaced.size()], unplaced.size(), bare.size());
+        return make_error(Errc::invalid_argument, "{}: node {} would have no task ({} tasks left for {} nodes)", source,
+                          bare[unplaced.size()], unplaced.size(), bare.size());
     }
     if (!bare.empty()) {
         place_in_blocks(bare, unplaced, task_nodes);

@@ -121,7 +121,9 @@ def test_a_workflow_moves_the_same_data_on_one_node_and_split_over_two_emulated_
     check_report(one_node, ["here"] * tasks)
 
     hosts = tmp_path / "hosts"
-    hosts.write_text("# every other task on n1\nn0 " + " ".join(f"t{i}" for i in range(0, tasks, 2)) + "\nn1\n")
+    hosts.write_text(
+        "# every other task on n1\nn0 " + " ".join(f"t{i}" for i in range(0, tasks, 2)) + "\nn1\n"
+    )
     split = " ".join(run_args(shape, tasks)) + " --nodes n0,n1"
     interleaved = " ".join(run_args(shape, tasks)) + f" --hosts {hosts}"
     script = tmp_path / "split.sh"
@@ -144,7 +146,9 @@ def test_a_workflow_moves_the_same_data_on_one_node_and_split_over_two_emulated_
     for placed in (blocks, alternate):
         nodes = dict(zip([f"t{i}" for i in range(tasks)], placed["task_nodes"], strict=True))
         to_n1 += sum(
-            DATA * (WARMUP + ITERATIONS) for e in placed["edges"] if nodes[e["from"]] == "n0" and nodes[e["to"]] == "n1"
+            DATA * (WARMUP + ITERATIONS)
+            for e in placed["edges"]
+            if nodes[e["from"]] == "n0" and nodes[e["to"]] == "n1"
         )
     assert to_n1 > 0
     assert link_bytes(run.stderr)["n1"] >= to_n1, run.stderr
@@ -204,7 +208,9 @@ def bad_run(*args: str, env: dict) -> tuple[subprocess.CompletedProcess, list[Pa
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **env}
     ) as proc:
         out, err = proc.communicate(timeout=60)
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), list(Path("/tmp").glob(f"strata-run-{proc.pid}-*"))
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err), list(
+        Path("/tmp").glob(f"strata-run-{proc.pid}-*")
+    )
 
 
 def write(path: Path, text: str) -> str:
@@ -219,12 +225,27 @@ def write(path: Path, text: str) -> str:
         (lambda d: ["--nodes", "a,a"], r"invalid_argument: --nodes=a,a: node a named twice"),
         (lambda d: ["--nodes", "a,-x"], r"invalid_argument: --nodes=a,-x: node '-x': expected"),
         (lambda d: ["--hosts", str(d / "missing")], r"not_found: --hosts=\S+missing: cannot read the file"),
-        (lambda d: ["--hosts", write(d / "h", "a t0 t9\n")], r"invalid_argument: --hosts=\S+:1: task t9: the workflow has no task"),
-        (lambda d: ["--hosts", write(d / "h", "a t0\nb t0\n")], r"invalid_argument: --hosts=\S+:2: task t0: placed on a already"),
-        (lambda d: ["--hosts", write(d / "h", "a t0\na t1\n")], r"invalid_argument: --hosts=\S+:2: node a has a line already"),
-        (lambda d: ["--hosts", write(d / "h", "a t0 t1\n")], r"invalid_argument: --hosts=\S+: task t2 is on no node"),
+        (
+            lambda d: ["--hosts", write(d / "h", "a t0 t9\n")],
+            r"invalid_argument: --hosts=\S+:1: task t9: the workflow has no task",
+        ),
+        (
+            lambda d: ["--hosts", write(d / "h", "a t0\nb t0\n")],
+            r"invalid_argument: --hosts=\S+:2: task t0: placed on a already",
+        ),
+        (
+            lambda d: ["--hosts", write(d / "h", "a t0\na t1\n")],
+            r"invalid_argument: --hosts=\S+:2: node a has a line already",
+        ),
+        (
+            lambda d: ["--hosts", write(d / "h", "a t0 t1\n")],
+            r"invalid_argument: --hosts=\S+: task t2 is on no node",
+        ),
         (lambda d: ["--hosts", write(d / "h", "# nothing\n")], r"invalid_argument: --hosts=\S+: no node"),
-        (lambda d: ["--method", "threads", "--nodes", "a,b"], r"invalid_argument: --nodes=a,b: method threads runs every task"),
+        (
+            lambda d: ["--method", "threads", "--nodes", "a,b"],
+            r"invalid_argument: --nodes=a,b: method threads runs every task",
+        ),
     ],
 )
 def test_a_bad_placement_is_an_error_naming_the_option_value_and_cause(tmp_path, shm_dir, case, expected):
@@ -236,6 +257,10 @@ def test_a_bad_placement_is_an_error_naming_the_option_value_and_cause(tmp_path,
 
 
 def test_a_node_that_is_not_emulated_is_named_inside_the_emulation(shm_dir):
-    run, _ = bad_run("--nodes", "n0,n5", env={"STRATA_EMU_NODES": "n0 n1", "STRATA_EMU_MPIEXEC": "mpiexec", "STRATA_SHM_DIR": str(shm_dir)})
+    run, _ = bad_run(
+        "--nodes",
+        "n0,n5",
+        env={"STRATA_EMU_NODES": "n0 n1", "STRATA_EMU_MPIEXEC": "mpiexec", "STRATA_SHM_DIR": str(shm_dir)},
+    )
     assert run.returncode == 2
     assert "--nodes=n0,n5: node n5 is not an emulated node (STRATA_EMU_NODES=n0 n1)" in run.stderr, run.stderr

@@ -285,8 +285,9 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
         if (std::sscanf(buffer, "progress %llu %llu", &done, &total) == 2) {
             line.show(done, total, "iterations");
         } else {
+            // mpiexec's own messages (a dead rank's banner): never inside the JSON report.
             line.clear();
-            std::fputs(buffer, stdout);
+            std::fputs(buffer, options.json ? stderr : stdout);
         }
     }
     if (lines != nullptr) {
