@@ -75,7 +75,10 @@ def main() -> int:
             (s, p) for s in SHAPES for p in PLACEMENTS
         ):
             step(i + 1, total, f"placement: {shape}({tasks}) {name}")
-            runs = [emulated_run(args.bin_dir, shape, tasks, method, nodes, size, iterations) for _ in range(repeats)]
+            runs = [
+                emulated_run(args.bin_dir, shape, tasks, method, nodes, size, iterations)
+                for _ in range(repeats)
+            ]
             edges = runs[0]["edges"]
             row = {
                 "shape": shape,

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "mpi_ports.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace strata::workflow::detail {
 
 namespace {
 
-Result<void> check(int rc, const char* what) {
+Result<void> check(int rc, const std::string& what) {
     if (rc != MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
         int length = 0;
@@ -29,14 +32,15 @@ Result<void> MpiSender::send(std::span<const std::uint64_t> message) {
         for (const auto& piece : pieces_) {
             if (auto sent = check(MPI_Isend(message.data() + piece.offset, piece.count, MPI_UINT64_T, ranks_[i],
                                             tags_[i], MPI_COMM_WORLD, &requests_[r++]),
-                                  "MPI_Isend");
+                                  fmt::format("MPI_Isend to rank {}", ranks_[i]));
                 !sent) {
                 return sent;
             }
         }
     }
     // The buffer is rewritten next iteration, so the sends must finish first.
-    return check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    return check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+                 fmt::format("MPI_Waitall for the sends to ranks {}", fmt::join(ranks_, ",")));
 }
 
 MpiOutput::MpiOutput(std::size_t words, std::vector<int> consumer_ranks, std::vector<int> tags)
@@ -79,7 +83,7 @@ Result<void> MpiInput::post(std::uint64_t /*it*/) {
     for (std::size_t p = 0; p < pieces_.size(); ++p) {
         if (auto posted = check(MPI_Irecv(message_.data() + pieces_[p].offset, pieces_[p].count, MPI_UINT64_T, rank_,
                                           tag_, MPI_COMM_WORLD, &requests_[p]),
-                                "MPI_Irecv");
+                                fmt::format("MPI_Irecv from rank {}", rank_));
             !posted) {
             return posted;
         }
@@ -89,7 +93,7 @@ Result<void> MpiInput::post(std::uint64_t /*it*/) {
 
 Result<std::span<const std::uint64_t>> MpiInput::receive(std::uint64_t /*it*/, std::int64_t& stamp_ns) {
     if (auto r = check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-                       "MPI_Waitall");
+                       fmt::format("MPI_Waitall for the message from rank {}", rank_));
         !r) {
         return std::unexpected(r.error());
     }

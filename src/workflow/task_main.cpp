@@ -279,6 +279,9 @@ int main(int argc, char** argv) {
     int size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    // A failed MPI call (a peer on another node died) is reported by the task that saw it, naming itself
+    // and the peer's rank, instead of MPICH's abort.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     try {
         return run_rank(argc, argv, rank, size);
     } catch (const std::exception& e) {
