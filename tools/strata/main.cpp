@@ -99,7 +99,10 @@ int main(int argc, char** argv) {
         "--nodes", run.nodes,
         "Placement: split the tasks, in file order, into blocks over these nodes (host or emulated node names, "
         "comma-separated); edges across nodes go by MPI (default: every task on this node)");
-    run_cmd->add_option("--hosts", run.hosts, "Placement from a hosts file: lines of NODE [TASK...] (docs/workflow.md)")
+    run_cmd
+        ->add_option("--hosts", run.hosts,
+                     "Placement from a hosts file: lines of NODE [TASK...] (docs/workflow.md; default: every task on "
+                     "this node)")
         ->excludes(nodes_opt);
     run_cmd->add_flag("--json", run.json, "Print the report as JSON");
     run_cmd->add_flag("--quiet,-q", run.quiet,
