@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace CLI {
@@ -73,6 +74,18 @@ struct RunOptions {
 };
 /// `strata run WORKFLOW.toml`: runs a synthetic workflow and reports throughput and latency; exit code.
 int run_workflow(const RunOptions& options);
+
+/// Options of `strata container run`.
+struct ContainerOptions {
+    std::string rootfs;                                    ///< empty: the image of scripts/container-image
+    std::string strata_root;                               ///< bound at /opt/strata; empty: this strata's tree
+    std::string segment_dir;                               ///< empty: $STRATA_SHM_DIR or /dev/shm/strata-<euid>
+    std::string cwd;                                       ///< inside the container; empty: /
+    std::vector<std::pair<std::string, std::string>> env;  ///< --env NAME=VALUE
+    std::vector<std::string> command;                      ///< the program and its arguments
+};
+/// `strata container run`: the program in a crun container; its exit code (128+N: killed by signal N).
+int run_container(const ContainerOptions& options);
 
 /// Options of `strata shm ls|gc`.
 struct ShmOptions {
