@@ -154,17 +154,65 @@ struct GenerateOptions {
 /// A workflow of a ready-made shape; tasks named "t0".."t<n-1>".
 Result<Workflow> generate(const GenerateOptions& options);
 
+/// Where each task runs (docs/workflow.md, "Placement"). An edge between two
+/// tasks on one node keeps its method (shm: a port of that node's segment); an
+/// edge across nodes runs as mpi. The tasks' code is the same either way: only
+/// the placement decides.
+///
+///   auto p = strata::workflow::placement_from_nodes(wf, "n0,n1", "--nodes");  // tasks in blocks
+///   auto q = strata::workflow::placement_from_hosts(wf, "n0 t0 t1\nn1 t2\n", "hosts.txt");
+///   strata::workflow::edge_method(wf, *p, 0);  // shm or mpi
+struct Placement {
+    /// The node of each task, in task order; empty: every task on this node (the default).
+    std::vector<std::string> task_nodes;
+
+    [[nodiscard]] bool one_node() const noexcept;
+    /// The distinct nodes in order of first use.
+    [[nodiscard]] std::vector<std::string> nodes() const;
+    /// Index into nodes() of task `t`'s node (0 when one_node()).
+    [[nodiscard]] std::size_t node_of(std::size_t t) const;
+};
+
+/// Node names: 1-253 of [A-Za-z0-9._-], not starting with '-' (host names, emulated node names).
+Result<void> check_node_name(std::string_view name, std::string_view param);
+/// `list` = "n0,n1,...": the tasks in file order split into contiguous blocks over the nodes (the first
+/// nodes take one more when they do not divide evenly). At most one node per task.
+Result<Placement> placement_from_nodes(const Workflow& workflow, std::string_view list, std::string_view param);
+/// A hosts file's text: one line per node, `NODE TASK...` places those tasks there; a line of a node
+/// alone takes the tasks no line names, in blocks as placement_from_nodes. '#' starts a comment.
+/// Every task is placed exactly once.
+Result<Placement> placement_from_hosts(const Workflow& workflow, std::string_view text, std::string_view source);
+/// Reads and parses a hosts file.
+Result<Placement> load_placement(const Workflow& workflow, const std::filesystem::path& path);
+/// The placement given to strata-workflow-task: one node name per task, comma-separated.
+Result<Placement> placement_from_task_nodes(const Workflow& workflow, std::string_view list, std::string_view param);
+/// True when edge `e` joins tasks on two nodes.
+bool across_nodes(const Workflow& workflow, const Placement& placement, std::size_t e);
+/// The method edge `e` runs with: its own within a node, mpi across nodes.
+Method edge_method(const Workflow& workflow, const Placement& placement, std::size_t e);
+/// Bytes of node `node`'s segment (0: no edge goes through a segment on it).
+std::size_t segment_bytes_on_node(const Workflow& workflow, const Placement& placement, std::size_t node);
+/// The name of node `node`'s segment of a run whose segments are named `base`: `base` itself on one
+/// node, `base-n<node>` when the placement spans several (their segment directories may be one, as
+/// with emulated nodes).
+std::string node_segment_name(std::string_view base, const Placement& placement, std::size_t node);
+
 /// Handoff latency of one edge: from the producer's send to the consumer's
 /// receive, over the timed iterations, in nanoseconds.
 struct EdgeReport {
     std::string from;
     std::string to;
-    Method method = Method::shm;
+    Method method = Method::shm;  ///< as run: the edge's own method, or mpi across nodes
     std::uint64_t samples = 0;
     double p50_ns = 0;
     double p90_ns = 0;
     double p99_ns = 0;
     double max_ns = 0;
+    bool across_nodes = false;
+    /// What the consumer received, over every iteration (warm-up included): d = (d ^ sum of the
+    /// iteration's words) * 0x100000001b3 mod 2^64 from d = 0xcbf29ce484222325. The same workflow gives
+    /// the same digests wherever its tasks run.
+    std::uint64_t digest = 0;
 };
 
 struct Report {
@@ -176,6 +224,7 @@ struct Report {
     double iterations_per_s = 0;
     std::uint64_t checksum_errors = 0;  ///< always 0 in a successful run
     std::vector<EdgeReport> edges;
+    std::vector<std::string> task_nodes;  ///< the placement: each task's node; empty: one node
 };
 
 /// The report as one JSON document.

@@ -33,19 +33,25 @@ void fill(std::span<std::uint64_t> words, int task, std::uint64_t it) noexcept {
     }
 }
 
-bool verify(std::span<const std::uint64_t> words, int task, std::uint64_t it) noexcept {
-    // The sum of seed + i over n words, in closed form; a stale iteration or a
-    // torn buffer changes it (arithmetic is modulo 2^64 on both sides).
-    const std::uint64_t n = words.size();
-    const std::uint64_t seed = seed_of(task, it);
-    const std::uint64_t half = n % 2 == 0 ? (n / 2) * (n - 1) : n * ((n - 1) / 2);
-    const std::uint64_t expected = n * seed + half;
+std::uint64_t word_sum(std::span<const std::uint64_t> words) noexcept {
     const std::uint64_t* w = words.data();
     std::uint64_t sum = 0;
-    for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t i = 0; i < words.size(); ++i) {
         sum += w[i];
     }
-    return sum == expected;
+    return sum;
+}
+
+std::uint64_t expected_sum(std::size_t words, int task, std::uint64_t it) noexcept {
+    // The sum of seed + i over n words, in closed form; a stale iteration or a
+    // torn buffer changes it (arithmetic is modulo 2^64 on both sides).
+    const std::uint64_t n = words;
+    const std::uint64_t half = n % 2 == 0 ? (n / 2) * (n - 1) : n * ((n - 1) / 2);
+    return n * seed_of(task, it) + half;
+}
+
+bool verify(std::span<const std::uint64_t> words, int task, std::uint64_t it) noexcept {
+    return word_sum(words) == expected_sum(words.size(), task, it);
 }
 
 }  // namespace strata::workflow::detail

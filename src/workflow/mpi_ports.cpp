@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 #include "mpi_ports.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 namespace strata::workflow::detail {
 
 namespace {
 
-Result<void> check(int rc, const char* what) {
+Result<void> check(int rc, const std::string& what) {
     if (rc != MPI_SUCCESS) {
         char text[MPI_MAX_ERROR_STRING];
         int length = 0;
@@ -17,12 +20,31 @@ Result<void> check(int rc, const char* what) {
 
 }  // namespace
 
-MpiOutput::MpiOutput(std::size_t words, std::vector<int> consumer_ranks, std::vector<int> tags)
-    : message_(words + 1, 0),
-      pieces_(message_pieces(message_.size())),
+MpiSender::MpiSender(std::size_t message_words, std::vector<int> consumer_ranks, std::vector<int> tags)
+    : pieces_(message_pieces(message_words)),
       ranks_(std::move(consumer_ranks)),
       tags_(std::move(tags)),
       requests_(ranks_.size() * pieces_.size(), MPI_REQUEST_NULL) {}
+
+Result<void> MpiSender::send(std::span<const std::uint64_t> message) {
+    std::size_t r = 0;
+    for (std::size_t i = 0; i < ranks_.size(); ++i) {
+        for (const auto& piece : pieces_) {
+            if (auto sent = check(MPI_Isend(message.data() + piece.offset, piece.count, MPI_UINT64_T, ranks_[i],
+                                            tags_[i], MPI_COMM_WORLD, &requests_[r++]),
+                                  fmt::format("MPI_Isend to rank {}", ranks_[i]));
+                !sent) {
+                return sent;
+            }
+        }
+    }
+    // The buffer is rewritten next iteration, so the sends must finish first.
+    return check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+                 fmt::format("MPI_Waitall for the sends to ranks {}", fmt::join(ranks_, ",")));
+}
+
+MpiOutput::MpiOutput(std::size_t words, std::vector<int> consumer_ranks, std::vector<int> tags)
+    : message_(words + 1, 0), sender_(words + 1, std::move(consumer_ranks), std::move(tags)) {}
 
 Result<std::span<std::uint64_t>> MpiOutput::buffer(std::uint64_t /*it*/) {
     return std::span<std::uint64_t>(message_.data(), message_.size() - 1);
@@ -30,19 +52,24 @@ Result<std::span<std::uint64_t>> MpiOutput::buffer(std::uint64_t /*it*/) {
 
 Result<void> MpiOutput::publish(std::uint64_t /*it*/) {
     message_.back() = static_cast<std::uint64_t>(now_ns());
-    std::size_t r = 0;
-    for (std::size_t i = 0; i < ranks_.size(); ++i) {
-        for (const auto& piece : pieces_) {
-            if (auto sent = check(MPI_Isend(message_.data() + piece.offset, piece.count, MPI_UINT64_T, ranks_[i],
-                                            tags_[i], MPI_COMM_WORLD, &requests_[r++]),
-                                  "MPI_Isend");
-                !sent) {
-                return sent;
-            }
-        }
+    return sender_.send(message_);
+}
+
+PortAndMpiOutput::PortAndMpiOutput(PortOutput local, std::size_t words, std::vector<int> remote_ranks,
+                                   std::vector<int> tags)
+    : local_(std::move(local)), sender_(words + 1, std::move(remote_ranks), std::move(tags)) {}
+
+Result<std::span<std::uint64_t>> PortAndMpiOutput::buffer(std::uint64_t it) {
+    return local_.buffer(it);
+}
+
+Result<void> PortAndMpiOutput::publish(std::uint64_t it) {
+    // The committed slot stays as written until this producer loans it again, which is after the sends.
+    std::span<const std::uint64_t> slot;
+    if (auto r = local_.publish(it, &slot); !r) {
+        return r;
     }
-    // The buffer is rewritten next iteration, so the sends must finish first.
-    return check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    return sender_.send(slot);
 }
 
 MpiInput::MpiInput(std::size_t words, int producer_rank, int tag)
@@ -56,7 +83,7 @@ Result<void> MpiInput::post(std::uint64_t /*it*/) {
     for (std::size_t p = 0; p < pieces_.size(); ++p) {
         if (auto posted = check(MPI_Irecv(message_.data() + pieces_[p].offset, pieces_[p].count, MPI_UINT64_T, rank_,
                                           tag_, MPI_COMM_WORLD, &requests_[p]),
-                                "MPI_Irecv");
+                                fmt::format("MPI_Irecv from rank {}", rank_));
             !posted) {
             return posted;
         }
@@ -66,7 +93,7 @@ Result<void> MpiInput::post(std::uint64_t /*it*/) {
 
 Result<std::span<const std::uint64_t>> MpiInput::receive(std::uint64_t /*it*/, std::int64_t& stamp_ns) {
     if (auto r = check(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
-                       "MPI_Waitall");
+                       fmt::format("MPI_Waitall for the message from rank {}", rank_));
         !r) {
         return std::unexpected(r.error());
     }

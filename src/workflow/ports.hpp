@@ -42,5 +42,14 @@ public:
 void fill(std::span<std::uint64_t> words, int task, std::uint64_t it) noexcept;
 /// True when `words` hold exactly what fill(words, task, it) wrote (checks the sum of every word).
 bool verify(std::span<const std::uint64_t> words, int task, std::uint64_t it) noexcept;
+/// The sum of the words modulo 2^64, and what it is for fill(words, task, it).
+std::uint64_t word_sum(std::span<const std::uint64_t> words) noexcept;
+std::uint64_t expected_sum(std::size_t words, int task, std::uint64_t it) noexcept;
+
+/// EdgeReport::digest: folds one iteration's word sum into an edge's digest (FNV-1a over sums).
+inline constexpr std::uint64_t kDigestStart = 0xcbf29ce484222325ULL;
+inline constexpr std::uint64_t fold_digest(std::uint64_t digest, std::uint64_t sum) noexcept {
+    return (digest ^ sum) * 0x100000001b3ULL;
+}
 
 }  // namespace strata::workflow::detail

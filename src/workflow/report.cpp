@@ -34,7 +34,9 @@ std::string to_json(const Report& r) {
                          {"p50_ns", e.p50_ns},
                          {"p90_ns", e.p90_ns},
                          {"p99_ns", e.p99_ns},
-                         {"max_ns", e.max_ns}});
+                         {"max_ns", e.max_ns},
+                         {"across_nodes", e.across_nodes},
+                         {"digest", e.digest}});
     }
     const nlohmann::json doc{{"iterations", r.iterations},
                              {"tasks", r.tasks},
@@ -43,7 +45,8 @@ std::string to_json(const Report& r) {
                              {"throughput_mb_s", r.throughput_mb_s},
                              {"iterations_per_s", r.iterations_per_s},
                              {"checksum_errors", r.checksum_errors},
-                             {"edges", edges}};
+                             {"edges", edges},
+                             {"task_nodes", r.task_nodes}};
     return doc.dump(2);
 }
 
@@ -65,7 +68,11 @@ Result<Report> report_from_json(std::string_view text) {
             }
             r.edges.push_back({e.at("from").get<std::string>(), e.at("to").get<std::string>(), *method,
                                count_at(e, "samples"), e.at("p50_ns").get<double>(), e.at("p90_ns").get<double>(),
-                               e.at("p99_ns").get<double>(), e.at("max_ns").get<double>()});
+                               e.at("p99_ns").get<double>(), e.at("max_ns").get<double>(),
+                               e.value("across_nodes", false), e.contains("digest") ? count_at(e, "digest") : 0});
+        }
+        if (doc.contains("task_nodes")) {
+            r.task_nodes = doc.at("task_nodes").get<std::vector<std::string>>();
         }
         return r;
     } catch (const nlohmann::json::exception& e) {

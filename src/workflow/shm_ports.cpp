@@ -85,7 +85,11 @@ Result<std::span<std::uint64_t>> PortOutput::buffer(std::uint64_t /*it*/) {
     return std::span<std::uint64_t>(reinterpret_cast<std::uint64_t*>(loan_->bytes().data()), data_size_ / 8);
 }
 
-Result<void> PortOutput::publish(std::uint64_t /*it*/) {
+Result<void> PortOutput::publish(std::uint64_t it) {
+    return publish(it, nullptr);
+}
+
+Result<void> PortOutput::publish(std::uint64_t /*it*/, std::span<const std::uint64_t>* committed) {
     if (!private_.empty()) {
         if (auto r = take_loan(); !r) {
             return r;
@@ -94,6 +98,9 @@ Result<void> PortOutput::publish(std::uint64_t /*it*/) {
     }
     const std::int64_t stamp = now_ns();
     std::memcpy(loan_->bytes().data() + data_size_, &stamp, sizeof stamp);
+    if (committed != nullptr) {
+        *committed = {reinterpret_cast<const std::uint64_t*>(loan_->bytes().data()), data_size_ / 8 + 1};
+    }
     auto r = port_.commit(std::move(*loan_));
     loan_.reset();
     return r;

@@ -34,6 +34,8 @@ public:
     PortOutput(Port port, std::size_t data_size, bool copy_into, Port::Timeout timeout, bool spin = false);
     Result<std::span<std::uint64_t>> buffer(std::uint64_t it) override;
     Result<void> publish(std::uint64_t it) override;
+    /// publish(), and `committed` = the committed slot's words: the data, then the stamp.
+    Result<void> publish(std::uint64_t it, std::span<const std::uint64_t>* committed);
 
 private:
     Result<void> take_loan();

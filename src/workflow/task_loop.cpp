@@ -2,6 +2,7 @@
 #include "task_loop.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 
 namespace strata::workflow::detail {
@@ -9,6 +10,7 @@ namespace strata::workflow::detail {
 Result<void> run_iterations(TaskIo& io, std::uint64_t first, std::uint64_t count, bool record, TaskOutcome& outcome,
                             const std::function<void(std::uint64_t)>& on_done) {
     outcome.latency_ns.resize(io.inputs.size());
+    outcome.digest.resize(io.inputs.size(), kDigestStart);
     for (std::uint64_t it = first; it < first + count; ++it) {
         const std::int64_t start = now_ns();
         for (auto& in : io.inputs) {
@@ -23,9 +25,11 @@ Result<void> run_iterations(TaskIo& io, std::uint64_t first, std::uint64_t count
                 return std::unexpected(words.error());
             }
             const std::int64_t received = now_ns();
-            if (!verify(*words, io.input_producers[i], it)) {
+            const std::uint64_t sum = word_sum(*words);
+            if (sum != expected_sum(words->size(), io.input_producers[i], it)) {
                 ++outcome.checksum_errors;
             }
+            outcome.digest[i] = fold_digest(outcome.digest[i], sum);
             if (auto r = io.inputs[i]->release(it); !r) {
                 return r;
             }
@@ -66,7 +70,7 @@ EdgeReport summarize(const Edge& edge, std::vector<double> samples) {
     }
     std::ranges::sort(samples);
     auto at = [&](double q) {
-        const auto i = static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1) + 0.5);
+        const auto i = static_cast<std::size_t>(std::llround(q * static_cast<double>(samples.size() - 1)));
         return samples[std::min(i, samples.size() - 1)];
     };
     r.p50_ns = at(0.50);

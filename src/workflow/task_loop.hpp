@@ -24,6 +24,7 @@ struct TaskIo {
 
 struct TaskOutcome {
     std::vector<std::vector<double>> latency_ns;  ///< per input, one sample per timed iteration
+    std::vector<std::uint64_t> digest;            ///< per input, EdgeReport::digest over every iteration
     std::uint64_t checksum_errors = 0;
 };
 

@@ -3,22 +3,30 @@
 // mpiexec, one rank per task (rank i runs task i of the workflow file).
 //
 //   mpiexec -n <tasks> strata-workflow-task WORKFLOW.toml --result report.json [--progress] [--segment NAME]
+//           [--nodes NODE,NODE,...]
 //
-// Rank 0 creates the shared segment (strata::Segment, when an edge goes
-// through it), every rank attaches and opens its producers' and consumers'
-// Ports; the last rank to detach removes the segment. Rank 0 writes the report.
+// --nodes is the placement (one node per task; default: all on one node).
+// On each node the first rank creates the node's shared segment
+// (strata::Segment, when an edge within the node goes through it), every rank
+// of the node attaches and opens its producers' and consumers' Ports; the last
+// rank to detach removes the segment. Edges across nodes go by MPI
+// (task_plan.hpp). Rank 0 writes the report.
 #include <mpi.h>
+#include <unistd.h>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "mpi_ports.hpp"
-#include "shm_ports.hpp"
 #include "task_loop.hpp"
+#include "task_plan.hpp"
 
 namespace {
 
@@ -33,92 +41,11 @@ using namespace strata::workflow::detail;
     std::exit(1);
 }
 
-// The port of producer `t`, opened with the full shape by whichever side comes first.
-Result<Port> open_port(Segment& segment, const Workflow& wf, std::size_t t, PortRole role) {
-    unsigned consumers = 0;
-    for (const auto& e : wf.edges) {
-        consumers += e.from == wf.tasks[t].name ? 1U : 0U;
-    }
-    return segment.port(wf.tasks[t].name, role,
-                        {.slots = wf.slots,
-                         .slot_bytes = port_slot_bytes(wf.tasks[t].data_size),
-                         .consumers = consumers,
-                         // busy-poll spins on zero-timeout calls (shm_ports.hpp); the port itself blocks.
-                         .sync = PortSync::blocking});
-}
-
-// This rank's ports; `segment` is null when no edge goes through one. The
-// producers create their ports before any consumer opens one (a barrier in
-// between): Segment::port refuses an open while another user constructs the port.
-Result<TaskIo> plan(const Workflow& wf, int rank, Segment* segment) {
-    const auto ms = handoff_timeout_from_env();
-    if (!ms) {
-        return std::unexpected(ms.error());
-    }
-    const Port::Timeout timeout = *ms;
-    TaskIo io;
-    std::optional<Port> own_port;
-    const auto self = static_cast<std::size_t>(rank);
-    bool produces_in_segment = false;
-    for (const auto& e : wf.edges) {
-        produces_in_segment = produces_in_segment || (e.from == wf.tasks[self].name && e.method != Method::mpi);
-    }
-    if (produces_in_segment) {
-        auto port = open_port(*segment, wf, self, PortRole::producer);
-        if (!port) {
-            return std::unexpected(port.error());
-        }
-        own_port.emplace(std::move(*port));
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    io.task = rank;
-    io.period_us = wf.tasks[static_cast<std::size_t>(rank)].period_us;
-    std::vector<int> consumer_ranks;
-    std::vector<int> tags;
-    std::optional<Method> out_method;
-    for (std::size_t e = 0; e < wf.edges.size(); ++e) {
-        const auto& edge = wf.edges[e];
-        const int from = wf.task_index(edge.from);
-        const int to = wf.task_index(edge.to);
-        if (from == rank) {
-            consumer_ranks.push_back(to);
-            tags.push_back(static_cast<int>(e));
-            out_method = edge.method;
-        }
-        if (to == rank) {
-            const auto size = wf.tasks[static_cast<std::size_t>(from)].data_size;
-            if (edge.method == Method::mpi) {
-                io.inputs.push_back(std::make_unique<MpiInput>(size / 8, from, static_cast<int>(e)));
-            } else {
-                auto port = open_port(*segment, wf, static_cast<std::size_t>(from), PortRole::consumer);
-                if (!port) {
-                    return std::unexpected(port.error());
-                }
-                const bool copy_from = edge.method == Method::copy_from || edge.method == Method::copy;
-                io.inputs.push_back(std::make_unique<PortInput>(std::move(*port), size, copy_from, timeout,
-                                                                wf.wait == Wait::busy_poll));
-            }
-            io.input_edges.push_back(static_cast<int>(e));
-            io.input_producers.push_back(from);
-        }
-    }
-    if (out_method) {
-        const auto t = static_cast<std::size_t>(rank);
-        if (*out_method == Method::mpi) {
-            io.output = std::make_unique<MpiOutput>(wf.tasks[t].data_size / 8, consumer_ranks, tags);
-        } else {
-            const bool copy_into = *out_method == Method::copy_into || *out_method == Method::copy;
-            io.output = std::make_unique<PortOutput>(std::move(*own_port), wf.tasks[t].data_size, copy_into, timeout,
-                                                     wf.wait == Wait::busy_poll);
-        }
-    }
-    return io;
-}
-
 struct Args {
     std::string file;
     std::string result;
     std::string segment_name;
+    std::string nodes;
     bool progress = false;
 };
 
@@ -129,6 +56,7 @@ std::optional<int> parse_args(int argc, char** argv, int rank, Args& args) {
     app.add_option("--result", args.result, "Where rank 0 writes the JSON report (default: stdout)");
     app.add_option("--segment", args.segment_name, "Name of the shared segment to create");
     app.add_flag("--progress", args.progress, "Print 'progress <done> <total>' lines");
+    app.add_option("--nodes", args.nodes, "The node of each task, comma-separated (default: all on one node)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -158,34 +86,6 @@ Workflow load_for_job(const std::string& file, int rank, int size) {
     return std::move(*wf);
 }
 
-// The shared segment, when an edge goes through one: rank 0 creates it, then the others open it.
-std::optional<Segment> open_segment(const Workflow& wf, int rank, const std::string& name, std::string segment_name) {
-    std::optional<Segment> segment;
-    if (!wf.uses_segment()) {
-        return segment;
-    }
-    if (segment_name.empty()) {
-        segment_name = fmt::format("strata-workflow-{}", ::getppid());
-    }
-    const std::size_t bytes = wf.segment_size != 0 ? wf.segment_size : wf.segment_bytes_needed();
-    if (rank == 0) {
-        auto r = Segment::open(segment_name, SegmentMode::create_only, bytes);
-        if (!r) {
-            die(rank, name, r.error());
-        }
-        segment.emplace(std::move(*r));
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank != 0) {
-        auto r = Segment::open(segment_name, SegmentMode::open_only);
-        if (!r) {
-            die(rank, name, r.error());
-        }
-        segment.emplace(std::move(*r));
-    }
-    return segment;
-}
-
 // The first timed iteration's start and the last one's end on this rank.
 struct Span {
     std::int64_t start = 0;
@@ -201,8 +101,9 @@ Span run_task(const Workflow& wf, int rank, const std::string& name, TaskIo& io,
     std::function<void(std::uint64_t)> on_done;
     if (progress && rank == reporter) {
         on_done = [&](std::uint64_t it) {
-            if ((it + 1) % step == 0 || it + 1 == total) {
-                std::printf("progress %llu %llu\n", static_cast<unsigned long long>(it + 1),
+            const std::uint64_t done = it + 1;
+            if (done % step == 0 || done == total) {
+                std::printf("progress %llu %llu\n", static_cast<unsigned long long>(done),
                             static_cast<unsigned long long>(total));
                 std::fflush(stdout);
             }
@@ -224,7 +125,9 @@ Span run_task(const Workflow& wf, int rank, const std::string& name, TaskIo& io,
 // Rank 0 gathers: the wall time (the first start to the last end), the
 // checksum errors and each edge's percentiles from its consumer. The report
 // on rank 0, nothing on the others.
-std::optional<Report> gather_report(const Workflow& wf, const TaskIo& io, TaskOutcome& outcome, Span span, int rank) {
+std::optional<Report> gather_report(const Job& job, const TaskIo& io, TaskOutcome& outcome, Span span) {
+    const Workflow& wf = job.wf;
+    const int rank = job.rank;
     std::int64_t first_start = 0;
     std::int64_t last_end = 0;
     MPI_Reduce(&span.start, &first_start, 1, MPI_INT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
@@ -241,6 +144,14 @@ std::optional<Report> gather_report(const Workflow& wf, const TaskIo& io, TaskOu
     }
     std::vector<double> all(mine.size(), 0.0);
     MPI_Reduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    // Each edge has one consumer: the others add 0.
+    std::vector<std::uint64_t> digests(wf.edges.size(), 0);
+    for (std::size_t i = 0; i < io.inputs.size(); ++i) {
+        digests[static_cast<std::size_t>(io.input_edges[i])] = outcome.digest[i];
+    }
+    std::vector<std::uint64_t> all_digests(digests.size(), 0);
+    MPI_Reduce(digests.data(), all_digests.data(), static_cast<int>(digests.size()), MPI_UINT64_T, MPI_SUM, 0,
+               MPI_COMM_WORLD);
     if (rank != 0) {
         return std::nullopt;
     }
@@ -249,9 +160,11 @@ std::optional<Report> gather_report(const Workflow& wf, const TaskIo& io, TaskOu
     report.checksum_errors = errors;
     for (std::size_t e = 0; e < wf.edges.size(); ++e) {
         const double* f = all.data() + e * kFields;
-        report.edges.push_back({wf.edges[e].from, wf.edges[e].to, wf.edges[e].method, static_cast<std::uint64_t>(f[0]),
-                                f[1], f[2], f[3], f[4]});
+        report.edges.push_back({wf.edges[e].from, wf.edges[e].to, edge_method(wf, job.placement, e),
+                                static_cast<std::uint64_t>(f[0]), f[1], f[2], f[3], f[4],
+                                across_nodes(wf, job.placement, e), all_digests[e]});
     }
+    report.task_nodes = job.placement.task_nodes;
     return report;
 }
 
@@ -262,13 +175,100 @@ int write_report(const Report& report, const std::string& result) {
         std::printf("%s\n", json.c_str());
         return 0;
     }
-    std::ofstream out(result);
-    out << json << "\n";
-    if (!out) {
-        fmt::print(stderr, "strata-workflow-task: --result={}: cannot write the report\n", result);
+    // Written whole, then renamed: `strata run` reads either nothing or all of it.
+    const std::string partial = result + ".partial";
+    {
+        std::ofstream out(partial);
+        out << json << "\n";
+        if (!out) {
+            fmt::print(stderr, "strata-workflow-task: --result={}: cannot write the report\n", result);
+            return 1;
+        }
+    }
+    if (std::rename(partial.c_str(), result.c_str()) != 0) {
+        fmt::print(stderr, "strata-workflow-task: --result={}: cannot rename the report into place\n", result);
         return 1;
     }
     return 0;
+}
+
+// MPICH 4.0.2's ch4:ucx MPI_Finalize can deadlock over UCX's TCP transport, which carries the
+// edges across nodes (docs/video.md, "What MPICH 4.0.2 (Debian 12) does", item 1; fixed upstream
+// by MPICH PR #6596): a rank whose endpoint disconnects finished waits in a PMI barrier and no
+// longer progresses UCX, while a peer's disconnect still needs it. As strata-video does: after a
+// barrier every rank passed (so the job's work, the report included, is complete), 200 ms of quiet,
+// then MPI_Finalize under a watchdog that warns and ends the rank with its status after 10 s.
+void finalize_across_nodes(int rank, const std::string& task, int status) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    std::thread watchdog([&] {
+        std::unique_lock lock(mutex);
+        if (!finished.wait_for(lock, std::chrono::seconds(10), [&] { return done; })) {
+            fmt::print(stderr,
+                       "strata-workflow-task: task {} (rank {}): warning: MPI_Finalize did not return within 10 s "
+                       "after every rank finished (the MPICH 4.0.2 ch4:ucx finalize deadlock over TCP); the "
+                       "run's work is complete\n",
+                       task, rank);
+            std::fflush(nullptr);
+            std::_Exit(status);  // not exit(): the main thread is inside MPI_Finalize
+        }
+    });
+    MPI_Finalize();
+    {
+        const std::lock_guard lock(mutex);
+        done = true;
+    }
+    finished.notify_one();
+    watchdog.join();
+}
+
+// The rank's whole life after MPI_Init; the exit status.
+int run_rank(int argc, char** argv, int rank, int size) {
+    Args args;
+    if (const auto status = parse_args(argc, argv, rank, args)) {
+        MPI_Finalize();
+        return *status;
+    }
+    const Workflow wf = load_for_job(args.file, rank, size);
+    const std::string& name = wf.tasks[static_cast<std::size_t>(rank)].name;
+    Placement placement;
+    if (!args.nodes.empty()) {
+        auto p = placement_from_task_nodes(wf, args.nodes, "--nodes");
+        if (!p) {
+            die(rank, name, p.error());
+        }
+        placement = std::move(*p);
+    }
+    const Job job{wf, placement, rank};
+    const std::string base =
+        args.segment_name.empty() ? fmt::format("strata-workflow-{}", ::getppid()) : args.segment_name;
+    auto segment = open_node_segment(job, base);
+    if (!segment) {
+        die(rank, name, segment.error());
+    }
+    auto planned = plan(job, *segment ? &**segment : nullptr);
+    if (!planned) {
+        die(rank, name, planned.error());
+    }
+    TaskIo io = std::move(*planned);
+    // Every consumer has joined its ports before the first message.
+    MPI_Barrier(MPI_COMM_WORLD);
+    TaskOutcome outcome;
+    const Span span = run_task(wf, rank, name, io, outcome, args.progress);
+    const auto report = gather_report(job, io, outcome, span);
+    const int status = report ? write_report(*report, args.result) : 0;
+    // Ports, then the segment: the node's last rank to detach removes it, before MPI ends.
+    io = TaskIo{};
+    segment->reset();
+    if (placement.task_nodes.empty()) {  // this machine's mpiexec: ranks meet through shared memory
+        MPI_Finalize();
+    } else {
+        finalize_across_nodes(rank, name, status);
+    }
+    return status;
 }
 
 }  // namespace
@@ -279,27 +279,14 @@ int main(int argc, char** argv) {
     int size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-
-    Args args;
-    if (const auto status = parse_args(argc, argv, rank, args)) {
-        MPI_Finalize();
-        return *status;
+    // A failed MPI call (a peer on another node died) is reported by the task that saw it, naming itself
+    // and the peer's rank, instead of MPICH's abort.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    try {
+        return run_rank(argc, argv, rank, size);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "strata-workflow-task: rank %d: %s\n", rank, e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        return 1;
     }
-    const Workflow wf = load_for_job(args.file, rank, size);
-    const std::string& name = wf.tasks[static_cast<std::size_t>(rank)].name;
-    std::optional<Segment> segment = open_segment(wf, rank, name, args.segment_name);
-
-    auto planned = plan(wf, rank, segment ? &*segment : nullptr);
-    if (!planned) {
-        die(rank, name, planned.error());
-    }
-    TaskIo io = std::move(*planned);
-    // Every consumer has joined its ports before the first message.
-    MPI_Barrier(MPI_COMM_WORLD);
-    TaskOutcome outcome;
-    const Span span = run_task(wf, rank, name, io, outcome, args.progress);
-    const auto report = gather_report(wf, io, outcome, span, rank);
-    const int status = report ? write_report(*report, args.result) : 0;
-    MPI_Finalize();
-    return status;
 }

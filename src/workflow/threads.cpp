@@ -123,6 +123,7 @@ Result<Report> run_threads(const Workflow& wf, const Progress& progress) {
     std::barrier sync(static_cast<std::ptrdiff_t>(n + 1));
     {
         std::vector<std::jthread> threads;
+        threads.reserve(n);
         for (std::size_t t = 0; t < n; ++t) {
             threads.emplace_back([&, t] {
                 std::function<void(std::uint64_t)> on_done;
@@ -152,6 +153,7 @@ Result<Report> run_threads(const Workflow& wf, const Progress& progress) {
             for (std::size_t i = 0; i < io[t].inputs.size(); ++i) {
                 const auto e = static_cast<std::size_t>(io[t].input_edges[i]);
                 report.edges[e] = summarize(wf.edges[e], std::move(outcomes[t].latency_ns[i]));
+                report.edges[e].digest = outcomes[t].digest[i];
             }
         }
         return report;

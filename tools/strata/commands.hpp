@@ -67,7 +67,10 @@ struct RunOptions {
     std::string wait = "blocking";
     std::uint64_t iterations = 0;  ///< 0: the file's (or 100 for a shape)
     std::string write;             ///< write the workflow file here instead of running it
-    std::string mpiexec = STRATA_MPIEXEC;
+    std::string mpiexec;           ///< split at blanks; empty: $STRATA_EMU_MPIEXEC with a placement inside
+                                   ///< apps/video/emulate, else the mpiexec strata was built with
+    std::string nodes;             ///< placement: tasks in blocks over these nodes (comma-separated)
+    std::string hosts;             ///< placement: a hosts file (docs/workflow.md, "Placement")
     bool json = false;
     bool quiet = false;  ///< no progress line
 };

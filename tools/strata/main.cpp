@@ -92,7 +92,18 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     run_cmd->add_option("--iterations", run.iterations, "Override the iterations (default: the file's; 100)");
     run_cmd->add_option("--write", run.write, "Write the workflow file here instead of running it (default: run it)");
-    run_cmd->add_option("--mpiexec", run.mpiexec, "mpiexec to start the tasks with")->capture_default_str();
+    run_cmd->add_option("--mpiexec", run.mpiexec,
+                        "mpiexec to start the tasks with, split at blanks (default: $STRATA_EMU_MPIEXEC with "
+                        "--nodes/--hosts inside apps/video/emulate, else " STRATA_MPIEXEC ")");
+    auto* nodes_opt = run_cmd->add_option(
+        "--nodes", run.nodes,
+        "Placement: split the tasks, in file order, into blocks over these nodes (host or emulated node names, "
+        "comma-separated); edges across nodes go by MPI (default: every task on this node)");
+    run_cmd
+        ->add_option("--hosts", run.hosts,
+                     "Placement from a hosts file: lines of NODE [TASK...] (docs/workflow.md; default: every task on "
+                     "this node)")
+        ->excludes(nodes_opt);
     run_cmd->add_flag("--json", run.json, "Print the report as JSON");
     run_cmd->add_flag("--quiet,-q", run.quiet,
                       "No progress line (shown after 2 s only when stderr is a terminal, and never with --json)");

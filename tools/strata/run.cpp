@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 // `strata run WORKFLOW.toml`: runs a synthetic workflow (docs/workflow.md).
-// Process methods start one strata-workflow-task rank per task with mpiexec;
-// method threads runs in this process. A run that lasts over 2 s shows its
+// Process methods start one strata-workflow-task rank per task with mpiexec,
+// placed on nodes by --nodes or --hosts (default: all here); method threads
+// runs in this process. A run that lasts over 2 s shows its
 // progress on a terminal (progress.hpp).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "paths.hpp"
@@ -122,7 +126,88 @@ private:
     std::array<struct sigaction, 3> old_{};
 };
 
-Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options, progress::Line& line) {
+std::vector<std::string> split_words(std::string_view text) {
+    std::vector<std::string> words;
+    std::istringstream in{std::string(text)};
+    for (std::string w; in >> w;) {
+        words.push_back(w);
+    }
+    return words;
+}
+
+const char* env_or_null(const char* name) {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' ? value : nullptr;
+}
+
+// The launcher: --mpiexec; else, for a placement inside apps/video/emulate, its mpiexec (which
+// launches into the emulated nodes); else the mpiexec strata was built with.
+std::vector<std::string> launcher_of(const RunOptions& options, bool placed) {
+    if (!options.mpiexec.empty()) {
+        return split_words(options.mpiexec);
+    }
+    if (const char* emulated = env_or_null("STRATA_EMU_MPIEXEC"); placed && emulated != nullptr) {
+        return split_words(emulated);
+    }
+    return {STRATA_MPIEXEC};
+}
+
+// --nodes or --hosts, checked against the workflow (and, inside the emulation with its
+// launcher, against the emulated nodes). No placement: every task on this node.
+Result<wf::Placement> placement_of(const wf::Workflow& workflow, const RunOptions& options) {
+    if (options.nodes.empty() && options.hosts.empty()) {
+        return wf::Placement{};
+    }
+    const std::string param = options.hosts.empty() ? "--nodes=" + options.nodes : "--hosts=" + options.hosts;
+    if (workflow.uses_threads()) {
+        return make_error(Errc::invalid_argument,
+                          "{}: method threads runs every task in this process; a placement needs process methods "
+                          "(shm, copy-into, copy-from, copy, mpi)",
+                          param);
+    }
+    auto placement = options.hosts.empty() ? wf::placement_from_nodes(workflow, options.nodes, "--nodes")
+                                           : wf::load_placement(workflow, options.hosts);
+    if (!placement) {
+        return placement;
+    }
+    const char* emulated = env_or_null("STRATA_EMU_NODES");
+    if (emulated != nullptr && options.mpiexec.empty()) {
+        const auto known = split_words(emulated);
+        for (const auto& node : placement->nodes()) {
+            if (std::ranges::find(known, node) == known.end()) {
+                return make_error(Errc::invalid_argument, "{}: node {} is not an emulated node (STRATA_EMU_NODES={})",
+                                  param, node, emulated);
+            }
+        }
+    }
+    return placement;
+}
+
+// mpiexec's arguments that place rank i (task i) on its node: -hosts A:k,B:m,... in task order, so
+// that hydra fills each entry's k slots before the next; and the task's --nodes.
+void add_placement(const wf::Placement& placement, std::vector<std::string>& launch, std::vector<std::string>& task) {
+    if (placement.task_nodes.empty()) {
+        return;
+    }
+    std::string hosts;
+    std::string nodes;
+    for (std::size_t t = 0; t < placement.task_nodes.size();) {
+        std::size_t run = 1;
+        while (t + run < placement.task_nodes.size() && placement.task_nodes[t + run] == placement.task_nodes[t]) {
+            ++run;
+        }
+        hosts += fmt::format("{}{}:{}", hosts.empty() ? "" : ",", placement.task_nodes[t], run);
+        t += run;
+    }
+    for (const auto& node : placement.task_nodes) {
+        nodes += (nodes.empty() ? "" : ",") + node;
+    }
+    launch.insert(launch.end(), {"-hosts", hosts});
+    task.insert(task.end(), {"--nodes", nodes});
+}
+
+Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options,
+                                 const wf::Placement& placement, progress::Line& line) {
     const auto found = paths::find_helper("strata-workflow-task");
     if (!found) {
         return make_error(Errc::not_found, "strata-workflow-task: not in {} (build the default preset)",
@@ -152,9 +237,12 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
         }
     }
     const std::string segment = fmt::format("strata-workflow-{}-{}", ::getpid(), dir.filename().string());
-    std::vector<std::string> args{options.mpiexec, "-n",          std::to_string(workflow.tasks.size()),
-                                  task.string(),   file.string(), "--result",
-                                  result.string(), "--segment",   segment};
+    std::vector<std::string> args = launcher_of(options, !placement.task_nodes.empty());
+    const std::string launcher = fmt::format("{}", fmt::join(args, " "));
+    std::vector<std::string> task_args{task.string(), file.string(), "--result", result.string(), "--segment", segment};
+    add_placement(placement, args, task_args);
+    args.insert(args.end(), {"-n", std::to_string(workflow.tasks.size())});
+    args.insert(args.end(), task_args.begin(), task_args.end());
     if (line.active()) {
         args.emplace_back("--progress");
     }
@@ -197,8 +285,9 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
         if (std::sscanf(buffer, "progress %llu %llu", &done, &total) == 2) {
             line.show(done, total, "iterations");
         } else {
+            // mpiexec's own messages (a dead rank's banner): never inside the JSON report.
             line.clear();
-            std::fputs(buffer, stdout);
+            std::fputs(buffer, options.json ? stderr : stdout);
         }
     }
     if (lines != nullptr) {
@@ -208,20 +297,35 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     line.clear();
-    remove_dead_segment(segment);
+    for (std::size_t node = 0; node < std::max<std::size_t>(1, placement.nodes().size()); ++node) {
+        // The segments of nodes that share this machine's segment directory (emulated nodes); a
+        // real remote node's leftover is removed by `strata shm gc` there.
+        remove_dead_segment(wf::node_segment_name(segment, placement, node));
+    }
     if (g_signal != 0) {
         std::error_code ignored;
         std::filesystem::remove_all(dir, ignored);
         ForwardSignals::reraise();
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        return make_error(Errc::io_error, "{} -n {} {}: failed (exit status {}; its errors are above)", options.mpiexec,
-                          workflow.tasks.size(), task.string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    }
     std::ifstream in(result);
     std::stringstream text;
     text << in.rdbuf();
-    return wf::report_from_json(text.str());
+    auto report = wf::report_from_json(text.str());
+    const bool failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    if (failed && report && !placement.task_nodes.empty()) {
+        // Rank 0 writes the report once every rank has sent its figures: what failed after it is
+        // MPI_Finalize, whose MPICH 4.0.2 deadlock over TCP the tasks' watchdog ends (task_main.cpp).
+        fmt::print(stderr,
+                   "strata run: warning: {} ended with exit status {} after every task had finished and the report "
+                   "was written (MPI_Finalize across nodes; see the tasks' warnings above)\n",
+                   launcher, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return report;
+    }
+    if (failed) {
+        return make_error(Errc::io_error, "{} -n {} {}: failed (exit status {}; its errors are above)", launcher,
+                          workflow.tasks.size(), task.string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    return report;
 }
 
 void print_report(const wf::Workflow& workflow, const std::string& source, const wf::Report& r) {
@@ -229,10 +333,19 @@ void print_report(const wf::Workflow& workflow, const std::string& source, const
                r.iterations, workflow.warmup);
     fmt::print("  throughput {:.1f} MB/s   {:.1f} iterations/s   wall {:.3f} s   checksum errors {}\n",
                r.throughput_mb_s, r.iterations_per_s, r.seconds, r.checksum_errors);
+    const wf::Placement placement{r.task_nodes};
+    for (const auto& node : placement.nodes()) {
+        std::string tasks;
+        for (std::size_t t = 0; t < r.task_nodes.size(); ++t) {
+            tasks += r.task_nodes[t] == node ? " " + workflow.tasks[t].name : "";
+        }
+        fmt::print("  node {}:{}\n", node, tasks);
+    }
     fmt::print("  handoff latency per edge (µs):     p50       p90       p99       max\n");
     for (const auto& e : r.edges) {
-        fmt::print("    {:>12} -> {:<12} {:<9} {:9.1f} {:9.1f} {:9.1f} {:9.1f}\n", e.from, e.to,
-                   wf::to_string(e.method), e.p50_ns / 1e3, e.p90_ns / 1e3, e.p99_ns / 1e3, e.max_ns / 1e3);
+        fmt::print("    {:>12} -> {:<12} {:<9} {:9.1f} {:9.1f} {:9.1f} {:9.1f}{}\n", e.from, e.to,
+                   wf::to_string(e.method), e.p50_ns / 1e3, e.p90_ns / 1e3, e.p99_ns / 1e3, e.max_ns / 1e3,
+                   e.across_nodes ? "   across nodes" : "");
     }
 }
 
@@ -285,6 +398,11 @@ int run_workflow(const RunOptions& options) {
             return 2;
         }
     }
+    const auto placement = placement_of(*workflow, options);
+    if (!placement) {
+        fmt::print(stderr, "strata run: {}\n", placement.error().what());
+        return 2;
+    }
     if (!options.write.empty()) {
         std::ofstream out(options.write);
         out << wf::to_toml(*workflow);
@@ -307,8 +425,8 @@ int run_workflow(const RunOptions& options) {
             }
         };
     }
-    Result<wf::Report> report =
-        workflow->uses_threads() ? wf::run_threads(*workflow, on_iteration) : run_processes(*workflow, options, line);
+    Result<wf::Report> report = workflow->uses_threads() ? wf::run_threads(*workflow, on_iteration)
+                                                         : run_processes(*workflow, options, *placement, line);
     line.clear();
     if (!report) {
         fmt::print(stderr, "strata run: {}\n", report.error().what());

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// What one rank of strata-workflow-task opens: its node's segment and the
+// ports or MPI endpoints of its edges, each edge by the method the placement
+// gives it (docs/workflow.md, "Placement").
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "strata/shm.hpp"
+#include "strata/workflow.hpp"
+#include "task_loop.hpp"
+
+namespace strata::workflow::detail {
+
+/// One rank's view of the job: the workflow, where its tasks run, and which task this rank is.
+struct Job {
+    const Workflow& wf;
+    const Placement& placement;
+    int rank = 0;
+};
+
+/// The segment of this rank's node, when an edge within the node goes through one: the node's first
+/// rank creates it, then (after a barrier every rank joins) the others open it. `base` names the run's
+/// segments (node_segment_name).
+Result<std::optional<Segment>> open_node_segment(const Job& job, const std::string& base);
+
+/// This rank's inputs and output; `segment` is null when its node has none. The producers create their
+/// ports before any consumer opens one (a barrier in between): Segment::port refuses an open while
+/// another user constructs the port. Inputs by MPI come first, so a consumer waiting on a port has
+/// already let MPI progress its messages of the iteration.
+Result<TaskIo> plan(const Job& job, Segment* segment);
+
+}  // namespace strata::workflow::detail
