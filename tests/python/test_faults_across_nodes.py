@@ -36,6 +36,19 @@ BIN = STRATA_BIN.parent
 HANG_BOUND_S = 60
 VICTIM = "n2"
 FAULTS = ("kill", "cut", "degrade")
+# MPICH 4.0.2's mpiexec asserts when a node's hydra proxy dies with it ("control_cb
+# (pm/pmiserv/pmiserv_cb.c:206): assert (!closed) failed"), exits, and every other proxy then
+# SIGTERMs and at once SIGKILLs its ranks (HYD_pmcd_pmip_killjob): the survivors die within
+# milliseconds, before any detection could report, and mpiexec's message names no node, even with
+# -disable-auto-cleanup (which covers dead ranks, not dead proxies). Strict: it turns into a failure
+# the day a launcher keeps the survivors alive, so that the test then has to pass.
+MPI_LAUNCHED_FAULTS = [
+    pytest.param(
+        "kill", marks=pytest.mark.xfail(strict=True, reason="hydra tears the job down when a proxy dies")
+    ),
+    "cut",
+    "degrade",
+]
 
 
 def leftovers() -> list[str]:
@@ -96,7 +109,10 @@ def record(system: str, fault: str, run: Run, outcome: str) -> None:
         return
     times = {r.rank: round(r.at - run.fault_at, 2) for r in run.ranks if r.at is not None and r.error}
     with open(path, "a") as f:
-        f.write(json.dumps({"system": system, "fault": fault, "outcome": outcome, "time_to_error_s": times}) + "\n")
+        f.write(
+            json.dumps({"system": system, "fault": fault, "outcome": outcome, "time_to_error_s": times})
+            + "\n"
+        )
 
 
 def check_no_leftovers(run: Run, before: list[str]) -> None:
@@ -111,8 +127,12 @@ def check_errors_name_a_lost_node(run: Run, fault: str) -> None:
     for r in survivors:
         assert r.error is not None, f"rank {r.rank} on {r.node} ended without an error\n{run.driver}"
         lost = [VICTIM] if r.node != VICTIM else [n for n in ("n0", "n1") if n != r.node]
-        assert any(f"node {n}" in r.error for n in lost), f"rank {r.rank} on {r.node}: {r.error!r} names no lost node"
-        assert r.at - run.fault_at < HANG_BOUND_S, f"rank {r.rank}: error {r.at - run.fault_at:.1f} s after the fault"
+        assert any(f"node {n}" in r.error for n in lost), (
+            f"rank {r.rank} on {r.node}: {r.error!r} names no lost node"
+        )
+        assert r.at - run.fault_at < HANG_BOUND_S, (
+            f"rank {r.rank}: error {r.at - run.fault_at:.1f} s after the fault"
+        )
 
 
 # ---- the DSM (tests/mpi_dsm/dsm_node_fault_test.cpp): 1 server and a client on n0, a client on n1 and n2.
@@ -132,7 +152,7 @@ def dsm_ranks(reports: Path) -> list[Rank]:
     return ranks
 
 
-@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("fault", MPI_LAUNCHED_FAULTS)
 def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, emulation_ready, fault):
     program = BIN / "dsm_node_fault_test"
     require(program.exists(), f"{program} (build the default preset)")
@@ -148,7 +168,9 @@ def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, emula
     run = Run(proc.stdout, proc.stderr, float(re.search(r"fault at ([\d.]+)", proc.stdout).group(1)),
               dsm_ranks(reports))  # fmt: skip
     details = f"{proc.stdout}\n{(tmp_path / 'mpiexec.out').read_text()}\n" + "\n".join(
-        f"rank{r}: {(reports / f'rank{r}.txt').read_text()[-400:]}" for r in DSM_RANKS if (reports / f"rank{r}.txt").exists()
+        f"rank{r}: {(reports / f'rank{r}.txt').read_text()[-400:]}"
+        for r in DSM_RANKS
+        if (reports / f"rank{r}.txt").exists()
     )
     if fault == "degrade":
         record("dsm", fault, run, "finished" if all(r.done for r in run.ranks) else "failed")
@@ -158,7 +180,61 @@ def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, emula
         assert all("done: 400 rounds checked" in (reports / f"rank{r}.txt").read_text() for r in (1, 2, 3))
     else:
         clients = Run(run.driver, run.emulate, run.fault_at, [r for r in run.ranks if r.rank != 0])
-        record("dsm", fault, run, "errors" if all(r.error for r in clients.ranks if r.node != VICTIM) else "no error")
+        record(
+            "dsm",
+            fault,
+            run,
+            "errors" if all(r.error for r in clients.ranks if r.node != VICTIM) else "no error",
+        )
         assert "ranks ended at" in proc.stdout, details
         check_errors_name_a_lost_node(clients, fault)
     check_no_leftovers(run, before)
+
+
+# ---- distributed OCR (tests/ocr/dist/keeps_every_rank_busy.c): a rank on each of n0, n1, n2; tokens
+# hop between ranks with a shared-memory data block each hop. Its ranks print their errors to stderr,
+# which hydra forwards: a rank behind a cut link cannot be heard, so the survivors on n0 and n1 are
+# the ones checked, each at the moment the driver saw its line.
+
+OCR_LINE = re.compile(r"^strata-ocr: rank (\d+): (peer_dead: .*)$", re.MULTILINE)
+
+
+@pytest.mark.parametrize("fault", MPI_LAUNCHED_FAULTS)
+def test_a_node_fault_gives_ocr_survivors_errors_naming_the_node(tmp_path, emulation_ready, fault):
+    program = BIN / "ocr_dist_keeps_every_rank_busy"
+    require(
+        program.exists() and STRATA_BIN.exists(), f"{program} and {STRATA_BIN} (build the default preset)"
+    )
+    before = leftovers()
+    out = tmp_path / "job.out"
+    seconds = 12 if fault == "degrade" else 90
+    job = (f'env STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1,n2" {STRATA_BIN} ocr -n 3 --db-placement shared'
+           f" {program} {seconds} > {out} 2>&1")  # fmt: skip
+    ready = f'grep -q "rank 2 pid" {out} 2>/dev/null && sleep 1'
+    # After a degraded link: the job's own end ($job, the driver's); else both survivors' errors.
+    ended = "! kill -0 $job 2>/dev/null"
+    if fault != "degrade":
+        ended = f'[ $(grep -c "^strata-ocr: rank [01]: peer_dead" {out} 2>/dev/null) -ge 2 ]'
+    proc = run_fault(tmp_path, fault, ready, ended, job)
+    text = out.read_text()
+    fault_at = float(re.search(r"fault at ([\d.]+)", proc.stdout).group(1))
+    details = f"{proc.stdout}\n{text}"
+    if fault == "degrade":
+        rc = int(re.search(r"job exit (\d+)", proc.stdout).group(1))
+        record(
+            "ocr", fault, Run(proc.stdout, proc.stderr, fault_at, []), "finished" if rc == 0 else f"exit {rc}"
+        )
+        assert "running at restore" in proc.stdout, details
+        assert rc == 0, details
+    else:
+        ended_at = re.search(r"ranks ended at ([\d.]+)", proc.stdout)
+        errors = {int(r): e for r, e in OCR_LINE.findall(text)}
+        ranks = [
+            Rank(r, f"n{r}", errors.get(r), float(ended_at.group(1)) if ended_at else None, False)
+            for r in (0, 1)
+        ]
+        run = Run(proc.stdout, proc.stderr, fault_at, ranks)
+        record("ocr", fault, run, "errors" if len(errors) >= 2 else "no error")
+        assert ended_at, details
+        check_errors_name_a_lost_node(run, "kill")
+    check_no_leftovers(Run(proc.stdout, proc.stderr, fault_at, []), before)

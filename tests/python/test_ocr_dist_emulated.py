@@ -129,5 +129,7 @@ def test_a_rank_killed_on_one_emulated_node_is_named_on_the_other(tmp_path, emul
     run = emulate(script, 200)
     output = out.read_text()
     assert "job exited 0" not in run.stdout, output
-    assert re.search(r"strata-ocr: rank 0: peer_dead: rank 1 of 2 died: .+", output), output + run.stderr
+    assert re.search(r"strata-ocr: rank 0: peer_dead: rank 1 \(node n1\) of 2 died: .+", output), (
+        output + run.stderr
+    )
     assert leftovers() == before, output

@@ -86,7 +86,7 @@ def test_a_killed_rank_is_named_by_every_survivor_and_nothing_is_left(tmp_path, 
     for rank in pids:
         if rank == VICTIM:
             continue
-        pattern = rf"strata-ocr: rank {rank}: peer_dead: rank {VICTIM} of {RANKS} died: .+"
+        pattern = rf"strata-ocr: rank {rank}: peer_dead: rank {VICTIM} \(node .+\) of {RANKS} died: .+"
         assert re.search(pattern, output), f"rank {rank} did not name the dead rank:\n{output}"
     assert segments_of(list(pids.values())) == [], output
     assert list(db_dir.iterdir()) == [], output

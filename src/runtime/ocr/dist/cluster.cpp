@@ -159,6 +159,7 @@ Result<void> Cluster::meet() {
         const Place& here = peers_[static_cast<std::size_t>(rank_)];
         Writer hello(Msg::hello);
         hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
+        hello.str(here.node);
         send(r, hello);
     }
     const auto until = std::chrono::steady_clock::now() + 60s;
@@ -312,6 +313,7 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
             place.pid = static_cast<long>(in.u64());
             place.machine = in.str();
             place.network = in.str();
+            place.node = in.str();
             std::lock_guard lock(peers_mutex_);
             peers_[static_cast<std::size_t>(source)] = std::move(place);
             return true;

@@ -64,6 +64,7 @@ struct Place {
     long pid = 0;
     std::string machine;
     std::string network;
+    std::string node;  ///< $STRATA_NODE (emulated nodes share a host name), else the host name: for errors
 };
 Place this_place();
 
