@@ -94,6 +94,9 @@ void leave_together_on(MPI_Comm comm);
 /// Collective at start (under a watchdog): true when the ranks are on more than one node,
 /// i.e. MPICH's netmod (UCX) carries traffic between them.
 bool spans_nodes(Context& ctx);
+/// Every rank's --node label into ctx.nodes (a collective at start, under the watchdog), so that
+/// an error about a lost peer names its node.
+void learn_nodes(Context& ctx);
 
 /// Ends a rank whose part of the job succeeded; never returns. A barrier of every rank (bounded
 /// by --timeout-ms: a rank that failed or died makes it an error, exit 1), then MPI_Finalize under

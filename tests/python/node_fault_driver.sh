@@ -8,6 +8,7 @@
 # fault: kill | cut | degrade (1 Mbit/s for 4 s, then restored); ready: a shell
 # condition true once the job is mid-transfer; ended: a shell condition true
 # once every rank the driver waits for has reported. Prints, for the test:
+#   run pids: <every pid in the nodes' cgroups just before the fault>
 #   fault at <CLOCK_REALTIME s> / restored at <s> (degrade: "running at restore")
 #   ranks ended at <s> | ranks still running after <bound> s
 #   launcher still running after the ranks ended (then ended by this driver)
@@ -32,6 +33,8 @@ if ! eval "$ready"; then
     echo "job exit $?"
     exit 0
 fi
+# Every process of the run, for the test's check of what they leave behind (segments named by pid).
+echo "run pids: $(for n in $STRATA_EMU_NODES; do "$STRATA_EMU_FAULT" procs "$n"; done | tr '\n' ' ')"
 echo "fault at $(date +%s.%N)"
 case "$fault" in
     kill | cut) "$STRATA_EMU_FAULT" "$fault" "$node" ;;

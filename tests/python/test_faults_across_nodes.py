@@ -51,15 +51,24 @@ MPI_LAUNCHED_FAULTS = [
 ]
 
 
-def leftovers() -> list[str]:
+def leftovers(emulate_pid: int) -> list[str]:
+    """What emulate made (its names carry its pid: other emulations may run on a shared machine)."""
+    tag = f"sv{emulate_pid}"[:8]
     found = []
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("sv")]
+    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith(tag)]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if ": sv" in line]
-    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob("strata-emulate-*")]
-    found += [f"segment {p.name}" for p in Path("/dev/shm").glob("strata-*")]
+    found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if f": {tag}" in line]
+    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob(f"strata-emulate-{emulate_pid}")]
     return found
+
+
+def segments_of(driver_output: str) -> list[str]:
+    """Shared-memory segments of the run's processes (strata names them by pid: strata-ocr-<pid>-…).
+    Only these: other jobs of a shared machine make and remove segments of their own meanwhile."""
+    line = next((x for x in driver_output.splitlines() if x.startswith("run pids:")), "run pids:")
+    pids = line.split(":", 1)[1].split()
+    return [p.name for p in Path("/dev/shm").iterdir() if any(f"-{pid}-" in p.name for pid in pids)]
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +102,18 @@ class Run:
 def run_fault(tmp_path: Path, fault: str, ready: str, ended: str, job: str) -> str:
     script = tmp_path / "job.sh"
     script.write_text(f"exec {job}\n")
-    run = subprocess.run(
+    emulation = subprocess.Popen(
         [str(EMULATE), "--nodes", "n0=none,n1=none,n2=none", "--rate", "1gbit", "--",
          "bash", str(DRIVER), fault, VICTIM, ready, ended, "bash", str(script)],
-        capture_output=True, text=True, timeout=220,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    try:
+        stdout, stderr = emulation.communicate(timeout=220)
+    finally:
+        if emulation.poll() is None:
+            emulation.kill()  # emulate's trap cannot run then: the check below reports what is left
+    run = subprocess.CompletedProcess(emulation.args, emulation.returncode, stdout, stderr)
+    run.emulate_pid = emulation.pid
     assert "checked" in run.stderr, run.stdout + run.stderr
     assert "never ready" not in run.stdout, run.stdout + run.stderr
     return run
@@ -115,10 +131,11 @@ def record(system: str, fault: str, run: Run, outcome: str) -> None:
         )
 
 
-def check_no_leftovers(run: Run, before: list[str]) -> None:
+def check_no_leftovers(run: Run, emulate_pid: int) -> None:
     left = [x for x in run.driver.splitlines() if x.startswith("left on ")]
     assert not left, f"processes of the run outlived it: {left}\n{run.driver}"
-    assert leftovers() == before
+    assert leftovers(emulate_pid) == []
+    assert segments_of(run.driver) == [], "shared-memory segments of the run outlived it"
 
 
 def check_errors_name_a_lost_node(run: Run, fault: str) -> None:
@@ -156,7 +173,6 @@ def dsm_ranks(reports: Path) -> list[Rank]:
 def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, emulation_ready, fault):
     program = BIN / "dsm_node_fault_test"
     require(program.exists(), f"{program} (build the default preset)")
-    before = leftovers()
     reports = tmp_path / "reports"
     reports.mkdir()
     # Clients on the surviving nodes end with an error or "done"; the server once its clients are gone.
@@ -188,7 +204,7 @@ def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, emula
         )
         assert "ranks ended at" in proc.stdout, details
         check_errors_name_a_lost_node(clients, fault)
-    check_no_leftovers(run, before)
+    check_no_leftovers(run, proc.emulate_pid)
 
 
 # ---- distributed OCR (tests/ocr/dist/keeps_every_rank_busy.c): a rank on each of n0, n1, n2; tokens
@@ -205,7 +221,6 @@ def test_a_node_fault_gives_ocr_survivors_errors_naming_the_node(tmp_path, emula
     require(
         program.exists() and STRATA_BIN.exists(), f"{program} and {STRATA_BIN} (build the default preset)"
     )
-    before = leftovers()
     out = tmp_path / "job.out"
     seconds = 12 if fault == "degrade" else 90
     job = (f'env STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1,n2" {STRATA_BIN} ocr -n 3 --db-placement shared'
@@ -237,4 +252,74 @@ def test_a_node_fault_gives_ocr_survivors_errors_naming_the_node(tmp_path, emula
         record("ocr", fault, run, "errors" if len(errors) >= 2 else "no error")
         assert ended_at, details
         check_errors_name_a_lost_node(run, "kill")
-    check_no_leftovers(Run(proc.stdout, proc.stderr, fault_at, []), before)
+    check_no_leftovers(Run(proc.stdout, proc.stderr, fault_at, []), proc.emulate_pid)
+
+
+# ---- the video pipeline (apps/video): input and output on n0, a worker on n1 and one on n2 (the DSM's
+# server on n0 too). MPI and DSM jobs are launched by mpiexec; ZeroMQ ranks, which need no MPI, are
+# started on their nodes by the emulation's launcher, one process each (--rank/--size). Each rank's
+# --log-dir record ends with its error and "exiting with status N": the record's last write is the
+# time of its error.
+
+VIDEO_LAYOUT = {"mpi-async-multi": ["n0", "n0", "n1", "n2"], "zmq-credit": ["n0", "n0", "n1", "n2"],
+                "dsm": ["n0", "n0", "n0", "n1", "n2"]}  # fmt: skip
+
+
+def video_job(impl: str, binary: Path, video: Path, output: Path, logs: Path) -> str:
+    nodes = VIDEO_LAYOUT[impl]
+    args = (f"--impl {impl} -i {video} -o {output} --timeout-ms 3000 --heartbeat-ms 250 --worker-sleep-ms 20"
+            f" --log-dir {logs}")  # fmt: skip
+    if impl.startswith("zmq"):
+        starts = [
+            f"$STRATA_EMU_LAUNCHER {node} {binary} {args} --rank {r} --size {len(nodes)} --zmq-host $gateway"
+            f" --zmq-port 27600 > {logs}/out{r} 2>&1 &"
+            for r, node in enumerate(nodes)
+        ]
+        return "bash -c 'set -- $STRATA_EMU_ADDRS; gateway=$1; " + " ".join(starts) + " wait'"
+    hosts = ",".join(f"{n}:{nodes.count(n)}" for n in dict.fromkeys(nodes))
+    return f"$STRATA_EMU_MPIEXEC -disable-auto-cleanup -hosts {hosts} -n {len(nodes)} {binary} {args}"
+
+
+@pytest.mark.parametrize("fault", ["kill", "cut", "degrade"])
+@pytest.mark.parametrize("impl", list(VIDEO_LAYOUT))
+def test_a_node_fault_gives_video_survivors_errors_naming_the_node(tmp_path, emulation_ready, request, impl, fault):
+    from video_support import decode, make_video, program, reference
+
+    if fault == "kill" and not impl.startswith("zmq"):
+        request.applymarker(pytest.mark.xfail(strict=True, reason="hydra tears the job down when a proxy dies"))
+    if fault == "cut" and impl == "dsm":
+        # The DSM job's servers are not told of a failed job: they learn it from hydra's notice
+        # (SIGUSR1 when a survivor ends), which names no rank, and end at once (docs/video.md).
+        request.applymarker(pytest.mark.xfail(strict=True, reason="servers end on hydra's notice, naming no node"))
+    binary = program()
+    video = make_video(tmp_path / "in.mkv", frames=400)
+    output = tmp_path / "out.nut"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    nodes = VIDEO_LAYOUT[impl]
+    worker = len(nodes) - 1  # the rank on n2
+    ready = f'grep -q "first frame" {logs}/rank{worker}.log 2>/dev/null && sleep 0.5'
+    survivors = [r for r, n in enumerate(nodes) if not (fault == "kill" and n == VICTIM)]
+    ended = " && ".join(f'grep -q "exiting with status" {logs}/rank{r}.log 2>/dev/null' for r in survivors)
+    proc = run_fault(tmp_path, fault, ready, ended, video_job(impl, binary, video, output, logs))
+    fault_at = float(re.search(r"fault at ([\d.]+)", proc.stdout).group(1))
+    ranks = []
+    for r, node in enumerate(nodes):
+        log = logs / f"rank{r}.log"
+        text = log.read_text() if log.exists() else ""
+        error = next((x for x in text.splitlines() if ": error: " in x), None)
+        ranks.append(Rank(r, node, error, log.stat().st_mtime if log.exists() else None, "status 0" in text))
+    run = Run(proc.stdout, proc.stderr, fault_at, ranks)
+    details = proc.stdout + "\n".join(f"rank {r.rank} ({r.node}): {r.error}" for r in ranks)
+    if fault == "degrade":
+        record(f"video {impl}", fault, run, "finished" if all(r.done for r in ranks) else "failed")
+        assert "running at restore" in proc.stdout, details
+        assert all(r.done for r in ranks), details
+        assert (decode(output) == reference(decode(video))).all(), "frames differ from the reference"
+        output.unlink()
+    else:
+        record(f"video {impl}", fault, run, "errors" if all(r.error for r in ranks if r.rank in survivors) else "no error")
+        assert "ranks ended at" in proc.stdout, details
+        check_errors_name_a_lost_node(Run(run.driver, run.emulate, fault_at, [ranks[r] for r in survivors]), fault)
+        assert not output.exists(), "a failed job leaves no output"
+    check_no_leftovers(run, proc.emulate_pid)
