@@ -10,7 +10,7 @@
 # once every rank the driver waits for has reported. Prints, for the test:
 #   run pids: <every pid in the nodes' cgroups just before the fault>
 #   fault at <CLOCK_REALTIME s> / restored at <s> (degrade: "running at restore")
-#   ranks ended at <s> | ranks still running after <bound> s
+#   ranks ended at <s> | job ended at <s> before every rank reported | ranks still running after <bound> s
 #   launcher still running after the ranks ended (then ended by this driver)
 #   left on <node>: <pids>   (processes of the run still in a node's cgroup)
 #   job exit <code>
@@ -50,11 +50,17 @@ end=$(( $(date +%s) + bound ))
 ended_in_time=0
 while (( $(date +%s) < end )); do
     if eval "$ended"; then ended_in_time=1; break; fi
+    if ! kill -0 "$job" 2>/dev/null; then
+        sleep 0.5  # its last words
+        eval "$ended" && { ended_in_time=1; break; }
+        echo "job ended at $(date +%s.%N) before every rank reported"
+        break
+    fi
     sleep 0.05
 done
 if ((ended_in_time)); then
     echo "ranks ended at $(date +%s.%N)"
-else
+elif kill -0 "$job" 2>/dev/null; then
     echo "ranks still running after $bound s"
 fi
 # The ranks are done; what is left of the launcher (mpiexec waiting for a proxy

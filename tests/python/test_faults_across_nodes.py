@@ -124,11 +124,10 @@ def record(system: str, fault: str, run: Run, outcome: str) -> None:
     if not path:
         return
     times = {r.rank: round(r.at - run.fault_at, 2) for r in run.ranks if r.at is not None and r.error}
+    launcher_left = run.line("launcher still running") is not None  # mpiexec waiting for a cut-off proxy
+    entry = {"system": system, "fault": fault, "outcome": outcome, "time_to_error_s": times, "launcher_left": launcher_left}
     with open(path, "a") as f:
-        f.write(
-            json.dumps({"system": system, "fault": fault, "outcome": outcome, "time_to_error_s": times})
-            + "\n"
-        )
+        f.write(json.dumps(entry) + "\n")
 
 
 def check_no_leftovers(run: Run, emulate_pid: int) -> None:
@@ -287,6 +286,11 @@ def test_a_node_fault_gives_video_survivors_errors_naming_the_node(tmp_path, emu
 
     if fault == "kill" and not impl.startswith("zmq"):
         request.applymarker(pytest.mark.xfail(strict=True, reason="hydra tears the job down when a proxy dies"))
+    if fault == "degrade" and impl == "dsm":
+        # With --timeout-ms 3000 (a kill or cut is then named within 3-6 s) the DSM's leave() barrier
+        # declares a rank of the healthy node n0 dead during the 4 s at 1 Mbit/s; with the default
+        # 10000 the job finishes with the reference frames (docs/reliability.md, "Open").
+        request.applymarker(pytest.mark.xfail(strict=True, reason="a 3 s DSM timeout does not outlast the degraded link"))
     if fault == "cut" and impl == "dsm":
         # The DSM job's servers are not told of a failed job: they learn it from hydra's notice
         # (SIGUSR1 when a survivor ends), which names no rank, and end at once (docs/video.md).
