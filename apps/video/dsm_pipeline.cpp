@@ -521,6 +521,10 @@ int run_dsm(const Options& options) {
     MPI_Comm failure_comm = MPI_COMM_NULL;  // a job that never started ends on every rank together
     MPI_Comm_dup(MPI_COMM_WORLD, &failure_comm);
     MPI_Comm_set_errhandler(failure_comm, MPI_ERRORS_RETURN);
+    // A job that failed after it started: its clients leave together, so that each has printed the
+    // abort it received before plain mpiexec kills the rest (the servers are not told).
+    MPI_Comm clients_failure_comm = MPI_COMM_NULL;
+    MPI_Comm_split(failure_comm, ctx.role == Role::server ? MPI_UNDEFINED : 0, ctx.rank, &clients_failure_comm);
     auto node = dsm::Node::join(MPI_COMM_WORLD, {.servers = servers,
                                                  .timeout = std::chrono::milliseconds(options.timeout_ms),
                                                  .heartbeat = std::chrono::milliseconds(options.heartbeat_ms)});
@@ -553,7 +557,11 @@ int run_dsm(const Options& options) {
     if (!r) {
         ctx.error(r.error().what());
         if (!by_peer && ctx.role != Role::server) abort_others(ctx, *node, setup, r.error().message);
-        if (agreed_failure) leave_together_on(failure_comm);
+        if (agreed_failure) {
+            leave_together_on(failure_comm);
+        } else if (ctx.role != Role::server && setup.ok != 0) {
+            leave_together_on(clients_failure_comm);
+        }
         ctx.exit_now(1);
     }
     const dsm::Traffic t = node->traffic();
