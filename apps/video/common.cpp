@@ -55,10 +55,11 @@ Result<void> Holders::check(const Context& ctx, int first_worker_rank) const {
     const double now = now_s();
     for (std::size_t w = 0; w < unanswered_.size(); ++w) {
         if (unanswered_[w] > 0 && now - since_[w] > ctx.options.timeout_ms / 1000.0) {
-            return make_error(Errc::peer_dead,
-                              "worker {} ({}) holds {} frame{} and has not answered for {:.1f} s: it is dead or cut off",
-                              w, ctx.peer(static_cast<int>(w) + first_worker_rank), unanswered_[w],
-                              unanswered_[w] == 1 ? "" : "s", now - since_[w]);
+            return make_error(
+                Errc::peer_dead,
+                "worker {} ({}) holds {} frame{} and has not answered for {:.1f} s: it is dead or cut off", w,
+                ctx.peer(static_cast<int>(w) + first_worker_rank), unanswered_[w], unanswered_[w] == 1 ? "" : "s",
+                now - since_[w]);
         }
     }
     return {};

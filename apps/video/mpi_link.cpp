@@ -176,8 +176,8 @@ Result<Header> MpiLink::next_header(int source, const std::string& what, int pat
 
 Result<void> MpiLink::flush() {
     for (auto& o : sent_) {
-        if (auto w = wait(o.request,
-                          fmt::format("the {} message to {} to complete", to_string(o.header->kind), ctx_.peer(o.dest)));
+        if (auto w = wait(o.request, fmt::format("the {} message to {} to complete", to_string(o.header->kind),
+                                                 ctx_.peer(o.dest)));
             !w) {
             return w;
         }
@@ -272,9 +272,8 @@ void learn_nodes(Context& ctx) {
     std::array<char, kName> mine{};
     std::memcpy(mine.data(), ctx.options.node.data(), std::min<std::size_t>(ctx.options.node.size(), kName - 1));
     std::vector<char> all(static_cast<std::size_t>(kName) * static_cast<std::size_t>(ctx.size));
-    under_watchdog(ctx, "MPI_Allgather (every rank's node name)", [&] {
-        MPI_Allgather(mine.data(), kName, MPI_CHAR, all.data(), kName, MPI_CHAR, MPI_COMM_WORLD);
-    });
+    under_watchdog(ctx, "MPI_Allgather (every rank's node name)",
+                   [&] { MPI_Allgather(mine.data(), kName, MPI_CHAR, all.data(), kName, MPI_CHAR, MPI_COMM_WORLD); });
     ctx.nodes.clear();
     for (int r = 0; r < ctx.size; ++r) {
         const char* name = all.data() + static_cast<std::size_t>(kName) * static_cast<std::size_t>(r);

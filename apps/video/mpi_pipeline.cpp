@@ -46,7 +46,6 @@ struct WorkerView {
     bool fin = false;
 };
 
-
 Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
     auto input = InputTask::open(ctx);
     if (!input) return std::unexpected(input.error());
@@ -122,7 +121,8 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
         auto& slot = next_slot[static_cast<std::size_t>(w)];
         const auto b = static_cast<std::size_t>(v.buffer_per_slot ? w * v.slots + slot : 0);
         slot = (slot + 1) % v.slots;
-        if (auto r = link.wait(frame_send[b], fmt::format("the send buffer to be free ({})", ctx.peer(dest))); !r) return r;
+        if (auto r = link.wait(frame_send[b], fmt::format("the send buffer to be free ({})", ctx.peer(dest))); !r)
+            return r;
         if (auto c = input->convert(frame[b]); !c) return c;
         Header job{.kind = Kind::job, .index = index};
         job.worker = w;
@@ -137,14 +137,17 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
         holders.sent(w);
         if (v.sync) {
             MPI_Request header_request = *hr;
-            if (auto r = link.wait(header_request, fmt::format("job {} to reach {}", index, ctx.peer(dest))); !r) return r;
-            if (auto r = link.wait(frame_send[b], fmt::format("frame {} to reach {}", index, ctx.peer(dest))); !r) return r;
+            if (auto r = link.wait(header_request, fmt::format("job {} to reach {}", index, ctx.peer(dest))); !r)
+                return r;
+            if (auto r = link.wait(frame_send[b], fmt::format("frame {} to reach {}", index, ctx.peer(dest))); !r)
+                return r;
         }
     }
     Header end{.kind = Kind::end, .count = input->decoded()};
     if (auto s = link.send_header(end, output_rank); !s) return std::unexpected(s.error());
     while (!complete) {
-        auto h = link.next_header(MPI_ANY_SOURCE, fmt::format("the output ({}) to confirm every frame", ctx.peer(output_rank)));
+        auto h = link.next_header(MPI_ANY_SOURCE,
+                                  fmt::format("the output ({}) to confirm every frame", ctx.peer(output_rank)));
         if (!h) return std::unexpected(h.error());
         if (auto t = take(*h); !t) return t;
         if (auto c = holders.check(ctx, first_worker_rank); !c) return c;
@@ -203,10 +206,14 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
         }
         auto rr = link.recv_bytes(in.data(), in.size(), input_rank, tag_frame);
         if (!rr) return std::unexpected(rr.error());
-        if (auto r = link.wait(*rr, fmt::format("frame {} from the input ({})", h->index, ctx.peer(input_rank))); !r) return r;
+        if (auto r = link.wait(*rr, fmt::format("frame {} from the input ({})", h->index, ctx.peer(input_rank))); !r)
+            return r;
         ctx.stats.messages_received += 1;
         ctx.stats.bytes_received += in.size();
-        if (auto r = link.wait(out_send[turn], fmt::format("the previous result to reach the output ({})", ctx.peer(output_rank))); !r) return r;
+        if (auto r = link.wait(out_send[turn],
+                               fmt::format("the previous result to reach the output ({})", ctx.peer(output_rank)));
+            !r)
+            return r;
         task.process(in, out[turn], info);
         Header res{.kind = Kind::result, .index = h->index};
         res.worker = ctx.worker;
@@ -217,8 +224,11 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
         out_send[turn] = *fr;
         if (v.sync) {
             MPI_Request q = *hr;
-            if (auto r = link.wait(q, fmt::format("the result header to reach the output ({})", ctx.peer(output_rank))); !r) return r;
-            if (auto r = link.wait(out_send[turn], fmt::format("result {} to reach the output ({})", h->index, ctx.peer(output_rank)));
+            if (auto r = link.wait(q, fmt::format("the result header to reach the output ({})", ctx.peer(output_rank)));
+                !r)
+                return r;
+            if (auto r = link.wait(out_send[turn],
+                                   fmt::format("result {} to reach the output ({})", h->index, ctx.peer(output_rank)));
                 !r) {
                 return r;
             }
@@ -230,7 +240,8 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
     fin.worker = ctx.worker;
     if (auto s = link.send_header(fin, input_rank); !s) return std::unexpected(s.error());
     for (auto& q : out_send) {
-        if (auto r = link.wait(q, fmt::format("the last result to reach the output ({})", ctx.peer(output_rank))); !r) return r;
+        if (auto r = link.wait(q, fmt::format("the last result to reach the output ({})", ctx.peer(output_rank))); !r)
+            return r;
     }
     return link.flush();
 }
@@ -239,7 +250,8 @@ Result<void> run_output(Context& ctx, MpiLink& link) {
     auto output = OutputTask::create(ctx);
     if (!output) return std::unexpected(output.error());
     link.describe_wait = [&] { return output->started() ? output->missing() : std::string(); };
-    auto h = link.next_header(input_rank, fmt::format("the stream information from the input ({})", ctx.peer(input_rank)));
+    auto h =
+        link.next_header(input_rank, fmt::format("the stream information from the input ({})", ctx.peer(input_rank)));
     if (!h) return std::unexpected(h.error());
     if (h->kind != Kind::info) {
         return make_error(Errc::corrupted, "expected the stream information, got {} from rank {}", to_string(h->kind),

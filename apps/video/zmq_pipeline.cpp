@@ -180,7 +180,8 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
         x.last_heard = now_s();
         x.heard = true;
         holders.heard(w);
-        if (!m.header.get_text().empty()) ctx.nodes[static_cast<std::size_t>(w + first_worker_rank)] = m.header.get_text();
+        if (!m.header.get_text().empty())
+            ctx.nodes[static_cast<std::size_t>(w + first_worker_rank)] = m.header.get_text();
         if (m.header.kind == Kind::abort) {
             return make_error(Errc::peer_dead, "the job was aborted by {}; {}", m.header.get_text(), describe());
         }
@@ -267,7 +268,8 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
     std::shared_ptr<BufferPool> pool;
     for (;;) {
         // The input may itself wait up to --timeout-ms for a failed peer: it is given longer.
-        auto which = wait_any(ctx, {&work}, fmt::format("a reply from the input ({}, {})", ctx.peer(0), ep.work), {}, 2);
+        auto which =
+            wait_any(ctx, {&work}, fmt::format("a reply from the input ({}, {})", ctx.peer(0), ep.work), {}, 2);
         if (!which) return std::unexpected(which.error());
         ZmqMessage m;
         if (auto r = work.receive(m, false, false); !r) return r;

@@ -125,7 +125,13 @@ def record(system: str, fault: str, run: Run, outcome: str) -> None:
         return
     times = {r.rank: round(r.at - run.fault_at, 2) for r in run.ranks if r.at is not None and r.error}
     launcher_left = run.line("launcher still running") is not None  # mpiexec waiting for a cut-off proxy
-    entry = {"system": system, "fault": fault, "outcome": outcome, "time_to_error_s": times, "launcher_left": launcher_left}
+    entry = {
+        "system": system,
+        "fault": fault,
+        "outcome": outcome,
+        "time_to_error_s": times,
+        "launcher_left": launcher_left,
+    }
     with open(path, "a") as f:
         f.write(json.dumps(entry) + "\n")
 
@@ -281,20 +287,28 @@ def video_job(impl: str, binary: Path, video: Path, output: Path, logs: Path) ->
 
 @pytest.mark.parametrize("fault", ["kill", "cut", "degrade"])
 @pytest.mark.parametrize("impl", list(VIDEO_LAYOUT))
-def test_a_node_fault_gives_video_survivors_errors_naming_the_node(tmp_path, emulation_ready, request, impl, fault):
+def test_a_node_fault_gives_video_survivors_errors_naming_the_node(
+    tmp_path, emulation_ready, request, impl, fault
+):
     from video_support import decode, make_video, program, reference
 
     if fault == "kill" and not impl.startswith("zmq"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason="hydra tears the job down when a proxy dies"))
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="hydra tears the job down when a proxy dies")
+        )
     if fault == "degrade" and impl == "dsm":
         # With --timeout-ms 3000 (a kill or cut is then named within 3-6 s) the DSM's leave() barrier
         # declares a rank of the healthy node n0 dead during the 4 s at 1 Mbit/s; with the default
         # 10000 the job finishes with the reference frames (docs/reliability.md, "Open").
-        request.applymarker(pytest.mark.xfail(strict=True, reason="a 3 s DSM timeout does not outlast the degraded link"))
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="a 3 s DSM timeout does not outlast the degraded link")
+        )
     if fault == "cut" and impl == "dsm":
         # The DSM job's servers are not told of a failed job: they learn it from hydra's notice
         # (SIGUSR1 when a survivor ends), which names no rank, and end at once (docs/video.md).
-        request.applymarker(pytest.mark.xfail(strict=True, reason="servers end on hydra's notice, naming no node"))
+        request.applymarker(
+            pytest.mark.xfail(strict=True, reason="servers end on hydra's notice, naming no node")
+        )
     binary = program()
     video = make_video(tmp_path / "in.mkv", frames=400)
     output = tmp_path / "out.nut"
@@ -322,8 +336,15 @@ def test_a_node_fault_gives_video_survivors_errors_naming_the_node(tmp_path, emu
         assert (decode(output) == reference(decode(video))).all(), "frames differ from the reference"
         output.unlink()
     else:
-        record(f"video {impl}", fault, run, "errors" if all(r.error for r in ranks if r.rank in survivors) else "no error")
+        record(
+            f"video {impl}",
+            fault,
+            run,
+            "errors" if all(r.error for r in ranks if r.rank in survivors) else "no error",
+        )
         assert "ranks ended at" in proc.stdout, details
-        check_errors_name_a_lost_node(Run(run.driver, run.emulate, fault_at, [ranks[r] for r in survivors]), fault)
+        check_errors_name_a_lost_node(
+            Run(run.driver, run.emulate, fault_at, [ranks[r] for r in survivors]), fault
+        )
         assert not output.exists(), "a failed job leaves no output"
     check_no_leftovers(run, proc.emulate_pid)
