@@ -50,8 +50,9 @@ end=$(( $(date +%s) + bound ))
 ended_in_time=0
 while (( $(date +%s) < end )); do
     if eval "$ended"; then ended_in_time=1; break; fi
-    if ! kill -0 "$job" 2>/dev/null; then
-        sleep 0.5  # its last words
+    # The launcher gone and no process of the run left: no rank can report any more (ranks behind
+    # a cut link outlive mpiexec and end on their own).
+    if ! kill -0 "$job" 2>/dev/null && [ -z "$(for n in $STRATA_EMU_NODES; do "$STRATA_EMU_FAULT" procs "$n"; done)" ]; then
         eval "$ended" && { ended_in_time=1; break; }
         echo "job ended at $(date +%s.%N) before every rank reported"
         break
