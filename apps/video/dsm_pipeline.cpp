@@ -34,6 +34,7 @@
 #include "mpi_link.hpp"
 #include "pipeline.hpp"
 #include "roles.hpp"
+#include "server_abort.hpp"
 #include "strata/dsm.hpp"
 
 namespace strata::video {
@@ -466,8 +467,9 @@ Result<void> run_client(Context& ctx, dsm::Node& node, Setup& setup, bool& by_pe
 }
 
 /// Tells the other clients that the job failed (best effort): the input through ctl_in, the
-/// output through ctl_out, a worker through its out[w] (the output passes it on).
-void abort_others(Context& ctx, dsm::Node& node, const Setup& setup, const std::string& why) {
+/// output through ctl_out, a worker through its out[w] (the output passes it on); and the
+/// servers, which read no chunk, through `failure_comm` (server_abort.hpp).
+void abort_others(Context& ctx, dsm::Node& node, const Setup& setup, const std::string& why, MPI_Comm failure_comm) {
     if (setup.ok == 0) return;  // the chunks do not exist
     Run run{ctx, node, false, setup};
     Header a{.kind = Kind::abort};
@@ -476,6 +478,7 @@ void abort_others(Context& ctx, dsm::Node& node, const Setup& setup, const std::
                        : ctx.role == Role::output ? setup.ctl_out
                                                   : setup.out[static_cast<std::size_t>(ctx.worker)];
     (void)write_chunk(run, id, a, {}, "the abort notice");
+    tell_servers(ctx.options.dsm_servers, failure_comm, a);
 }
 
 std::string traffic_json(const dsm::Traffic& t) {
@@ -538,6 +541,7 @@ int run_dsm(const Options& options) {
     bool agreed = false;          // every client has the input's setup outcome
     bool agreed_failure = false;  // every rank knows the job did not start
     if (ctx.role == Role::server) {
+        const ServerAbortWatch watch(ctx, failure_comm);
         r = serve_and_learn_outcome(ctx, *node, setup, by_peer);
         agreed_failure = !r && by_peer;
     } else {
@@ -556,7 +560,7 @@ int run_dsm(const Options& options) {
     ctx.stats.total_s = ctx.elapsed();
     if (!r) {
         ctx.error(r.error().what());
-        if (!by_peer && ctx.role != Role::server) abort_others(ctx, *node, setup, r.error().message);
+        if (!by_peer && ctx.role != Role::server) abort_others(ctx, *node, setup, r.error().message, failure_comm);
         if (agreed_failure) {
             leave_together_on(failure_comm);
         } else if (ctx.role != Role::server && setup.ok != 0) {

@@ -71,7 +71,19 @@ public:
     /// Called between polls to explain a timeout (e.g. which workers hold frames).
     std::function<std::string()> describe_wait;
 
+    /// A new T that lives as long as the link, which a failing rank never destroys (it exits with
+    /// _Exit): for buffers of receives and sends that may still be pending when a wait fails.
+    /// Freeing one under a pending receive let UCX copy a late message into unmapped memory
+    /// (a SIGSEGV in uct_tcp_iface_progress while the rank waited to leave with the others).
+    template <class T>
+    T& keep() {
+        auto kept = std::make_shared<T>();
+        kept_.push_back(kept);
+        return *kept;
+    }
+
 private:
+    std::vector<std::shared_ptr<void>> kept_;
     Result<void> check_interrupts();
     Result<void> poll(const std::function<Result<bool>()>& done, const std::string& what, int patience = 1);
     void reap();

@@ -60,7 +60,8 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
     if (auto s = link.send_header(hi, output_rank); !s) return std::unexpected(s.error());
 
     const int buffers = v.buffer_per_slot ? workers * v.slots : 1;
-    std::vector<Frame> frame(static_cast<std::size_t>(buffers), Frame(info.frame_bytes()));
+    auto& frame = link.keep<std::vector<Frame>>();  // sends of these may be pending when a wait fails
+    frame.assign(static_cast<std::size_t>(buffers), Frame(info.frame_bytes()));
     std::vector<MPI_Request> frame_send(static_cast<std::size_t>(buffers), MPI_REQUEST_NULL);
     std::vector<WorkerView> view(static_cast<std::size_t>(workers));
     Holders holders(workers);
@@ -184,8 +185,14 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
     for (int i = 0; i < v.slots; ++i) {
         if (auto r = ready(); !r) return r;
     }
-    Frame in;
-    Frame out[2];
+    // Kept by the link: a failed wait can leave the receive into `in` or a send of `out` pending.
+    struct Buffers {
+        Frame in;
+        Frame out[2];
+    };
+    auto& buffers = link.keep<Buffers>();
+    Frame& in = buffers.in;
+    auto& out = buffers.out;
     MPI_Request out_send[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int turn = 0;
     StreamInfo info;
@@ -271,7 +278,10 @@ Result<void> run_output(Context& ctx, MpiLink& link) {
         Frame frame = output->take_buffer();
         auto rr = link.recv_bytes(frame.data(), frame.size(), m->from, tag_result);
         if (!rr) return std::unexpected(rr.error());
-        if (auto r = link.wait(*rr, fmt::format("result {} from {}", m->index, ctx.peer(m->from))); !r) return r;
+        if (auto r = link.wait(*rr, fmt::format("result {} from {}", m->index, ctx.peer(m->from))); !r) {
+            link.keep<Frame>() = std::move(frame);  // the receive may still be pending
+            return r;
+        }
         ctx.stats.messages_received += 1;
         ctx.stats.bytes_received += frame.size();
         if (auto a = output->accept(m->index, std::move(frame)); !a) return a;

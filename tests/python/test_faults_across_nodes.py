@@ -303,12 +303,6 @@ def test_a_node_fault_gives_video_survivors_errors_naming_the_node(
         request.applymarker(
             pytest.mark.xfail(strict=True, reason="a 3 s DSM timeout does not outlast the degraded link")
         )
-    if fault == "cut" and impl == "dsm":
-        # The DSM job's servers are not told of a failed job: they learn it from hydra's notice
-        # (SIGUSR1 when a survivor ends), which names no rank, and end at once (docs/video.md).
-        request.applymarker(
-            pytest.mark.xfail(strict=True, reason="servers end on hydra's notice, naming no node")
-        )
     binary = program()
     video = make_video(tmp_path / "in.mkv", frames=400)
     output = tmp_path / "out.nut"
