@@ -29,7 +29,7 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/lib)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "mpich, fuse3, python3")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libfmt-dev, libboost-dev, libmpich-dev, pkg-config")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-matplotlib, python3-numpy")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3-matplotlib, python3-numpy, crun, debootstrap")  # crun, debootstrap: containers (docs/shm.md)
 # ldconfig after install and removal, so the libraries in /usr/lib are found:
 # through libc-bin's ldconfig trigger, as Debian's library packages do; the
 # postinst and postrm do nothing (cmake/debian/postinst says why).

@@ -8,8 +8,10 @@ strata_add_test_binary(strata_runtime_unit_tests LABEL unit TIMEOUT 60 PREFIX "r
   unit/runtime_ocr_edt_test.cpp
   unit/runtime_ocr_db_test.cpp
   unit/runtime_ocr_db_dir_test.cpp
-  unit/runtime_ocr_program_test.cpp)
+  unit/runtime_ocr_program_test.cpp
+  unit/runtime_ownership_test.cpp)
 target_link_libraries(strata_runtime_unit_tests PRIVATE strata::runtime)
+target_include_directories(strata_runtime_unit_tests PRIVATE ${CMAKE_SOURCE_DIR}/src)  # runtime/ownership.hpp
 
 # OCR programs: built against include/ocr, linked with -lstrata-ocr only.
 function(strata_add_ocr_program name)
@@ -62,11 +64,12 @@ set_tests_properties(runtime.ocr.strata_ocr_names_a_missing_program PROPERTIES
 # The block-to-next-task test and the cover priority tests run alone: they pin workers to
 # one CPU and print latencies measured there.
 strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOUT 120 PREFIX "runtime."
-  SERIAL "*a_task_queued_behind_a_blocked_one*:*RuntimeCoverPriority*:*RuntimeCoverSurrender*:*RuntimeCoverSuspend*:*RuntimeStandby*:*RuntimeLeader*" SOURCES
+  SERIAL "*a_task_queued_behind_a_blocked_one*:*RuntimeCoverPriority*:*RuntimeCoverSurrender*:*RuntimeCoverSuspend*:*RuntimeStandby*:*RuntimeAutoCover*:*RuntimeLeader*" SOURCES
   integration/runtime_monitor_test.cpp
   integration/runtime_surrender_test.cpp
   integration/runtime_suspend_test.cpp
-  integration/runtime_standby_test.cpp)
+  integration/runtime_standby_test.cpp
+  integration/runtime_auto_cover_test.cpp)
 target_link_libraries(strata_runtime_integration_tests PRIVATE strata::runtime)
 
 # Data blocks as shared objects and their checkpoints (docs/runtime.md): real

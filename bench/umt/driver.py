@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Runs the UMT benchmark programs with the blocking monitor off and on, side by side.
 
-Modes are `<backend>[+<variant>]`: `off`; `ebpf+normal` (covering workers at
+Modes are `<backend>[+<variant>]`: `off`; `ebpf` (the runtime's default cover
+priority, auto: idle+standby in bench/umt/run's exclusive job cpuset); `ebpf+normal` (covering workers at
 the normal policy, the runtime before issue 15); `ebpf+idle` (covering workers
 at SCHED_IDLE, STRATA_COVER_PRIORITY=idle, the default since); `ebpf+surrender`
 (normal covers, lowered to SCHED_IDLE at nice 19 on the monitor's wakeup event);
@@ -30,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench_progress import step  # noqa: E402  (bench/bench_progress.py: `strata bench`'s progress line)
 
-MODES = ["off", "ebpf+normal", "ebpf+idle", "ebpf+surrender", "ebpf+idle+surrender"]
+MODES = ["off", "ebpf", "ebpf+normal", "ebpf+idle", "ebpf+surrender", "ebpf+idle+surrender"]
 # The mode whose figures the targets are judged on, named before the run
 # (docs/benchmarks/umt/README.md, ninth round): the opt-in cover priority
 # idle+standby; the others (the default idle among them) are measured beside

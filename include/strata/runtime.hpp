@@ -137,8 +137,11 @@ MonitorFactory no_monitor();
 /// The kernel policy of a worker woken to cover for a blocked worker of its core.
 enum class CoverPriority {
     /// idle when this process may return a thread from SCHED_IDLE to normal
-    /// (CAP_SYS_NICE or RLIMIT_NICE ≥ 20), else normal; the reason is logged
-    /// with STRATA_VERBOSE=1 and given by Runtime::cover_reason().
+    /// (CAP_SYS_NICE or RLIMIT_NICE ≥ 20), else normal; idle_standby instead
+    /// of idle when the monitor reports wakeups (ebpf) and the job owns its
+    /// cores (its cpuset cgroup is exclusive, or its affinity is narrower than
+    /// the online CPUs). The reason is logged with STRATA_VERBOSE=1 and given
+    /// by Runtime::cover_reason().
     automatic,
     /// SCHED_IDLE while another worker of its core is blocked: when that
     /// worker wakes the kernel preempts the cover at once. start() fails with
@@ -168,7 +171,7 @@ enum class CoverPriority {
     /// surrender does. Not picked by auto: a system call that SA_RESTART does
     /// not restart (poll, nanosleep, ...) can return EINTR in a cover's task.
     idle_suspend,
-    /// Opt-in (issue 15): idle, and a worker that would park while another
+    /// Issue 15 (auto picks it on owned cores): idle, and a worker that would park while another
     /// worker of its core is active stays runnable instead, at SCHED_IDLE,
     /// spinning on the monitor's ready count (one such standby worker per
     /// core). When the core's last ready worker blocks the kernel switches

@@ -16,9 +16,17 @@ namespace strata::external {
 
 namespace {
 
-constexpr std::string_view known_keys[] = {
-    "command",     "env", "cwd", "timeout", "stdout", "stderr", "exposure", "success_exit_codes", "allow_empty_outputs",
-    "unregistered"};
+constexpr std::string_view known_keys[] = {"command",
+                                           "env",
+                                           "cwd",
+                                           "timeout",
+                                           "stdout",
+                                           "stderr",
+                                           "exposure",
+                                           "success_exit_codes",
+                                           "allow_empty_outputs",
+                                           "unregistered",
+                                           "container"};
 
 std::string describe(const toml::node& node) {
     std::ostringstream out;
@@ -50,7 +58,7 @@ public:
             if (!known) {
                 return fail(key.str(), describe(value),
                             "unknown key (known: command, env, cwd, timeout, stdout, stderr, exposure, "
-                            "success_exit_codes, allow_empty_outputs, unregistered)");
+                            "success_exit_codes, allow_empty_outputs, unregistered, container)");
             }
         }
         if (auto r = read_command(); !r) {
@@ -176,6 +184,18 @@ private:
                             "temporary files need exposure fuse or auto: memfd paths (/proc/self/fd/N) have no "
                             "directory to create files in");
             }
+        }
+        auto container = string_key("container");
+        if (!container) {
+            return std::unexpected(container.error());
+        }
+        if (table_.get("container") != nullptr) {
+            if (*container != "strata" && !std::filesystem::path(*container).is_absolute()) {
+                return fail("container", quote_value(*container),
+                            "expected \"strata\" (the image of scripts/container-image) or the absolute path of a "
+                            "root file system");
+            }
+            entry_.container = *container;
         }
         if (const toml::node* node = table_.get("allow_empty_outputs")) {
             const auto* b = node->as_boolean();

@@ -14,6 +14,7 @@
 //   allow_empty_outputs = false
 //   unregistered = "error"  # error | temporary: files the program creates
 //                           # beside its blocks (FUSE only; docs/external.md)
+//   container = "strata"    # run in a crun container: strata's image or a rootfs path
 //
 // Every error names the file, the line, the entry, the key, the value and the
 // cause: "ext.toml:3: entry [convert]: key command: value \"...\": cause".
@@ -65,6 +66,7 @@ struct Entry {
     std::vector<int> success_exit_codes{0};
     bool allow_empty_outputs = false;
     bool temporary_files = false;  ///< unregistered = "temporary": the program may create files under db/
+    std::string container;         ///< empty: no container; "strata": the default image; else a rootfs path
 
     /// "<file>:<line of key>: entry [name]: key <key>: value <value>: " for errors about one key.
     [[nodiscard]] std::string where(std::string_view key, std::string_view value) const;

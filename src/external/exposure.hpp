@@ -78,6 +78,10 @@ public:
     /// caller closes nothing of them: release() does.
     [[nodiscard]] virtual std::vector<int> inherited_fds() const = 0;
 
+    /// The directory the paths live in, when they are files of a mount (fuse): a
+    /// container binds it in at the same path. Empty for memfd (inherited descriptors).
+    [[nodiscard]] virtual std::string mount_dir() const { return {}; }
+
     /// The child exists: from now on its process tree (and only it) may open the files.
     virtual Result<void> started(pid_t pid) = 0;
 

@@ -92,6 +92,8 @@ public:
 
     [[nodiscard]] std::vector<int> inherited_fds() const override { return {}; }
 
+    [[nodiscard]] std::string mount_dir() const override { return client_->mount_point(); }
+
     Result<void> started(pid_t pid) override {
         if (pid <= 0) {
             return make_error(Errc::invalid_argument, "FuseExposure::started: pid={}: not a process id", pid);

@@ -13,6 +13,8 @@
 #include <cstring>
 #include <map>
 
+#include <fmt/format.h>
+
 extern char** environ;
 
 namespace strata::external {
@@ -49,7 +51,7 @@ std::vector<std::string> environment(const std::vector<std::pair<std::string, st
         }
     }
     for (const auto& [k, v] : extra) {
-        out.push_back(k + "=" + v);
+        out.push_back(fmt::format("{}={}", k, v));
     }
     return out;
 }
@@ -101,12 +103,14 @@ Result<Child> spawn(const SpawnRequest& request) {
     }
 
     std::vector<char*> argv;
+    argv.reserve(request.argv.size() + 1);
     for (const std::string& a : request.argv) {
         argv.push_back(const_cast<char*>(a.c_str()));
     }
     argv.push_back(nullptr);
     std::vector<std::string> env = environment(request.env);
     std::vector<char*> envp;
+    envp.reserve(env.size() + 1);
     for (std::string& e : env) {
         envp.push_back(e.data());
     }

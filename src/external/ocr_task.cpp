@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "container_launch.hpp"
 #include "ocr/ocr.h"
 #include "ocr_external.hpp"
 #include "runtime/ocr/db_shared.hpp"
@@ -76,6 +78,7 @@ struct ExternalBody::Launch {
     std::vector<std::string> argv;
     std::shared_ptr<OwnedFd> stderr_capture;  // stderr=tail or a file: read for the tail
     std::string stderr_note;                  // why no tail is available
+    std::optional<container::Bundle> bundle;  // container = ...: removed after the program was reaped
 };
 
 void ExternalBody::fail_to_start(const std::shared_ptr<Edt>& edt, const std::string& why) {
@@ -268,6 +271,13 @@ void ExternalBody::start(const std::shared_ptr<Edt>& edt) {
     std::vector<std::shared_ptr<OwnedFd>> stream_fds;  // open until the spawn
     if (auto opened = open_streams(entry, *edt, *out_paths, *launch, request, stream_fds); !opened) {
         return fail_to_start(edt, opened.error().message);
+    }
+    if (!entry.container.empty()) {
+        auto bundle = containerize(entry, *launch->files, request);
+        if (!bundle) {
+            return fail_to_start(edt, bundle.error().message);
+        }
+        launch->bundle.emplace(std::move(*bundle));
     }
     auto child = spawn(request);
     if (!child) {

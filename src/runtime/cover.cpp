@@ -150,7 +150,8 @@ CoverPriority CoverChoice::priority() const noexcept {
     return idle ? CoverPriority::idle : CoverPriority::normal;
 }
 
-Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored, bool wakeups_reported) {
+Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored, bool wakeups_reported,
+                                          const std::optional<std::string>& owned_cores) {
     const auto name = to_string(requested);
     if (requested == CoverPriority::normal) {
         return CoverChoice{false, false, "normal by request"};
@@ -173,6 +174,15 @@ Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitore
         }
         return CoverChoice{false, false, fmt::format("auto: normal, because the runtime {}", probe.error().what())};
     }
+    if (requested == CoverPriority::automatic && wakeups_reported && owned_cores) {
+        CoverChoice choice{true, false,
+                           fmt::format("auto: idle+standby, because {}: SCHED_IDLE while covering; one worker per "
+                                       "core stands by at SCHED_IDLE and takes over when the core's last ready "
+                                       "worker blocks",
+                                       *owned_cores)};
+        choice.standby = true;
+        return choice;
+    }
     switch (requested) {
         case CoverPriority::surrender:
             return CoverChoice{false, true,
@@ -194,6 +204,14 @@ Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitore
             choice.standby = true;
             return choice;
         }
+        case CoverPriority::automatic:
+            return CoverChoice{true, false,
+                               fmt::format("auto: idle (SCHED_IDLE while covering for a blocked worker); no standby "
+                                           "worker, because {}",
+                                           wakeups_reported ? "the job does not show that it owns its cores (an "
+                                                              "exclusive cpuset, or an affinity narrower than the "
+                                                              "online CPUs)"
+                                                            : "the monitor does not report wakeups")};
         default:
             return CoverChoice{true, false,
                                fmt::format("{}: idle (SCHED_IDLE while covering for a blocked worker)", name)};

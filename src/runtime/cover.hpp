@@ -4,6 +4,7 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 
 #include "strata/runtime.hpp"
@@ -26,8 +27,12 @@ struct CoverChoice {
 /// (`wakeups_reported`: the ebpf monitor, which also keeps standby workers). Errors:
 /// permission_denied when idle, surrender or idle+surrender was requested
 /// explicitly and that right is missing; unsupported when surrender was
-/// requested and the monitor does not report wakeups.
-Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored, bool wakeups_reported);
+/// requested and the monitor does not report wakeups. `owned_cores` (why
+/// the job owns its CPUs, ownership.hpp) makes automatic choose idle+standby
+/// when the monitor reports wakeups: a standby worker then spins only on
+/// cores no other job runs on.
+Result<CoverChoice> choose_cover_priority(CoverPriority requested, bool monitored, bool wakeups_reported,
+                                          const std::optional<std::string>& owned_cores);
 
 /// The process's nice value (the benchmark driver's --nice), read once: the
 /// nice a worker returns to when it is not lowered.

@@ -54,13 +54,13 @@ private:
 }  // namespace
 
 MonitorFactory no_monitor() {
-    return [](int, std::function<void(int)>) -> Result<std::unique_ptr<CoreMonitor>> {
+    return [](int, const std::function<void(int)>&) -> Result<std::unique_ptr<CoreMonitor>> {
         return std::make_unique<OffMonitor>("off by request");
     };
 }
 
 MonitorFactory monitor_from_env() {
-    return [](int cores, std::function<void(int)> on_idle) -> Result<std::unique_ptr<CoreMonitor>> {
+    return [](int cores, const std::function<void(int)>& on_idle) -> Result<std::unique_ptr<CoreMonitor>> {
         auto options = monitor::options_from_env();
         if (!options) {
             return std::unexpected(options.error());

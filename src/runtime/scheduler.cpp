@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "cover.hpp"
 #include "cpuset.hpp"
+#include "ownership.hpp"
 #include "scheduler.hpp"
 
 namespace strata::runtime {
@@ -109,7 +110,10 @@ Result<void> Runtime::Impl::start_monitor() {
     // Arming the wakeup event once, before any worker exists, is harmless:
     // it tells whether the monitor can report wakeups.
     const bool wakeups = monitored && !cpus.empty() && monitor->notify_when_woken(cpus.front());
-    auto cover = detail::choose_cover_priority(options.cover_priority, monitored, wakeups);
+    const auto owned = options.cover_priority == CoverPriority::automatic
+                           ? detail::owned_cores(detail::read_cpu_facts())
+                           : std::nullopt;
+    auto cover = detail::choose_cover_priority(options.cover_priority, monitored, wakeups, owned);
     if (!cover) {
         stop();
         return std::unexpected(cover.error());

@@ -152,7 +152,52 @@ Result<std::vector<SegmentInfo>> list_segments(const fs::path& dir_in) {
     return out;
 }
 
-Result<std::vector<std::string>> collect_segments(const fs::path& dir_in) {
+namespace {
+
+/// Takes every lock byte of the lock file `lock_fd` (at `lock_path`) at once:
+/// true when nobody holds any and the file is still the one at that path.
+bool unused_lock_file(int lock_fd, const fs::path& lock_path) {
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = shm_detail::kIndexByte + 1;
+    struct stat by_fd {};
+    struct stat by_path {};
+    return ::fcntl(lock_fd, F_OFD_SETLK, &fl) == 0 && ::fstat(lock_fd, &by_fd) == 0 &&
+           ::stat(lock_path.c_str(), &by_path) == 0 && by_fd.st_ino == by_path.st_ino;
+}
+
+/// The lock files named `name_prefix`... without a segment file, that nobody
+/// holds: left by a creator that died between the two files.
+void collect_lock_files(const fs::path& dir, std::string_view name_prefix, std::vector<std::string>& removed) {
+    std::error_code error;
+    const std::string start = fmt::format("strata.{}", name_prefix);
+    for (const auto& entry : fs::directory_iterator(dir, error)) {
+        const std::string file = entry.path().filename().string();
+        if (!file.starts_with(start) || !file.ends_with(".lock") || !ours(entry.path())) {
+            continue;
+        }
+        const std::string name = file.substr(7, file.size() - 12);
+        if (fs::exists(fs::symlink_status(dir / fmt::format("strata.{}.seg", name)))) {
+            continue;
+        }
+        const int lock_fd = ::open(entry.path().c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (lock_fd < 0) {
+            continue;
+        }
+        if (unused_lock_file(lock_fd, entry.path()) &&
+            !fs::exists(fs::symlink_status(dir / fmt::format("strata.{}.seg", name))) &&
+            ::unlink(entry.path().c_str()) == 0) {
+            removed.push_back(name);
+        }
+        ::close(lock_fd);
+    }
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> collect_segments(const fs::path& dir_in, std::string_view name_prefix) {
     const fs::path dir = resolve(dir_in);
     auto listed = list_segments(dir);
     if (!listed) {
@@ -160,6 +205,9 @@ Result<std::vector<std::string>> collect_segments(const fs::path& dir_in) {
     }
     std::vector<std::string> removed;
     for (const auto& info : *listed) {
+        if (!info.name.starts_with(name_prefix)) {
+            continue;
+        }
         const fs::path lock_path = dir / fmt::format("strata.{}.lock", info.name);
         const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
         if (lock_fd < 0) {
@@ -170,22 +218,15 @@ Result<std::vector<std::string>> collect_segments(const fs::path& dir_in) {
             continue;
         }
         // The guard byte and every user byte at once: only when nobody holds any.
-        struct flock fl {};
-        fl.l_type = F_WRLCK;
-        fl.l_whence = SEEK_SET;
-        fl.l_start = 0;
-        fl.l_len = shm_detail::kIndexByte + 1;
-        if (::fcntl(lock_fd, F_OFD_SETLK, &fl) == 0) {
-            struct stat by_fd {};
-            struct stat by_path {};
-            if (::fstat(lock_fd, &by_fd) == 0 && ::stat(lock_path.c_str(), &by_path) == 0 &&
-                by_fd.st_ino == by_path.st_ino) {
-                ::unlink(info.path.c_str());
-                ::unlink(lock_path.c_str());
-                removed.push_back(info.name);
-            }
+        if (unused_lock_file(lock_fd, lock_path)) {
+            ::unlink(info.path.c_str());
+            ::unlink(lock_path.c_str());
+            removed.push_back(info.name);
         }
         ::close(lock_fd);
+    }
+    if (!name_prefix.empty()) {
+        collect_lock_files(dir, name_prefix, removed);
     }
     return removed;
 }

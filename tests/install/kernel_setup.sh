@@ -22,11 +22,11 @@ trap 'rm -rf "$out"' EXIT
 unshare --mount --propagation private bash -s "$setup" "$out" <<'INNER'
 set -euo pipefail
 setup=$1 out=$2
-for c in cpu cpuacct memory blkio; do umount "/sys/fs/cgroup/$c"; done
+for c in cpu cpuacct memory blkio cpuset; do umount "/sys/fs/cgroup/$c"; done
 mount -t tmpfs -o mode=0755 strata-empty-dev /dev
 mknod -m 0666 /dev/null c 1 3
 if "$setup" --check >"$out/check-before" 2>&1; then echo "FAIL: --check passed with nothing set up"; exit 1; fi
-for name in shm fuse loop userfaultfd cgroup-cpu cgroup-cpuacct cgroup-memory cgroup-blkio; do
+for name in shm fuse loop userfaultfd cgroup-cpu cgroup-cpuacct cgroup-memory cgroup-blkio cgroup-cpuset; do
   grep -q "^kernel-setup: $name  *MISSING" "$out/check-before" ||
     { echo "FAIL: --check did not name $name as missing:"; cat "$out/check-before"; exit 1; }
 done

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // `strata shm ls` and `strata shm gc` (list_segments, collect_segments): users
 // alive, orphaned segments removed, segments in use never removed.
+#include <fcntl.h>
+#include <unistd.h>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -86,6 +89,47 @@ TEST(ShmAdmin, gc_removes_a_segment_whose_users_all_died_and_never_one_in_use) {
     ASSERT_EQ(after.size(), 1U);
     EXPECT_EQ(after[0].name, in_use.name);
     STRATA_EXPECT_OK(kept.simple<int>("still usable", 1));
+}
+
+TEST(ShmAdmin, gc_with_a_name_prefix_removes_only_the_dead_segments_it_names) {
+    test::ShmFixture named;
+    test::ShmFixture other;
+    other.options.dir = named.dir.path();
+    named.name = "job-a-" + named.name.substr(0, 100);
+    other.name = "job-b-" + other.name.substr(0, 100);
+    for (const auto* f : {&named, &other}) {
+        const pid_t victim = attached_child(*f);
+        ASSERT_GT(victim, 0);
+        ::kill(victim, SIGKILL);
+        test::wait_for_child(victim);
+    }
+    STRATA_ASSERT_ASSIGN(removed, collect_segments(named.dir.path(), "job-a-"));
+    EXPECT_EQ(removed, std::vector<std::string>{named.name});
+    STRATA_ASSERT_ASSIGN(after, list_segments(named.dir.path()));
+    ASSERT_EQ(after.size(), 1U);
+    EXPECT_EQ(after[0].name, other.name);
+}
+
+TEST(ShmAdmin, gc_with_a_name_prefix_removes_a_lock_file_whose_creator_died_before_the_segment_file) {
+    test::ShmFixture f;
+    const auto held = f.dir / "strata.job-a-held.lock";
+    std::ofstream(f.dir / "strata.job-a-orphan.lock");
+    std::ofstream(f.dir / "strata.job-b-orphan.lock");
+    std::ofstream(held.string());
+    const int fd = ::open(held.c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_len = 1;
+    ASSERT_EQ(::fcntl(fd, F_OFD_SETLK, &fl), 0);  // a creator at work holds the guard
+    STRATA_ASSERT_ASSIGN(unscoped, collect_segments(f.dir.path()));
+    EXPECT_TRUE(unscoped.empty());
+    STRATA_ASSERT_ASSIGN(removed, collect_segments(f.dir.path(), "job-a-"));
+    EXPECT_EQ(removed, std::vector<std::string>{"job-a-orphan"});
+    EXPECT_TRUE(std::filesystem::exists(held));
+    EXPECT_TRUE(std::filesystem::exists(f.dir / "strata.job-b-orphan.lock"));
+    ::close(fd);
 }
 
 TEST(ShmAdmin, gc_removes_a_segment_file_without_a_lock_file_or_header) {

@@ -33,7 +33,7 @@ if ! eval "$ready"; then
     echo "job exit $?"
     exit 0
 fi
-# Every process of the run, for the test's check of what they leave behind (segments named by pid).
+# Every process of the run, for the record.
 echo "run pids: $(for n in $STRATA_EMU_NODES; do "$STRATA_EMU_FAULT" procs "$n"; done | tr '\n' ' ')"
 echo "fault at $(date +%s.%N)"
 case "$fault" in

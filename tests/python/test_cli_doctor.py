@@ -37,6 +37,7 @@ CAPABILITIES = [
     "cgroup-cpu",
     "cgroup-memory",
     "cgroup-blkio",
+    "cgroup-cpuset",
 ]
 REQUIRED = {"fuse", "memfd", "shm", "mpi", "zeromq"}
 OK_AS_ROOT = [

@@ -20,7 +20,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,12 +65,13 @@ def leftovers(emulate_pid: int) -> list[str]:
     return found
 
 
-def segments_of(driver_output: str) -> list[str]:
-    """Shared-memory segments of the run's processes (strata names them by pid: strata-ocr-<pid>-…).
-    Only these: other jobs of a shared machine make and remove segments of their own meanwhile."""
-    line = next((x for x in driver_output.splitlines() if x.startswith("run pids:")), "run pids:")
-    pids = line.split(":", 1)[1].split()
-    return [p.name for p in Path("/dev/shm").iterdir() if any(f"-{pid}-" in p.name for pid in pids)]
+@pytest.fixture
+def shm_dir():
+    """The run's segment directory (STRATA_SHM_DIR, passed to every rank): empty at the end."""
+    path = Path("/dev/shm") / f"strata-faults-test-{uuid.uuid4().hex[:12]}"
+    path.mkdir(mode=0o700)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +102,9 @@ class Run:
         return next((x for x in self.driver.splitlines() if x.startswith(prefix)), None)
 
 
-def run_fault(tmp_path: Path, fault: str, ready: str, ended: str, job: str) -> str:
+def run_fault(tmp_path: Path, shm_dir: Path, fault: str, ready: str, ended: str, job: str) -> str:
     script = tmp_path / "job.sh"
-    script.write_text(f"exec {job}\n")
+    script.write_text(f"export STRATA_SHM_DIR={shm_dir}\nexec {job}\n")
     emulation = subprocess.Popen(
         [str(EMULATE), "--nodes", "n0=none,n1=none,n2=none", "--rate", "1gbit", "--",
          "bash", str(DRIVER), fault, VICTIM, ready, ended, "bash", str(script)],
@@ -136,11 +139,11 @@ def record(system: str, fault: str, run: Run, outcome: str) -> None:
         f.write(json.dumps(entry) + "\n")
 
 
-def check_no_leftovers(run: Run, emulate_pid: int) -> None:
+def check_no_leftovers(run: Run, emulate_pid: int, shm_dir: Path) -> None:
     left = [x for x in run.driver.splitlines() if x.startswith("left on ")]
     assert not left, f"processes of the run outlived it: {left}\n{run.driver}"
     assert leftovers(emulate_pid) == []
-    assert segments_of(run.driver) == [], "shared-memory segments of the run outlived it"
+    assert sorted(p.name for p in shm_dir.iterdir()) == [], "segment files of the run outlived it"
 
 
 def check_errors_name_a_lost_node(run: Run, fault: str) -> None:
@@ -175,7 +178,7 @@ def dsm_ranks(reports: Path) -> list[Rank]:
 
 
 @pytest.mark.parametrize("fault", MPI_LAUNCHED_FAULTS)
-def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, emulation_ready, fault):
+def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, shm_dir, emulation_ready, fault):
     program = BIN / "dsm_node_fault_test"
     require(program.exists(), f"{program} (build the default preset)")
     reports = tmp_path / "reports"
@@ -185,7 +188,9 @@ def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, emula
     ended = f'[ $(grep -l "^error at\\|^done:\\|^serve ended" {reports}/rank*.txt 2>/dev/null | wc -l) -ge {want} ]'
     job = (f"$STRATA_EMU_MPIEXEC -disable-auto-cleanup -hosts n0:2,n1:1,n2:1 -n 4 {program} {reports} 65536 400 10"
            f" > {tmp_path / 'mpiexec.out'} 2>&1")  # fmt: skip
-    proc = run_fault(tmp_path, fault, f'grep -qx "round 5" {reports}/rank3.txt 2>/dev/null', ended, job)
+    proc = run_fault(
+        tmp_path, shm_dir, fault, f'grep -qx "round 5" {reports}/rank3.txt 2>/dev/null', ended, job
+    )
     run = Run(proc.stdout, proc.stderr, float(re.search(r"fault at ([\d.]+)", proc.stdout).group(1)),
               dsm_ranks(reports))  # fmt: skip
     details = f"{proc.stdout}\n{(tmp_path / 'mpiexec.out').read_text()}\n" + "\n".join(
@@ -209,7 +214,7 @@ def test_a_node_fault_gives_dsm_survivors_errors_naming_the_node(tmp_path, emula
         )
         assert "ranks ended at" in proc.stdout, details
         check_errors_name_a_lost_node(clients, fault)
-    check_no_leftovers(run, proc.emulate_pid)
+    check_no_leftovers(run, proc.emulate_pid, shm_dir)
 
 
 # ---- distributed OCR (tests/ocr/dist/keeps_every_rank_busy.c): a rank on each of n0, n1, n2; tokens
@@ -221,7 +226,7 @@ OCR_LINE = re.compile(r"^strata-ocr: rank (\d+): (peer_dead: .*)$", re.MULTILINE
 
 
 @pytest.mark.parametrize("fault", MPI_LAUNCHED_FAULTS)
-def test_a_node_fault_gives_ocr_survivors_errors_naming_the_node(tmp_path, emulation_ready, fault):
+def test_a_node_fault_gives_ocr_survivors_errors_naming_the_node(tmp_path, shm_dir, emulation_ready, fault):
     program = BIN / "ocr_dist_keeps_every_rank_busy"
     require(
         program.exists() and STRATA_BIN.exists(), f"{program} and {STRATA_BIN} (build the default preset)"
@@ -230,12 +235,13 @@ def test_a_node_fault_gives_ocr_survivors_errors_naming_the_node(tmp_path, emula
     seconds = 12 if fault == "degrade" else 90
     job = (f'env STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1,n2" {STRATA_BIN} ocr -n 3 --db-placement shared'
            f" {program} {seconds} > {out} 2>&1")  # fmt: skip
-    ready = f'grep -q "rank 2 pid" {out} 2>/dev/null && sleep 1'
+    # Mid-run: every rank started and shared blocks exist (so that a segment left would be seen).
+    ready = f'grep -q "rank 2 pid" {out} 2>/dev/null && ls {shm_dir} | grep -q . && sleep 1'
     # After a degraded link: the job's own end ($job, the driver's); else both survivors' errors.
     ended = "! kill -0 $job 2>/dev/null"
     if fault != "degrade":
         ended = f'[ $(grep -c "^strata-ocr: rank [01]: peer_dead" {out} 2>/dev/null) -ge 2 ]'
-    proc = run_fault(tmp_path, fault, ready, ended, job)
+    proc = run_fault(tmp_path, shm_dir, fault, ready, ended, job)
     text = out.read_text()
     fault_at = float(re.search(r"fault at ([\d.]+)", proc.stdout).group(1))
     details = f"{proc.stdout}\n{text}"
@@ -257,7 +263,7 @@ def test_a_node_fault_gives_ocr_survivors_errors_naming_the_node(tmp_path, emula
         record("ocr", fault, run, "errors" if len(errors) >= 2 else "no error")
         assert ended_at, details
         check_errors_name_a_lost_node(run, "kill")
-    check_no_leftovers(Run(proc.stdout, proc.stderr, fault_at, []), proc.emulate_pid)
+    check_no_leftovers(Run(proc.stdout, proc.stderr, fault_at, []), proc.emulate_pid, shm_dir)
 
 
 # ---- the video pipeline (apps/video): input and output on n0, a worker on n1 and one on n2 (the DSM's
@@ -313,7 +319,7 @@ def test_a_node_fault_gives_video_survivors_errors_naming_the_node(
     ready = f'grep -q "first frame" {logs}/rank{worker}.log 2>/dev/null && sleep 0.5'
     survivors = [r for r, n in enumerate(nodes) if not (fault == "kill" and n == VICTIM)]
     ended = " && ".join(f'grep -q "exiting with status" {logs}/rank{r}.log 2>/dev/null' for r in survivors)
-    proc = run_fault(tmp_path, fault, ready, ended, video_job(impl, binary, video, output, logs))
+    proc = run_fault(tmp_path, shm_dir, fault, ready, ended, video_job(impl, binary, video, output, logs))
     fault_at = float(re.search(r"fault at ([\d.]+)", proc.stdout).group(1))
     ranks = []
     for r, node in enumerate(nodes):
@@ -341,4 +347,4 @@ def test_a_node_fault_gives_video_survivors_errors_naming_the_node(
             Run(run.driver, run.emulate, fault_at, [ranks[r] for r in survivors]), fault
         )
         assert not output.exists(), "a failed job leaves no output"
-    check_no_leftovers(run, proc.emulate_pid)
+    check_no_leftovers(run, proc.emulate_pid, shm_dir)

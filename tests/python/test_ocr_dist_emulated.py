@@ -4,15 +4,18 @@ per node, joined by veth links; UCX over TCP between them): every program of
 tests/ocr/dist/programs.txt passes with one rank per node, the distributed examples
 (tests/ocr/dist/apps) match their serial references, and a rank killed on one node is named
 by the survivor on the other, which removes what the dead rank left. Nothing of the emulation is
-left behind. Needs root.
+left behind, and no segment: each test's jobs get a segment directory of their own under /dev/shm
+(STRATA_SHM_DIR, which mpiexec passes to every rank), which must be empty at the end. Needs root.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
@@ -35,14 +38,21 @@ def programs() -> list[tuple[str, int, list[str]]]:
     return found
 
 
-def leftovers() -> list[str]:
-    found = []
+@pytest.fixture
+def shm_dir():
+    path = Path("/dev/shm") / f"strata-ocr-emulated-test-{uuid.uuid4().hex[:12]}"
+    path.mkdir(mode=0o700)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def leftovers(shm_dir: Path) -> list[str]:
+    found = [f"segment file {p.name}" for p in shm_dir.iterdir()]
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("sv")]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if ": sv" in line]
     found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob("strata-emulate-*")]
-    found += [f"segment {p.name}" for p in Path("/dev/shm").glob("strata-ocr-*")]
     return found
 
 
@@ -60,8 +70,8 @@ def emulate(script: Path, timeout: int) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def test_every_distributed_program_passes_on_two_emulated_nodes(tmp_path, emulation_ready):
-    before = leftovers()
+def test_every_distributed_program_passes_on_two_emulated_nodes(tmp_path, shm_dir, emulation_ready):
+    before = leftovers(shm_dir)
     runs = []
     for name, code, args in programs():
         runs.append(
@@ -69,7 +79,11 @@ def test_every_distributed_program_passes_on_two_emulated_nodes(tmp_path, emulat
             f'> {tmp_path / name}.out 2>&1; echo "{name} $? {code}"'
         )
     script = tmp_path / "all.sh"
-    script.write_text('export STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1"\n' + "\n".join(runs) + "\n")
+    script.write_text(
+        f'export STRATA_SHM_DIR={shm_dir} STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1"\n'
+        + "\n".join(runs)
+        + "\n"
+    )
     run = emulate(script, 280)
     assert "checked" in run.stderr, run.stderr
     results = re.findall(r"^(\w+) (\d+) (\d+)$", run.stdout, re.MULTILINE)
@@ -79,7 +93,7 @@ def test_every_distributed_program_passes_on_two_emulated_nodes(tmp_path, emulat
         f"{n}: exit {g}, expected {w}\n{(tmp_path / (n + '.out')).read_text()}" for n, g, w in failed
     )
     assert not failed, details
-    assert leftovers() == before
+    assert leftovers(shm_dir) == before
 
 
 # The examples and their checks: tests/ocr/apps/check.py against numpy, the reduction itself.
@@ -92,35 +106,41 @@ EXAMPLES = {
 
 
 def test_the_distributed_examples_match_their_serial_references_on_two_emulated_nodes(
-    tmp_path, emulation_ready
+    tmp_path, shm_dir, emulation_ready
 ):
-    before = leftovers()
+    before = leftovers(shm_dir)
     runs = [
         f'timeout 100 {command.format(run=f"{STRATA_BIN} ocr -n 2")} > {tmp_path / name}.out 2>&1; echo "{name} $?"'
         for name, command in EXAMPLES.items()
     ]
     script = tmp_path / "examples.sh"
-    script.write_text('export STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1"\n' + "\n".join(runs) + "\n")
+    script.write_text(
+        f'export STRATA_SHM_DIR={shm_dir} STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1"\n'
+        + "\n".join(runs)
+        + "\n"
+    )
     run = emulate(script, 280)
     results = dict(re.findall(r"^(\w+) (\d+)$", run.stdout, re.MULTILINE))
     assert set(results) == set(EXAMPLES), run.stdout + run.stderr
     failed = {name: (tmp_path / f"{name}.out").read_text() for name, code in results.items() if code != "0"}
     assert not failed, failed
-    assert leftovers() == before
+    assert leftovers(shm_dir) == before
 
 
-def test_a_rank_killed_on_one_emulated_node_is_named_on_the_other(tmp_path, emulation_ready):
-    before = leftovers()
+def test_a_rank_killed_on_one_emulated_node_is_named_on_the_other(tmp_path, shm_dir, emulation_ready):
+    before = leftovers(shm_dir)
     out = tmp_path / "job.out"
     script = tmp_path / "kill.sh"
     # Rank 1 runs on n1; once both ranks printed their pids, it is SIGKILLed.
     script.write_text(
         textwrap.dedent(f"""\
+        export STRATA_SHM_DIR={shm_dir}
         STRATA_MPIEXEC="$STRATA_EMU_MPIEXEC -hosts n0,n1" timeout 90 {STRATA_BIN} ocr -n 2 \\
             --db-placement shared {BIN / "ocr_dist_keeps_every_rank_busy"} 60 > {out} 2>&1 &
         job=$!
         for i in $(seq 1 300); do grep -q "rank 1 pid" {out} && break; sleep 0.1; done
         sleep 1
+        ls {shm_dir} | wc -l > {tmp_path / "segments-before-kill"}
         kill -9 $(sed -n 's/^rank 1 pid //p' {out})
         wait $job
         echo "job exited $?"
@@ -132,4 +152,6 @@ def test_a_rank_killed_on_one_emulated_node_is_named_on_the_other(tmp_path, emul
     assert re.search(r"strata-ocr: rank 0: peer_dead: rank 1 \(node n1\) of 2 died: .+", output), (
         output + run.stderr
     )
-    assert leftovers() == before, output
+    made = int((tmp_path / "segments-before-kill").read_text())
+    assert made > 0, f"no segment in {shm_dir} before the kill: the test would not see one left\n{output}"
+    assert leftovers(shm_dir) == before, output

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace CLI {
@@ -50,7 +51,9 @@ struct OcrOptions {
 int split_ocr_command(const CLI::App& ocr_cmd, int argc, char** argv, std::vector<std::string>& command);
 /// `strata ocr [options] ./program args...`: runs the OCR program in place of
 /// this process (exec); returns only when it cannot be run (127 or 126), or 2
-/// for a usage error. `command` is everything from the first non-option on,
+/// for a usage error. With -n N > 1: runs mpiexec as a child, as the job
+/// STRATA_OCR_JOB, removes the segments its ranks left, and returns mpiexec's
+/// exit code (or ends by the signal that ended mpiexec). `command` is everything from the first non-option on,
 /// passed to the program untouched (a leading `--` is dropped).
 int run_ocr_program(const OcrOptions& options, std::vector<std::string> command);
 
@@ -70,6 +73,18 @@ struct RunOptions {
 };
 /// `strata run WORKFLOW.toml`: runs a synthetic workflow and reports throughput and latency; exit code.
 int run_workflow(const RunOptions& options);
+
+/// Options of `strata container run`.
+struct ContainerOptions {
+    std::string rootfs;                                    ///< empty: the image of scripts/container-image
+    std::string strata_root;                               ///< bound at /opt/strata; empty: this strata's tree
+    std::string segment_dir;                               ///< empty: $STRATA_SHM_DIR or /dev/shm/strata-<euid>
+    std::string cwd;                                       ///< inside the container; empty: /
+    std::vector<std::pair<std::string, std::string>> env;  ///< --env NAME=VALUE
+    std::vector<std::string> command;                      ///< the program and its arguments
+};
+/// `strata container run`: the program in a crun container; its exit code (128+N: killed by signal N).
+int run_container(const ContainerOptions& options);
 
 /// Options of `strata shm ls|gc`.
 struct ShmOptions {

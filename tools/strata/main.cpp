@@ -110,6 +110,24 @@ int main(int argc, char** argv) {
         cmd->add_flag("--json", shm.json, "Print JSON");
     }
 
+    strata::cli::ContainerOptions container;
+    std::vector<std::string> container_env;
+    auto* container_cmd =
+        app.add_subcommand("container", "Real containers (crun) sharing the segment directory (docs/shm.md)");
+    container_cmd->require_subcommand(1);
+    auto* container_run_cmd = container_cmd->add_subcommand(
+        "run", "Run a program in a crun container with the segment directory and strata bound in");
+    container_run_cmd->add_option("--rootfs", container.rootfs,
+                                  "Root file system (default: $STRATA_CONTAINER_ROOTFS or the image of "
+                                  "scripts/container-image)");
+    container_run_cmd->add_option("--strata-root", container.strata_root,
+                                  "strata tree bound at /opt/strata (default: this strata's)");
+    container_run_cmd->add_option("--segment-dir", container.segment_dir,
+                                  "Segment directory bound in (default: $STRATA_SHM_DIR or /dev/shm/strata-<uid>)");
+    container_run_cmd->add_option("--cwd", container.cwd, "Working directory inside the container (default: /)");
+    container_run_cmd->add_option("--env", container_env, "NAME=VALUE for the program (repeatable; default: none)");
+    container_run_cmd->add_option("command", container.command, "-- PROGRAM ARGS...");
+
     strata::cli::FsOptions fs;
     auto* fs_cmd = app.add_subcommand("fs", "strata-fsd mounts (data blocks as files): mount, list, unmount");
     fs_cmd->require_subcommand(1);
@@ -145,9 +163,12 @@ int main(int argc, char** argv) {
         "found (as a shell) (docs/cli.md).");
     // Every command's --help says what its exit status means (docs/cli.md).
     for (auto* cmd : {doctor_cmd, demo_cmd, bench_cmd, run_cmd, shm_cmd, shm_ls_cmd, shm_gc_cmd, fs_cmd, fs_mount_cmd,
-                      fs_ls_cmd, fs_umount_cmd, completion_cmd}) {
+                      fs_ls_cmd, fs_umount_cmd, completion_cmd, container_cmd}) {
         cmd->footer("Exit codes: 0 success, 1 failure, 2 usage error (docs/cli.md).");
     }
+    container_run_cmd->footer(
+        "Exit codes: PROGRAM's own (128+N when killed by signal N); 1 the container could not be made (no crun, no "
+        "image, not root); 2 usage error (docs/cli.md).");
     bench_cmd->footer(
         "Exit codes: 0 success, 1 failure, 2 usage error (an unknown suite or option); `strata bench SUITE` exits "
         "with the suite's code (docs/cli.md).");
@@ -195,6 +216,17 @@ int main(int argc, char** argv) {
     }
     if (*shm_gc_cmd) {
         return strata::cli::run_shm_gc(shm);
+    }
+    if (*container_run_cmd) {
+        for (const auto& e : container_env) {
+            const auto eq = e.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                fmt::print(stderr, "strata container run: --env {}: expected NAME=VALUE\n", e);
+                return 2;
+            }
+            container.env.emplace_back(e.substr(0, eq), e.substr(eq + 1));
+        }
+        return strata::cli::run_container(container);
     }
     if (*fs_mount_cmd) {
         return strata::cli::run_fs_mount(fs);

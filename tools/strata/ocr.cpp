@@ -2,13 +2,18 @@
 // `strata ocr [options] ./program args...`: runs an OCR program linked with
 // -lstrata-ocr, with the runtime options given as flags instead of
 // environment variables (docs/runtime.md); `-n N` runs it on N ranks through
-// mpiexec (docs/runtime.md, "Distributed OCR").
+// mpiexec as one job, and removes what the job's ranks left on this host once
+// mpiexec ended (docs/runtime.md, "Distributed OCR" and "Failures").
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +25,8 @@
 #include "external/config.hpp"
 #include "strata/error.hpp"
 #include "strata/runtime.hpp"
+#include "strata/runtime/ocr.hpp"
+#include "strata/shm/admin.hpp"
 
 namespace strata::cli {
 
@@ -61,6 +68,87 @@ std::vector<std::string> mpiexec_command(int ranks, std::vector<std::string> com
     full.insert(full.end(), {"-disable-auto-cleanup", "-n", std::to_string(ranks)});
     full.insert(full.end(), std::make_move_iterator(command.begin()), std::make_move_iterator(command.end()));
     return full;
+}
+
+// Runs `command` in place of this process; returns only when it cannot.
+int exec(const std::vector<std::string>& command) {
+    std::vector<char*> argv;
+    argv.reserve(command.size() + 1);
+    for (const std::string& arg : command) {
+        argv.push_back(const_cast<char*>(arg.c_str()));
+    }
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    const int err = errno;
+    fmt::print(stderr, "strata ocr: program={}: cannot run it: {}\n", command.front(), describe_errno(err));
+    return err == ENOENT ? 127 : 126;
+}
+
+std::atomic<pid_t> g_mpiexec{0};
+std::atomic<int> g_forwarded{0};  // the first signal passed on to mpiexec
+
+void forward_signal(int sig) {
+    int none = 0;
+    g_forwarded.compare_exchange_strong(none, sig);
+    if (const pid_t child = g_mpiexec.load(); child > 0) {
+        ::kill(child, sig);
+    }
+}
+
+// The files a job's ranks left on this host, however they ended (every rank
+// SIGKILLed, or killed by their proxies before they cleaned up): the segments
+// of their shared data blocks, named after the job, that nobody uses, and the
+// storage directories of dead runs.
+void clean_up_job(const std::string& job) {
+    auto removed = collect_segments({}, ocr::job_segment_prefix(job));
+    if (!removed) {
+        fmt::print(stderr, "strata ocr: the segments the job left: {}\n", removed.error().what());
+    } else if (!removed->empty()) {
+        fmt::print(stderr, "strata ocr: removed {} segment{} of shared data blocks the job's ranks left ({}*)\n",
+                   removed->size(), removed->size() == 1 ? "" : "s", ocr::job_segment_prefix(job));
+    }
+    (void)ocr::collect_db_dirs(ocr::default_db_dir());
+}
+
+// mpiexec as a child named by a job (STRATA_OCR_JOB, which its ranks inherit),
+// then clean_up_job(). Signals to this process go to mpiexec; this process
+// killed, mpiexec gets SIGTERM and ends the job. Returns mpiexec's exit code,
+// or ends by the signal that ended it or that this process passed on to it.
+int run_job(const std::vector<std::string>& command) {
+    const std::string job = fmt::format("j{}_{:08x}", ::getpid(), std::random_device{}());
+    ::setenv("STRATA_OCR_JOB", job.c_str(), 1);
+    const pid_t parent = ::getpid();
+    const pid_t child = ::fork();
+    if (child < 0) {
+        fmt::print(stderr, "strata ocr: program={}: cannot fork: {}\n", command.front(), describe_errno(errno));
+        return 126;
+    }
+    if (child == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parent) {
+            ::_exit(126);  // the launcher died before prctl
+        }
+        ::_exit(exec(command));
+    }
+    g_mpiexec.store(child);
+    struct sigaction forward {};
+    forward.sa_handler = forward_signal;
+    sigemptyset(&forward.sa_mask);
+    forward.sa_flags = SA_RESTART;
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+        ::sigaction(sig, &forward, nullptr);
+    }
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    clean_up_job(job);
+    // Ended by a signal: mpiexec's own, else the one it was sent (Hydra exits 0
+    // after passing SIGTERM on to the ranks), so callers see how the job ended.
+    if (const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : g_forwarded.load(); sig != 0) {
+        ::signal(sig, SIG_DFL);
+        ::raise(sig);
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 }  // namespace
@@ -134,23 +222,14 @@ int run_ocr_program(const OcrOptions& options, std::vector<std::string> command)
         return 2;
     }
     if (options.ranks > 1) {
-        command = mpiexec_command(options.ranks, std::move(command));
         // mpiexec writes Hydra's notice of a dead rank to every proxy, the dead
         // rank's own (gone) too: ignored, SIGPIPE would end mpiexec and its
         // proxies would SIGKILL the survivors before they report (the
         // disposition survives exec).
         ::signal(SIGPIPE, SIG_IGN);
+        return run_job(mpiexec_command(options.ranks, std::move(command)));
     }
-    std::vector<char*> argv;
-    argv.reserve(command.size() + 1);
-    for (const std::string& arg : command) {
-        argv.push_back(const_cast<char*>(arg.c_str()));
-    }
-    argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    const int err = errno;
-    fmt::print(stderr, "strata ocr: program={}: cannot run it: {}\n", command.front(), describe_errno(err));
-    return err == ENOENT ? 127 : 126;
+    return exec(command);
 }
 
 }  // namespace strata::cli

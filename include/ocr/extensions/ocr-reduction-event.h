@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* Collective (reduction) events (OCR 1.2 extension,
- * ENABLE_EXTENSION_COLLECTIVE_EVT), in one process.
+ * ENABLE_EXTENSION_COLLECTIVE_EVT), in one process or across the ranks of a
+ * distributed run.
  *
  * An OCR_EVENT_COLLECTIVE_T event made with ocrEventCreateParams
- * (EVENT_COLLECTIVE: nbContribs, nbDatum, op, type, maxGen) combines one
- * contribution per slot 0..nbContribs-1 and generation: contributor i calls
+ * (EVENT_COLLECTIVE: nbContribs, nbContribsPd, nbDatum, op, type, maxGen)
+ * combines one contribution per slot 0..nbContribs-1 and generation:
+ * contributor i calls
  *
  *   ocrAddDependenceSlot(evt, i, destination, dslot, mode);  // where its result goes
  *   ocrEventCollectiveSatisfySlot(evt, &values, i);           // nbDatum values
@@ -14,9 +16,19 @@
  * do not depend on timing) satisfies every dependence registered for that
  * generation. A slot's k-th call of either function belongs to generation k;
  * at most maxGen generations may be incomplete at once (else OCR_EBUSY).
- * COL_REDUCE and COL_ALLREDUCE behave alike in one process; COL_BROADCAST is
- * refused (OCR_EINVAL). nbContribsPd must equal nbContribs; arity and
- * reuseDbPerGen are accepted and ignored (a new block per generation). */
+ * COL_REDUCE and COL_ALLREDUCE behave alike; COL_BROADCAST is refused
+ * (OCR_EINVAL). arity and reuseDbPerGen are accepted and ignored (a new block
+ * per generation).
+ *
+ * Across ranks, as in the reference's distributed runtime: nbContribs is the
+ * total, nbContribsPd the contributors per rank (nbContribs = nbContribsPd x
+ * ranks, or nbContribsPd = nbContribs); contributors and destinations may be
+ * on any rank, and a slot may contribute from different ranks in different
+ * generations. The event lives on one rank (its GUID's); contributions and
+ * dependences travel there, results travel to the destinations. Creating the
+ * event again at its labeled GUID (GUID_PROP_IS_LABELED) with the same
+ * parameters, as every rank of the reference's programs does, joins it and
+ * returns 0; with GUID_PROP_CHECK, or other parameters, OCR_EGUIDEXISTS. */
 #ifndef STRATA_OCR_REDUCTION_EVENT_H
 #define STRATA_OCR_REDUCTION_EVENT_H
 

@@ -46,8 +46,13 @@ struct OcrOptions {
     /// one file per block there with O_CREAT | O_EXCL | O_NOFOLLOW; the block's
     /// file goes with the block, the directory with the run.
     std::filesystem::path db_dir = "/var/tmp";
+    /// The job this process is a rank of (1..64 of [A-Za-z0-9_], a letter first), or empty:
+    /// the segments of its shared data blocks are named strata-ocr-<job>-...,
+    /// so `strata ocr -n N`, which sets it, removes after the job what its
+    /// ranks left, however they ended (docs/runtime.md, "Failures").
+    std::string job;
 
-    /// runtime::Options::from_env() plus STRATA_OCR_DB_PLACEMENT and STRATA_OCR_DB_DIR.
+    /// runtime::Options::from_env() plus STRATA_OCR_DB_PLACEMENT, STRATA_OCR_DB_DIR and STRATA_OCR_JOB.
     static Result<OcrOptions> from_env();
 };
 
@@ -73,6 +78,13 @@ Result<void> apply_reference_config(int& argc, char** argv, OcrOptions& options)
 /// waits and none can run, while no one called ocrShutdown().
 /// Errors: the runtime's, when it cannot start.
 Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& options);
+
+/// Checks a job name (OcrOptions::job): invalid_argument naming `param` and the value.
+Result<void> check_job_name(std::string_view job, std::string_view param);
+
+/// The name prefix of the segments of the shared data blocks of every rank of
+/// job `job` (non-empty): strata-ocr-<job>-.
+std::string job_segment_prefix(std::string_view job);
 
 /// $STRATA_OCR_DB_DIR, else /var/tmp: the default OcrOptions::db_dir.
 std::filesystem::path default_db_dir();

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strata/error.hpp"
@@ -33,7 +34,14 @@ struct SegmentInfo {
 Result<std::vector<SegmentInfo>> list_segments(const std::filesystem::path& dir = {});
 
 /// Removes the segments of `dir` whose users are all dead (or that have no
-/// user), never one in use; returns the names removed.
-Result<std::vector<std::string>> collect_segments(const std::filesystem::path& dir = {});
+/// user), never one in use; returns the names removed. With a `name_prefix`,
+/// only segments whose name starts with it (the segments of one job or one
+/// process, e.g. a distributed OCR program's data blocks), and also their
+/// lock files without a segment file that nobody holds (a creator killed
+/// between creating the two): the caller knows that no process creates
+/// segments of that prefix any more (the lock file exists alone for a moment
+/// while a segment is created).
+Result<std::vector<std::string>> collect_segments(const std::filesystem::path& dir = {},
+                                                  std::string_view name_prefix = {});
 
 }  // namespace strata

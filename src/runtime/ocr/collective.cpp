@@ -135,6 +135,10 @@ std::shared_ptr<Collective> make_collective(const ocrEventParams_t* params, cons
     return c;
 }
 
+bool same_collective(const Collective& a, const Collective& b) noexcept {
+    return a.contributors == b.contributors && a.max_gen == b.max_gen && a.datum_count == b.datum_count && a.op == b.op;
+}
+
 u64 collective_contribution_bytes(const Event& event) {
     return event.collective ? event.collective->datum_size * event.collective->datum_count : 0;
 }

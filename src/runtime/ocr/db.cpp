@@ -70,7 +70,7 @@ Result<std::shared_ptr<Db>> make_db(u64 length, DbPlacement placement) {
             }
             break;
         case DbPlacement::shared: {
-            auto shared = make_shared_block(length, serial, &db->data);
+            auto shared = make_shared_block(state()->options().job, length, serial, &db->data);
             if (!shared) {
                 return std::unexpected(shared.error());
             }

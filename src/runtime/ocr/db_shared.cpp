@@ -2,11 +2,14 @@
 // Shared data blocks (db_shared.hpp) and ocrDbGetShmHandle.
 #include "db_shared.hpp"
 
+#include <dirent.h>
 #include <unistd.h>
 #include <algorithm>
 #include <cstring>
 #include <new>
 #include <random>
+#include <shared_mutex>
+#include <vector>
 
 #include "core/log.hpp"
 #include "ocr/extensions/ocr-db-shm.h"
@@ -39,15 +42,79 @@ std::uint32_t process_token() {
     return token;
 }
 
+// The segments of this process, for remove_shared_blocks(): creations hold
+// `mutex` shared, so none slips between the removal's listing and its end.
+struct Made {
+    std::shared_mutex mutex;
+    bool removed = false;       // guarded by mutex
+    std::filesystem::path dir;  // guarded by mutex: where they are
+    std::string prefix;         // guarded by mutex: their names' prefix
+};
+
+Made& made() {
+    static Made instance;
+    return instance;
+}
+
+void unlink_segment(const std::filesystem::path& dir, std::string_view name) {
+    ::unlink((dir / fmt::format("strata.{}.seg", name)).c_str());
+    ::unlink((dir / fmt::format("strata.{}.lock", name)).c_str());
+}
+
 }  // namespace
 
-Result<std::shared_ptr<SharedBlock>> make_shared_block(std::uint64_t length, std::uint64_t serial, void** data) {
+std::string shared_block_prefix(std::string_view job) {
+    return job.empty() ? fmt::format("strata-ocr-{}-{:08x}-", ::getpid(), process_token())
+                       : fmt::format("strata-ocr-{}-{}-{:08x}-", job, ::getpid(), process_token());
+}
+
+void remove_shared_blocks() {
+    Made& m = made();
+    std::unique_lock lock(m.mutex);
+    m.removed = true;
+    if (m.prefix.empty()) {
+        return;  // none made
+    }
+    DIR* dir = ::opendir(m.dir.c_str());
+    if (dir == nullptr) {
+        return;
+    }
+    const std::string seg = "strata." + m.prefix;
+    std::vector<std::string> names;
+    while (dirent* entry = ::readdir(dir)) {
+        const std::string_view file(entry->d_name);
+        if (file.starts_with(seg) && file.ends_with(".seg")) {
+            names.emplace_back(file.substr(7, file.size() - 11));
+        }
+    }
+    ::closedir(dir);
+    for (const std::string& name : names) {
+        unlink_segment(m.dir, name);
+    }
+}
+
+Result<std::shared_ptr<SharedBlock>> make_shared_block(std::string_view job, std::uint64_t length, std::uint64_t serial,
+                                                       void** data) {
     const std::uint64_t page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
     const std::uint64_t size = std::max(min_segment_bytes, (length + segment_overhead + page - 1) / page * page);
-    const std::string name = fmt::format("strata-ocr-{}-{:08x}-{}", ::getpid(), process_token(), serial);
+    const std::string prefix = shared_block_prefix(job);
+    const std::string name = fmt::format("{}{}", prefix, serial);
+    Made& m = made();
+    std::shared_lock creating(m.mutex);
     auto segment = Segment::open(name, SegmentMode::create_only, static_cast<std::size_t>(size));
     if (!segment) {
         return std::unexpected(segment.error());
+    }
+    if (m.removed) {
+        unlink_segment(segment->path().parent_path(), name);  // the rank is ending: no file outlives it
+    } else if (m.prefix != prefix) {
+        creating.unlock();
+        std::unique_lock recording(m.mutex);
+        if (m.removed) {
+            unlink_segment(segment->path().parent_path(), name);
+        }
+        m.dir = segment->path().parent_path();
+        m.prefix = prefix;
     }
     // A new segment's pages are zero: default_init leaves them untouched, so
     // creating a large block maps nothing into this process yet.

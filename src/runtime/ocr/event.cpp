@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Events: ONCE, IDEM, STICKY, LATCH, COUNTED, CHANNEL.
+// Events: ONCE, IDEM, STICKY, LATCH, COUNTED, CHANNEL (COLLECTIVE: collective.cpp).
 #include "core/log.hpp"
 #include "dist/api.hpp"
 #include "ocr/ocr.h"
@@ -13,6 +13,18 @@ void fire(const std::vector<Event::Waiter>& waiters, ocrGuid_t payload) {
     for (const Event::Waiter& w : waiters) {
         deliver(w.destination, w.slot, payload, w.mode, w.site);
     }
+}
+
+// A COLLECTIVE event created again at its labeled GUID with the same
+// parameters joins it: in the reference's distributed programs every rank
+// (every contributor, even) creates the event it contributes to. Not with
+// GUID_PROP_CHECK, whose caller asks to learn that it exists.
+bool joins_collective(OcrState& s, ocrGuid_t guid, u16 properties, const Event& made) {
+    if (!made.collective || (properties & (GUID_PROP_CHECK & ~GUID_PROP_IS_LABELED)) != 0) {
+        return false;
+    }
+    auto existing = s.table.find_as<Event>(guid, Kind::event);
+    return existing && existing->collective && same_collective(*existing->collective, *made.collective);
 }
 
 }  // namespace
@@ -209,6 +221,9 @@ u8(ocrEventCreateParams)(ocrGuid_t* guid, ocrEventTypes_t eventType, u16 propert
     }
     if (is_labeled(properties)) {
         if (u8 rc = insert_labeled(*guid, properties, event); rc != 0) {
+            if (rc == OCR_EGUIDEXISTS && joins_collective(*s, *guid, properties, *event)) {
+                return 0;
+            }
             strata::detail::log().warn("strata-ocr: {}: ocrEventCreate(labeled {}): {}", site.str(), show(*guid),
                                        error_name(rc));
             return rc;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // run_ocr(): one OCR program from mainEdt to shutdown.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -26,7 +27,30 @@ Result<OcrOptions> OcrOptions::from_env() {
         options.db_placement = *parsed;
     }
     options.db_dir = default_db_dir();
+    if (const char* job = std::getenv("STRATA_OCR_JOB"); job != nullptr && *job != '\0') {
+        if (auto checked = check_job_name(job, "STRATA_OCR_JOB"); !checked) {
+            return std::unexpected(checked.error());
+        }
+        options.job = job;
+    }
     return options;
+}
+
+Result<void> check_job_name(std::string_view job, std::string_view param) {
+    // A letter first: the segments of a process outside a job start with its pid.
+    const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    const bool valid =
+        !job.empty() && job.size() <= 64 && letter(job.front()) &&
+        std::all_of(job.begin(), job.end(), [&](char c) { return letter(c) || (c >= '0' && c <= '9') || c == '_'; });
+    if (!valid) {
+        return make_error(Errc::invalid_argument,
+                          "{}={}: a job name has 1 to 64 characters of A-Z a-z 0-9 _, a letter first", param, job);
+    }
+    return {};
+}
+
+std::string job_segment_prefix(std::string_view job) {
+    return fmt::format("strata-ocr-{}-", job);
 }
 
 namespace {

@@ -344,6 +344,9 @@ struct Event : Object {
 /// of contributor `sslot` for its next generation.
 std::shared_ptr<Collective> make_collective(const ocrEventParams_t* params, const CallSite& site);
 u8 add_collective_dependence(const std::shared_ptr<Event>& event, u32 sslot, const Event::Waiter& waiter);
+/// Whether two COLLECTIVE events reduce alike (contributors, datums, op, maxGen):
+/// creating one at the labeled GUID of the other joins it (event.cpp).
+bool same_collective(const Collective& a, const Collective& b) noexcept;
 
 /// A range or map of labeled GUIDs (labels.cpp).
 struct GuidMap : Object {

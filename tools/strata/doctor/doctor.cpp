@@ -47,7 +47,7 @@ int run(const Options& options) {
     try {
         for (auto& capability : probe_cgroups()) report.push_back(std::move(capability));
     } catch (const std::exception& error) {
-        for (const char* name : {"cgroup-cpu", "cgroup-memory", "cgroup-blkio"}) {
+        for (const char* name : {"cgroup-cpu", "cgroup-memory", "cgroup-blkio", "cgroup-cpuset"}) {
             Capability failed(name, false);
             failed.detail = std::string("the probe failed: ") + error.what();
             report.push_back(std::move(failed));

@@ -51,7 +51,7 @@ Capability probe_external_exposure();
 Capability probe_loop_devices();
 Capability probe_netns();
 Capability probe_syscall_counter();
-/// cgroup-cpu, cgroup-memory, cgroup-blkio, in that order.
+/// cgroup-cpu, cgroup-memory, cgroup-blkio, cgroup-cpuset, in that order.
 std::vector<Capability> probe_cgroups();
 
 /// The aligned table, one line per capability plus a `fix:` line under each

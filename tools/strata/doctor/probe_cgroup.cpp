@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// cgroup-cpu, cgroup-memory, cgroup-blkio: the controllers the benchmarks use
-// to pin CPU shares, memory limits and I/O throttles on the processes they
-// compare.
+// cgroup-cpu, cgroup-memory, cgroup-blkio, cgroup-cpuset: the controllers the
+// benchmarks use to pin CPU shares, memory limits, I/O throttles and exclusive
+// cores (the job cpuset that lets the automatic cover priority stand by) on
+// the processes they compare.
 //
 // For each controller: find its hierarchy in /proc/self/mountinfo (a v1 mount
 // with the controller among its options, or the v2 unified mount listing it in
@@ -42,10 +43,11 @@ struct Controller {
 // 512 shares / weight 50 and a 256 MiB limit only matter to tasks in the
 // child, and the child never has any. The throttle files need a device
 // number to write, so they are only read.
-constexpr std::array<Controller, 3> kControllers{{
+constexpr std::array<Controller, 4> kControllers{{
     {"cgroup-cpu", "cpu", "cpu", "cpu.shares", "512", "cpu.weight", "50"},
     {"cgroup-memory", "memory", "memory", "memory.limit_in_bytes", "268435456", "memory.max", "268435456"},
     {"cgroup-blkio", "blkio", "io", "blkio.throttle.read_bps_device", nullptr, "io.max", nullptr},
+    {"cgroup-cpuset", "cpuset", "cpuset", "cpuset.cpu_exclusive", nullptr, "cpuset.cpus.partition", nullptr},
 }};
 
 struct Hierarchy {

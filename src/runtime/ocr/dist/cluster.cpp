@@ -147,9 +147,9 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
     return c;
 }
 
-// Every rank tells the others its pid and host, and waits for theirs: the
-// ranks of one host then share its CPUs (local_rank, local_size), and the
-// survivors of a dead rank remove the files it left on their host. What else
+// Every rank tells the others its place (pid, host, segments), and waits for
+// theirs: the ranks of one host then share its CPUs (local_rank, local_size),
+// and the survivors of a dead rank remove the files it left on their host. What else
 // arrives meanwhile waits for the communication thread.
 Result<void> Cluster::meet() {
     for (int r = 0; r < size_; ++r) {
@@ -159,6 +159,7 @@ Result<void> Cluster::meet() {
         const Place& here = peers_[static_cast<std::size_t>(rank_)];
         Writer hello(Msg::hello);
         hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
+        hello.str(here.segment_dir).str(here.segment_prefix);
         hello.str(here.node);
         send(r, hello);
     }
@@ -218,7 +219,7 @@ Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
     said_bye_.assign(static_cast<std::size_t>(size_), false);
     created_up_to_.assign(static_cast<std::size_t>(size_), 0);
     peers_.assign(static_cast<std::size_t>(size_), Place{});
-    peers_[static_cast<std::size_t>(rank_)] = this_place();
+    peers_[static_cast<std::size_t>(rank_)] = this_place(state.options().job);
     cleaned_.assign(static_cast<std::size_t>(size_), false);
 }
 
@@ -313,6 +314,8 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
             place.pid = static_cast<long>(in.u64());
             place.machine = in.str();
             place.network = in.str();
+            place.segment_dir = in.str();
+            place.segment_prefix = in.str();
             place.node = in.str();
             std::lock_guard lock(peers_mutex_);
             peers_[static_cast<std::size_t>(source)] = std::move(place);

@@ -59,14 +59,19 @@ struct Launch {
 /// Where a rank runs: its pid; its machine (host name, boot id and the file
 /// system of /dev/shm: ranks of one machine share its CPUs and /dev/shm, and
 /// remove what a dead one left there); its network (the machine and the
-/// network namespace: an emulated node is a network of its own).
+/// network namespace: an emulated node is a network of its own); where the
+/// segments of its shared data blocks go (its segment directory and their
+/// names' prefix, db_shared.hpp).
 struct Place {
     long pid = 0;
     std::string machine;
     std::string network;
+    std::string segment_dir;
+    std::string segment_prefix;
     std::string node;  ///< $STRATA_NODE (emulated nodes share a host name), else the host name: for errors
 };
-Place this_place();
+/// This process's place; `job` is OcrOptions::job.
+Place this_place(std::string_view job);
 
 /// The launch when Hydra started more than one rank (PMI_SIZE > 1), else nullopt.
 /// Errors: PMI variables that are not numbers, or more ranks than GUIDs can name.

@@ -7,12 +7,11 @@
 // STRATA_OCR_PEER_TIMEOUT_MS). The survivor that finds it prints an error
 // naming it and tells the others, who print it too. Every survivor then
 // removes its files (its shared data blocks, its storage directory) and
-// those the dead rank left on its host, says so, and exits 1 once every live
+// those the dead rank left on its host, tells the others, and exits 1 once every live
 // peer said so too, or after clean_up_wait: MPICH 4.0.2's mpiexec may SIGKILL
 // the remaining ranks of a proxy as soon as one of them exits, so nobody
 // exits before the others cleaned up. MPI_Finalize is not called: it would
 // wait for the dead rank.
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <csignal>
@@ -20,7 +19,10 @@
 #include <cstdlib>
 #include <thread>
 
+#include "../db_shared.hpp"
 #include "cluster.hpp"
+#include "strata/shm/admin.hpp"
+#include "strata/shm/segment.hpp"
 
 namespace strata::ocr::dist {
 
@@ -45,21 +47,6 @@ std::chrono::milliseconds peer_timeout() {
     const char* text = std::getenv("STRATA_OCR_PEER_TIMEOUT_MS");
     const long ms = text != nullptr ? std::strtol(text, nullptr, 10) : 0;
     return std::chrono::milliseconds(ms > 0 ? ms : 3000);
-}
-
-// Removes /dev/shm/strata-ocr-<pid>-* (the shared data blocks of process `pid`).
-void remove_segments_of(long pid) {
-    const std::string prefix = fmt::format("strata-ocr-{}-", pid);
-    DIR* dir = ::opendir("/dev/shm");
-    if (dir == nullptr) {
-        return;
-    }
-    while (dirent* entry = ::readdir(dir)) {
-        if (std::string_view(entry->d_name).starts_with(prefix)) {
-            ::unlinkat(::dirfd(dir), entry->d_name, 0);
-        }
-    }
-    ::closedir(dir);
 }
 
 // An MPI error stack in one line: its first line, without the stack's
@@ -106,7 +93,7 @@ std::string namespace_of(const char* kind) {
 
 }  // namespace
 
-Place this_place() {
+Place this_place(std::string_view job) {
     char name[256] = {};
     ::gethostname(name, sizeof name - 1);
     const std::string boot = read_line("/proc/sys/kernel/random/boot_id");
@@ -118,6 +105,8 @@ Place this_place() {
     place.pid = static_cast<long>(::getpid());
     place.machine = fmt::format("{} {} {}", name, boot, static_cast<unsigned long>(shm.st_dev));
     place.network = fmt::format("{} {}", place.machine, namespace_of("net"));
+    place.segment_dir = default_segment_dir().string();
+    place.segment_prefix = shared_block_prefix(job);
     const char* node = std::getenv("STRATA_NODE");
     place.node = node != nullptr && *node != '\0' ? std::string(node) : std::string(name);
     return place;
@@ -209,7 +198,9 @@ void Cluster::on_cleaned(int source) {
 
 void Cluster::end_after_death(int dead) {
     clean_up_after(dead);
-    remove_segments_of(::getpid());
+    // This rank's blocks are never destroyed now: their files go at once, and
+    // those EDTs still make as soon as made.
+    remove_shared_blocks();
     state_.close_db_dir();
     for (int r = 0; r < size_; ++r) {
         if (r == rank_ || wire_->is_dead(r)) {
@@ -237,12 +228,12 @@ void Cluster::end_after_death(int dead) {
     if (extension) {
         extension->stop();  // external programs of this rank end too
     }
-    remove_segments_of(::getpid());  // again: EDTs kept running meanwhile
     std::fflush(nullptr);
     ::_exit(1);
 }
 
-// The files a dead rank of this host left: its shared data blocks and its
+// The files a dead rank of this host left: the segments of its shared data
+// blocks (those nobody uses any more: their users' locks are free) and its
 // storage directory (its lock is free, its pid gone).
 void Cluster::clean_up_after(int rank) {
     Place peer;
@@ -250,8 +241,8 @@ void Cluster::clean_up_after(int rank) {
         std::lock_guard lock(peers_mutex_);
         peer = peers_[static_cast<std::size_t>(rank)];
     }
-    if (peer.pid > 0 && peer.machine == peers_[static_cast<std::size_t>(rank_)].machine) {
-        remove_segments_of(peer.pid);
+    if (!peer.segment_prefix.empty() && peer.machine == peers_[static_cast<std::size_t>(rank_)].machine) {
+        (void)collect_segments(peer.segment_dir, peer.segment_prefix);
     }
     (void)collect_db_dirs(state_.options().db_dir);
 }
