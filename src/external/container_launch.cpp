@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -25,6 +27,24 @@ std::filesystem::path strata_tree() {
     std::error_code ec;
     const auto lib = std::filesystem::canonical(info.dli_fname, ec);
     return ec ? std::filesystem::path() : lib.parent_path().parent_path();
+}
+
+// Where a FUSE mount outside /tmp is bound inside the container.
+constexpr std::string_view kFuseInside = "/strata/fsd";
+
+// `text` with every occurrence of the host path `mount` (a directory of a
+// random name, so never part of another word) replaced by kFuseInside.
+std::string inside_path(std::string text, const std::string& mount) {
+    for (std::size_t at = text.find(mount); at != std::string::npos; at = text.find(mount, at)) {
+        const std::size_t end = at + mount.size();
+        if (end < text.size() && text[end] != '/') {
+            at = end;
+            continue;
+        }
+        text.replace(at, mount.size(), kFuseInside);
+        at += kFuseInside.size();
+    }
+    return text;
 }
 
 }  // namespace
@@ -55,15 +75,21 @@ Result<container::Bundle> containerize(const Entry& entry, const TaskFiles& file
         spec.preserve_fds = std::max(0, *std::max_element(request.inherit.begin(), request.inherit.end()) - 2);
     }
     if (const std::string mount = files.mount_dir(); !mount.empty()) {
-        // The container's /tmp is a tmpfs of its own: the mount point is made there,
-        // never in the shared read-only image.
-        if (!mount.starts_with("/tmp/")) {
-            return make_error(Errc::unsupported,
-                              "{}the FUSE mount {} is not under /tmp, where the container can bind it at the same "
-                              "path (set TMPDIR=/tmp, or use exposure = \"memfd\")",
-                              entry.where("container", value), mount);
+        // The container's /tmp and /strata are tmpfs of its own: the mount point is
+        // made there, never in the shared read-only image. Under /tmp the mount
+        // keeps its path; elsewhere (TMPDIR=/work/tmp) it is bound at kFuseInside and
+        // the paths of the command and environment are rewritten to it.
+        if (mount.starts_with("/tmp/")) {
+            spec.binds.push_back({mount, mount, false});
+        } else {
+            spec.binds.push_back({mount, kFuseInside, false});
+            for (auto& arg : spec.args) {
+                arg = inside_path(arg, mount);
+            }
+            for (auto& var : spec.env) {
+                var.second = inside_path(var.second, mount);
+            }
         }
-        spec.binds.push_back({mount, mount, false});
     }
     auto bundle = container::Bundle::create(spec);
     if (!bundle) {
