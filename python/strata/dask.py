@@ -15,19 +15,23 @@ connection it is about to cross:
 - any other array, or any array sent to another node, goes as data through
   distributed's own numpy serializer: the recipient gets its own copy.
 
-"The same node" is decided from the connection itself: the sender's and the
-recipient's address have the same host. A TCP connection between two equal
-addresses never leaves one network stack, so both ends are on one machine and
-in one network namespace; processes of one machine that talk through
-different addresses exchange data (a copy, never a wrong handle). Being able
+"The same node" is one machine (its boot id) and one network namespace:
+every process that imports this module says its node in distributed's
+connection handshake, and a handle goes only to a recipient that said the same
+node. A process that did not import it (the scheduler, which relays results to
+clients without deserializing them) gets data, so a relayed result never
+reaches another node as a handle; a handle that does arrive on another node
+anyway (a scheduler given the preload) raises instead of loading. Being able
 to open the segment file is not the test: nodes emulated by network
 namespaces share /dev/shm, and must still get the bytes.
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
-from distributed.comm.addressing import get_address_host
+from distributed.comm.core import Comm
 from distributed.diagnostics.plugin import WorkerPlugin
 from distributed.protocol import dask_deserialize, dask_serialize
 
@@ -47,14 +51,33 @@ def transfers() -> dict[str, int]:
     return dict(_transfers)
 
 
+def _this_node() -> str:
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
+    return f"{boot}:net{os.stat('/proc/self/ns/net').st_ino}"
+
+
+NODE = _this_node()
+_KEY = "strata-node"
+_handshake_info = Comm.handshake_info
+
+
+def _handshake_with_node(self: Comm) -> dict:
+    return {**_handshake_info(self), _KEY: NODE}
+
+
+# distributed has no hook to add to the handshake: each end of a connection
+# learns the other's node from the handshake both ends already exchange.
+Comm.handshake_info = _handshake_with_node
+
+
 def same_node(context: dict | None) -> bool:
-    """Whether distributed's serialization `context` joins two ends on one node."""
+    """Whether distributed's serialization `context` joins two processes of
+    this node that both loaded strata.dask."""
     try:
-        sender = context["sender"]["address"]
-        recipient = context["recipient"]["address"]
-        return get_address_host(sender) == get_address_host(recipient)
-    except (KeyError, TypeError, ValueError):
-        return False  # unknown ends: data is always right
+        return context["sender"][_KEY] == context["recipient"][_KEY] == NODE
+    except (KeyError, TypeError):
+        return False  # an end that did not say its node: data is always right
 
 
 @dask_serialize.register(np.ndarray)
@@ -70,6 +93,7 @@ def _serialize(x: np.ndarray, context: dict | None = None):
     start = whole.__array_interface__["data"][0]
     header = {
         "strata": {
+            "node": NODE,
             "segment": name,
             "dir": directory,
             "handle": [handle.segment, handle.generation, handle.offset, handle.type],
@@ -88,12 +112,22 @@ def _deserialize(header: dict, frames: list):
     ref = header.get("strata")
     if ref is None:
         return _numpy_serializers.deserialize_numpy_ndarray(header, frames)
+    if ref["node"] != NODE:
+        raise ValueError(
+            f"array by handle from node {ref['node']} reached node {NODE} (relayed by a process that "
+            "loaded strata.dask without deserializing, e.g. a scheduler given the preload): load it "
+            "in workers and clients only"
+        )
     handle = strata.Handle()
     handle.segment, handle.generation, handle.offset, handle.type = ref["handle"]
     mode = "read_only" if ref["read_only"] else "open_only"
     whole = strata.Segment(ref["segment"], mode, dir=ref["dir"]).load(handle)
     return np.ndarray(
-        tuple(ref["shape"]), np.dtype(ref["dtype"]), buffer=whole, offset=ref["offset"], strides=tuple(ref["strides"])
+        tuple(ref["shape"]),
+        np.dtype(ref["dtype"]),
+        buffer=whole,
+        offset=ref["offset"],
+        strides=tuple(ref["strides"]),
     )
 
 
