@@ -79,7 +79,12 @@ def run(client, segment: str, n: int, workers: dict, links: dict) -> dict:
     out = {}
     with strata.Segment(segment, "create_only", 2 * n * 8 + (1 << 20)) as seg:
         p = client.submit(produce, segment, n, workers=[workers["w0a"]], pure=False)
-        p.result(timeout=120)  # the array made, before counting the links
+        # The array made, before counting the links; the client is in the root namespace (another node) and
+        # receives it relayed by the scheduler: as data, equal to numpy's.
+        here = p.result(timeout=120)
+        out["client_shared"] = strata.shared_origin(here) is not None
+        out["client_equal"] = bool(np.array_equal(here, fill(n)))
+        del here
         for name, index in (("w0b", 1), ("w1", 2)):
             before = {node: received(link) for node, link in links.items()}
             result = client.submit(consume, p, index, workers=[workers[name]], pure=False).result(timeout=120)

@@ -53,7 +53,9 @@ def leftovers(shm_dir: Path, emulate_pid: int, pids: list[int]) -> list[str]:
     return found
 
 
-def test_a_segment_array_goes_by_handle_on_its_node_and_as_data_to_the_other(strata_module, tmp_path, shm_dir):
+def test_a_segment_array_goes_by_handle_on_its_node_and_as_data_to_the_other(
+    strata_module, tmp_path, shm_dir
+):
     if not os.environ.get("CI"):
         pytest.importorskip("distributed")
     require(os.geteuid() == 0, "root (network namespaces, tc, cgroups)")
@@ -70,6 +72,7 @@ def test_a_segment_array_goes_by_handle_on_its_node_and_as_data_to_the_other(str
     got = json.loads(out)
     reference = np.sin(np.arange(N, dtype=np.float64))
 
+    assert (got["client_shared"], got["client_equal"]) == (False, True)  # relayed by the scheduler: data
     same, other = got["w0b"], got["w1"]
     assert (same["node"], other["node"]) == ("n0", "n1")
     # On n0: the segment's own pages (mapped, a view of a segment vector), summed like numpy sums them.
