@@ -16,15 +16,57 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import weakref
 
 import numpy as np
 
 from . import bench  # benchmark results (strata.bench, pure Python)
 from ._strata import Error, Handle, Message, _Port, _Region, _Segment
 
-__all__ = ["Error", "Handle", "Segment", "Port", "Message", "Region", "DTYPES", "bench", "open_handle"]
+__all__ = [
+    "Error", "Handle", "Segment", "Port", "Message", "Region", "DTYPES", "bench", "open_handle", "shared_origin",
+]  # fmt: skip
 
 DTYPES = ("float64", "float32", "int64", "int32", "uint8")
+
+
+# The arrays of segments this process holds (what vector(), find(), make() and
+# load() returned), by id: (segment name, segment directory, handle, read_only).
+# strata.dask sends these by handle to workers on this node; an entry goes
+# when its array is collected, before its id can be reused.
+_shared: dict[int, tuple[str, str, Handle, bool]] = {}
+
+
+def _share(seg: _Segment, array: np.ndarray) -> np.ndarray:
+    key = id(array)
+    handle = seg._save(array.__array_interface__["data"][0])
+    _shared[key] = (seg.name, os.path.dirname(seg.path), handle, not array.flags.writeable)
+    weakref.finalize(array, _shared.pop, key, None)
+    return array
+
+
+def shared_origin(array) -> tuple[str, str, Handle, bool, np.ndarray] | None:
+    """Where `array` lives when it is a view of a segment vector this process
+    opened (vector(), find(), make(), load(), or any numpy view of one):
+    (segment name, segment directory, handle of the vector, read_only, the
+    vector's whole array); None for any other array.
+
+    >>> import os, numpy as np, strata
+    >>> seg = strata.Segment(f"doctest-origin-{os.getpid()}", "create_only", 1 << 20)
+    >>> a = seg.vector("v", np.int32, 8)
+    >>> name, _, handle, read_only, whole = strata.shared_origin(a[2:].reshape(2, 3))
+    >>> name == seg.name, handle == seg.save(a), read_only, whole is a
+    (True, True, False, True)
+    >>> strata.shared_origin(np.zeros(3)) is None
+    True
+    >>> del a, whole; seg.close()
+    """
+    if not isinstance(array, np.ndarray):
+        return None
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    found = _shared.get(id(array))
+    return None if found is None else (*found, array)
 
 
 def _dtype_name(dtype) -> str:
@@ -61,15 +103,15 @@ class Segment:
 
     def vector(self, name: str, dtype, size: int) -> np.ndarray:
         """Finds the vector `name` or creates it with `size` zeros; a numpy view of it (no copy)."""
-        return self._seg._vector(name, _dtype_name(dtype), size, True).array()
+        return _share(self._seg, self._seg._vector(name, _dtype_name(dtype), size, True).array())
 
     def find(self, name: str, dtype) -> np.ndarray:
         """The existing vector `name` (strata.Error code not_found if absent, ValueError if of another type)."""
-        return self._seg._vector(name, _dtype_name(dtype), 0, False).array()
+        return _share(self._seg, self._seg._vector(name, _dtype_name(dtype), 0, False).array())
 
     def make(self, dtype, size: int) -> np.ndarray:
         """An unnamed vector of `size` zeros, reachable through save()/load() or a port."""
-        return self._seg._make(_dtype_name(dtype), size).array()
+        return _share(self._seg, self._seg._make(_dtype_name(dtype), size).array())
 
     def save(self, array: np.ndarray) -> Handle:
         """A handle to the vector behind `array` (an array vector(), find(), make() or load() returned)."""
@@ -79,7 +121,7 @@ class Segment:
 
     def load(self, handle: Handle) -> np.ndarray:
         """The vector behind `handle`, checked (segment, generation, offset, type), as a numpy view."""
-        return self._seg._load(handle).array()
+        return _share(self._seg, self._seg._load(handle).array())
 
     def _known_addresses(self) -> set[int]:
         return set(self._seg._addresses())

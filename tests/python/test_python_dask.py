@@ -66,3 +66,48 @@ def test_dask_workers_exchange_handles_and_the_data_stays_in_the_segment(strata_
                 a = seg.find(f"a{i}", np.float64)
                 assert a[0] == i + 2  # the consumer's write, seen by the client through the segment
                 del a
+
+
+def produce_array(segment_name: str, value: float):
+    import strata
+
+    a = strata.Segment(segment_name, "open_only").vector("plain", np.float64, N)
+    a[:] = value
+    return a[::2]  # a view of a segment vector, returned as a plain numpy array
+
+
+def consume_array(a):
+    import strata
+
+    total = float(a.sum())
+    a[0] = -1.0
+    return total, strata.shared_origin(a) is not None, os.getpid()
+
+
+def test_with_the_plugin_a_returned_segment_array_reaches_a_worker_of_the_node_by_handle(
+    strata_module, segment_name
+):
+    distributed = (
+        pytest.importorskip("distributed") if not os.environ.get("CI") else __import__("distributed")
+    )
+    import strata.dask
+
+    with strata_module.Segment(segment_name, "create_only", 256 << 20) as seg:
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            client.register_plugin(strata.dask.Plugin())
+            w0, w1 = list(client.scheduler_info()["workers"])
+            p = client.submit(produce_array, segment_name, 3.0, workers=[w0], pure=False)
+            c = client.submit(consume_array, p, workers=[w1], pure=False)
+            total, shared, pid = c.result(timeout=60)
+            assert total == float(np.full(N // 2, 3.0).sum())
+            assert shared and pid != os.getpid()
+            a = seg.find("plain", np.float64)
+            assert a[0] == -1.0 and a[1] == 3.0  # w1 wrote into the segment's pages: no copy
+            sent = client.run(strata.dask.transfers)
+            assert sent[w0]["handle"] >= 1 and sent[w0]["handle_bytes"] >= N // 2 * 8, sent
+            del a, p, c
