@@ -47,6 +47,8 @@ add_test(NAME dsm.mpi.a_sigkilled_lock_holder_gives_every_waiter_broken_not_a_ha
   COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_lock_test.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_lock_test>)
 set_tests_properties(dsm.mpi.a_sigkilled_lock_holder_gives_every_waiter_broken_not_a_hang PROPERTIES
   LABELS "integration;mpi" TIMEOUT 120)
+# Node faults on emulated nodes (tests/python/test_faults_across_nodes.py runs it).
+strata_dsm_mpi_program(dsm_node_fault_test)
 strata_dsm_mpi_program(dsm_bad_inputs_test)
 strata_dsm_mpi_test(dsm.mpi.bad_inputs_give_errors_naming_them PROGRAM dsm_bad_inputs_test NP 3)
 

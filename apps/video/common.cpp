@@ -42,6 +42,35 @@ std::string Context::who() const {
     return fmt::format("strata-video: rank {} ({}, node {})", rank, role_text, options.node);
 }
 
+void Holders::sent(int worker) {
+    const auto w = static_cast<std::size_t>(worker);
+    if (unanswered_[w]++ == 0) since_[w] = now_s();
+}
+
+void Holders::heard(int worker) {
+    unanswered_[static_cast<std::size_t>(worker)] = 0;
+}
+
+Result<void> Holders::check(const Context& ctx, int first_worker_rank) const {
+    const double now = now_s();
+    for (std::size_t w = 0; w < unanswered_.size(); ++w) {
+        if (unanswered_[w] > 0 && now - since_[w] > ctx.options.timeout_ms / 1000.0) {
+            return make_error(
+                Errc::peer_dead,
+                "worker {} ({}) holds {} frame{} and has not answered for {:.1f} s: it is dead or cut off", w,
+                ctx.peer(static_cast<int>(w) + first_worker_rank), unanswered_[w], unanswered_[w] == 1 ? "" : "s",
+                now - since_[w]);
+        }
+    }
+    return {};
+}
+
+std::string Context::peer(int peer_rank) const {
+    const auto i = static_cast<std::size_t>(peer_rank);
+    if (peer_rank < 0 || i >= nodes.size() || nodes[i].empty()) return fmt::format("rank {}", peer_rank);
+    return fmt::format("rank {} on node {}", peer_rank, nodes[i]);
+}
+
 namespace {
 
 void append_log(const Options& options, int rank, const std::string& line) {

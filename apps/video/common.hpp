@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "options.hpp"
 #include "progress.hpp"
@@ -48,8 +49,14 @@ struct Context {
     /// The output's progress line (OutputTask::start); error() and note() erase it before they print.
     std::unique_ptr<progress::Line> progress;
 
+    /// Every rank's node label (--node), once known (MPI: learn_nodes; ZeroMQ: from the workers'
+    /// messages); empty entries are unknown. Errors about a peer name its node with peer().
+    std::vector<std::string> nodes;
+
     /// "strata-video: rank 3 (worker 1, node n2)".
     [[nodiscard]] std::string who() const;
+    /// "rank 3 on node n2", or "rank 3" while its node is unknown.
+    [[nodiscard]] std::string peer(int rank) const;
     /// Prints "<who>: error: <message>" to stderr and to --log-dir.
     void error(const std::string& message) const;
     /// Prints a line to --log-dir only (and to stderr with STRATA_VIDEO_VERBOSE=1).
@@ -67,6 +74,25 @@ struct Context {
     /// Notes "exiting with status N" in --log-dir, then ends the process (std::exit for 0, else
     /// std::_Exit: no destructor may wait for a failed peer). Tests read a rank's status there.
     [[noreturn]] void exit_now(int status) const;
+};
+
+/// The input's view of the frames each worker holds: a worker sent frames after its last message
+/// and silent for --timeout-ms since the first of them is dead or cut off. Checked after every
+/// message, so that the input names it while the other workers keep it busy, not only once it
+/// runs out of frames (a worker behind a cut link was noticed only at the end, and the error
+/// blamed the output).
+class Holders {
+public:
+    explicit Holders(int workers)
+        : unanswered_(static_cast<std::size_t>(workers), 0), since_(static_cast<std::size_t>(workers), 0) {}
+    void sent(int worker);   ///< a frame went to `worker`
+    void heard(int worker);  ///< a message came from `worker`
+    /// peer_dead naming the first silent holder, its rank and node; `first_worker_rank`: worker 0's rank.
+    [[nodiscard]] Result<void> check(const Context& ctx, int first_worker_rank) const;
+
+private:
+    std::vector<std::int64_t> unanswered_;
+    std::vector<double> since_;
 };
 
 /// Seconds since an arbitrary epoch, monotonic.

@@ -34,6 +34,7 @@
 #include "mpi_link.hpp"
 #include "pipeline.hpp"
 #include "roles.hpp"
+#include "server_abort.hpp"
 #include "strata/dsm.hpp"
 
 namespace strata::video {
@@ -169,17 +170,23 @@ Result<void> run_input(Run& run, InputTask& input, bool& by_peer) {
         for (int w = 0; w < run.workers; ++w) credits.push_back(w);
     }
     std::vector<std::int64_t> sent(static_cast<std::size_t>(run.workers), 0);
+    const int first_worker_rank = ctx.options.dsm_servers + 2;
+    Holders holders(run.workers);
     bool complete = false;
     auto describe = [&] {
         std::string s;
         for (int w = 0; w < run.workers; ++w) {
-            s += fmt::format("{}worker {}: {} frames sent", w == 0 ? "" : ", ", w, sent[static_cast<std::size_t>(w)]);
+            s += fmt::format("{}worker {} ({}): {} frames sent", w == 0 ? "" : ", ", w, ctx.peer(w + first_worker_rank),
+                             sent[static_cast<std::size_t>(w)]);
         }
         return s;
     };
     auto handle = [&](const std::string& what) -> Result<void> {
         auto n = next_note(run, what, describe);
-        if (!n) return std::unexpected(n.error());
+        if (!n) {
+            if (auto c = holders.check(ctx, first_worker_rank); !c) return c;  // the cause, not the wait it ended
+            return std::unexpected(n.error());
+        }
         if (auto a = aborted_if(run, *n, by_peer); !a) return a;
         if (n->chunk == run.setup.ctl_out) {
             Reading r{run, n->chunk};
@@ -191,6 +198,7 @@ Result<void> run_input(Run& run, InputTask& input, bool& by_peer) {
             const auto i = static_cast<std::size_t>(w);
             if (n->chunk == (run.acquire_mode ? run.setup.ack[i] : run.setup.out[i])) {
                 credits.push_back(w);
+                holders.heard(w);
                 return {};
             }
         }
@@ -205,6 +213,7 @@ Result<void> run_input(Run& run, InputTask& input, bool& by_peer) {
         while (credits.empty()) {
             if (auto r = handle(fmt::format("a worker to take frame {}", index)); !r) return r;
         }
+        if (auto c = holders.check(ctx, first_worker_rank); !c) return c;
         const int w = credits.front();
         credits.pop_front();
         Header job{.kind = Kind::job, .index = index};
@@ -219,6 +228,7 @@ Result<void> run_input(Run& run, InputTask& input, bool& by_peer) {
             return r;
         }
         ++sent[static_cast<std::size_t>(w)];
+        holders.sent(w);
     }
     if (auto r = write_chunk(run, run.setup.ctl_in, Header{.kind = Kind::end, .count = input.decoded()}, {}, "ctl_in");
         !r) {
@@ -226,6 +236,7 @@ Result<void> run_input(Run& run, InputTask& input, bool& by_peer) {
     }
     while (!complete) {
         if (auto r = handle("the output to confirm every frame"); !r) return r;
+        if (auto c = holders.check(ctx, first_worker_rank); !c) return c;
     }
     return {};
 }
@@ -236,7 +247,7 @@ Result<void> run_worker(Run& run, bool& by_peer) {
     const auto w = static_cast<std::size_t>(ctx.worker);
     const StreamInfo info = run.info();
     for (;;) {
-        auto n = next_note(run, "a frame from the input", {}, 2);
+        auto n = next_note(run, fmt::format("a frame from the input ({})", ctx.peer(ctx.options.dsm_servers)), {}, 2);
         if (!n) return std::unexpected(n.error());
         if (auto a = aborted_if(run, *n, by_peer); !a) return a;
         if (n->chunk == run.setup.ctl_out) break;    // complete
@@ -456,16 +467,18 @@ Result<void> run_client(Context& ctx, dsm::Node& node, Setup& setup, bool& by_pe
 }
 
 /// Tells the other clients that the job failed (best effort): the input through ctl_in, the
-/// output through ctl_out, a worker through its out[w] (the output passes it on).
-void abort_others(Context& ctx, dsm::Node& node, const Setup& setup, const std::string& why) {
+/// output through ctl_out, a worker through its out[w] (the output passes it on); and the
+/// servers, which read no chunk, through `failure_comm` (server_abort.hpp).
+void abort_others(Context& ctx, dsm::Node& node, const Setup& setup, const std::string& why, MPI_Comm failure_comm) {
     if (setup.ok == 0) return;  // the chunks do not exist
     Run run{ctx, node, false, setup};
     Header a{.kind = Kind::abort};
-    a.set_text(fmt::format("rank {} ({}): {}", ctx.rank, to_string(ctx.role), why));
+    a.set_text(fmt::format("rank {} ({}, node {}): {}", ctx.rank, to_string(ctx.role), ctx.options.node, why));
     const ChunkId id = ctx.role == Role::input    ? setup.ctl_in
                        : ctx.role == Role::output ? setup.ctl_out
                                                   : setup.out[static_cast<std::size_t>(ctx.worker)];
     (void)write_chunk(run, id, a, {}, "the abort notice");
+    tell_servers(ctx.options.dsm_servers, failure_comm, a);
 }
 
 std::string traffic_json(const dsm::Traffic& t) {
@@ -507,9 +520,14 @@ int run_dsm(const Options& options) {
     ctx.started();
     exit_on_hydra_notice(ctx);
     const bool across_nodes = spans_nodes(ctx);
+    learn_nodes(ctx);
     MPI_Comm failure_comm = MPI_COMM_NULL;  // a job that never started ends on every rank together
     MPI_Comm_dup(MPI_COMM_WORLD, &failure_comm);
     MPI_Comm_set_errhandler(failure_comm, MPI_ERRORS_RETURN);
+    // A job that failed after it started: its clients leave together, so that each has printed the
+    // abort it received before plain mpiexec kills the rest (the servers are not told).
+    MPI_Comm clients_failure_comm = MPI_COMM_NULL;
+    MPI_Comm_split(failure_comm, ctx.role == Role::server ? MPI_UNDEFINED : 0, ctx.rank, &clients_failure_comm);
     auto node = dsm::Node::join(MPI_COMM_WORLD, {.servers = servers,
                                                  .timeout = std::chrono::milliseconds(options.timeout_ms),
                                                  .heartbeat = std::chrono::milliseconds(options.heartbeat_ms)});
@@ -523,6 +541,7 @@ int run_dsm(const Options& options) {
     bool agreed = false;          // every client has the input's setup outcome
     bool agreed_failure = false;  // every rank knows the job did not start
     if (ctx.role == Role::server) {
+        const ServerAbortWatch watch(ctx, failure_comm);
         r = serve_and_learn_outcome(ctx, *node, setup, by_peer);
         agreed_failure = !r && by_peer;
     } else {
@@ -541,8 +560,12 @@ int run_dsm(const Options& options) {
     ctx.stats.total_s = ctx.elapsed();
     if (!r) {
         ctx.error(r.error().what());
-        if (!by_peer && ctx.role != Role::server) abort_others(ctx, *node, setup, r.error().message);
-        if (agreed_failure) leave_together_on(failure_comm);
+        if (!by_peer && ctx.role != Role::server) abort_others(ctx, *node, setup, r.error().message, failure_comm);
+        if (agreed_failure) {
+            leave_together_on(failure_comm);
+        } else if (ctx.role != Role::server && setup.ok != 0) {
+            leave_together_on(clients_failure_comm);
+        }
         ctx.exit_now(1);
     }
     const dsm::Traffic t = node->traffic();

@@ -2,8 +2,11 @@
 // MpiLink (mpi_link.hpp).
 #include "mpi_link.hpp"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
@@ -82,7 +85,7 @@ Result<void> MpiLink::check_interrupts() {
         Header h;
         MPI_Recv(&h, sizeof h, MPI_BYTE, status.MPI_SOURCE, tag_abort, comm_, MPI_STATUS_IGNORE);
         aborted_by_peer_ = true;
-        return make_error(Errc::peer_dead, "the job was aborted by rank {}: {}", status.MPI_SOURCE, h.get_text());
+        return make_error(Errc::peer_dead, "the job was aborted by {}: {}", ctx_.peer(status.MPI_SOURCE), h.get_text());
     }
     return {};
 }
@@ -173,8 +176,8 @@ Result<Header> MpiLink::next_header(int source, const std::string& what, int pat
 
 Result<void> MpiLink::flush() {
     for (auto& o : sent_) {
-        if (auto w = wait(o.request,
-                          fmt::format("the {} message to rank {} to complete", to_string(o.header->kind), o.dest));
+        if (auto w = wait(o.request, fmt::format("the {} message to {} to complete", to_string(o.header->kind),
+                                                 ctx_.peer(o.dest)));
             !w) {
             return w;
         }
@@ -204,7 +207,7 @@ void MpiLink::abort_all(const std::string& why) {
     static Header h;  // outlives the sends, which are never waited for past the grace period
     h.kind = Kind::abort;
     h.from = ctx_.rank;
-    h.set_text(fmt::format("rank {} ({}): {}", ctx_.rank, to_string(ctx_.role), why));
+    h.set_text(fmt::format("rank {} ({}, node {}): {}", ctx_.rank, to_string(ctx_.role), ctx_.options.node, why));
     std::vector<MPI_Request> requests;
     for (int r = 0; r < ctx_.size; ++r) {
         if (r == ctx_.rank) continue;
@@ -262,6 +265,20 @@ bool spans_nodes(Context& ctx) {
         MPI_Comm_free(&node);
     });
     return local < ctx.size;
+}
+
+void learn_nodes(Context& ctx) {
+    constexpr int kName = 64;
+    std::array<char, kName> mine{};
+    std::memcpy(mine.data(), ctx.options.node.data(), std::min<std::size_t>(ctx.options.node.size(), kName - 1));
+    std::vector<char> all(static_cast<std::size_t>(kName) * static_cast<std::size_t>(ctx.size));
+    under_watchdog(ctx, "MPI_Allgather (every rank's node name)",
+                   [&] { MPI_Allgather(mine.data(), kName, MPI_CHAR, all.data(), kName, MPI_CHAR, MPI_COMM_WORLD); });
+    ctx.nodes.clear();
+    for (int r = 0; r < ctx.size; ++r) {
+        const char* name = all.data() + static_cast<std::size_t>(kName) * static_cast<std::size_t>(r);
+        ctx.nodes.emplace_back(name, strnlen(name, kName - 1));
+    }
 }
 
 void finish_rank(Context& ctx, MPI_Comm comm, bool across_nodes) {

@@ -71,7 +71,19 @@ public:
     /// Called between polls to explain a timeout (e.g. which workers hold frames).
     std::function<std::string()> describe_wait;
 
+    /// A new T that lives as long as the link, which a failing rank never destroys (it exits with
+    /// _Exit): for buffers of receives and sends that may still be pending when a wait fails.
+    /// Freeing one under a pending receive let UCX copy a late message into unmapped memory
+    /// (a SIGSEGV in uct_tcp_iface_progress while the rank waited to leave with the others).
+    template <class T>
+    T& keep() {
+        auto kept = std::make_shared<T>();
+        kept_.push_back(kept);
+        return *kept;
+    }
+
 private:
+    std::vector<std::shared_ptr<void>> kept_;
     Result<void> check_interrupts();
     Result<void> poll(const std::function<Result<bool>()>& done, const std::string& what, int patience = 1);
     void reap();
@@ -94,6 +106,9 @@ void leave_together_on(MPI_Comm comm);
 /// Collective at start (under a watchdog): true when the ranks are on more than one node,
 /// i.e. MPICH's netmod (UCX) carries traffic between them.
 bool spans_nodes(Context& ctx);
+/// Every rank's --node label into ctx.nodes (a collective at start, under the watchdog), so that
+/// an error about a lost peer names its node.
+void learn_nodes(Context& ctx);
 
 /// Ends a rank whose part of the job succeeded; never returns. A barrier of every rank (bounded
 /// by --timeout-ms: a rank that failed or died makes it an error, exit 1), then MPI_Finalize under

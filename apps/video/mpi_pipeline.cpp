@@ -60,9 +60,11 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
     if (auto s = link.send_header(hi, output_rank); !s) return std::unexpected(s.error());
 
     const int buffers = v.buffer_per_slot ? workers * v.slots : 1;
-    std::vector<Frame> frame(static_cast<std::size_t>(buffers), Frame(info.frame_bytes()));
+    auto& frame = link.keep<std::vector<Frame>>();  // sends of these may be pending when a wait fails
+    frame.assign(static_cast<std::size_t>(buffers), Frame(info.frame_bytes()));
     std::vector<MPI_Request> frame_send(static_cast<std::size_t>(buffers), MPI_REQUEST_NULL);
     std::vector<WorkerView> view(static_cast<std::size_t>(workers));
+    Holders holders(workers);
     std::deque<int> credits;  // a worker index per "ready" not yet used: eager scheduling, first come first served
     bool complete = false;
     int fins = 0;
@@ -72,8 +74,8 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
         std::string s;
         for (int w = 0; w < workers; ++w) {
             const auto& x = view[static_cast<std::size_t>(w)];
-            s += fmt::format("{}worker {} (rank {}): {} frames sent, last heard {:.1f} s ago{}", w == 0 ? "" : "; ", w,
-                             w + first_worker_rank, x.jobs, now_s() - x.last_heard, x.fin ? ", stopped" : "");
+            s += fmt::format("{}worker {} ({}): {} frames sent, last heard {:.1f} s ago{}", w == 0 ? "" : "; ", w,
+                             ctx.peer(w + first_worker_rank), x.jobs, now_s() - x.last_heard, x.fin ? ", stopped" : "");
         }
         return s;
     };
@@ -88,6 +90,7 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
         }
         auto& x = view[static_cast<std::size_t>(w)];
         x.last_heard = now_s();
+        holders.heard(w);
         if (h.kind == Kind::ready) {
             ++x.readies;
             credits.push_back(w);
@@ -112,13 +115,15 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
             if (!h) return std::unexpected(h.error());
             if (auto t = take(*h); !t) return t;
         }
+        if (auto c = holders.check(ctx, first_worker_rank); !c) return c;
         const int w = credits.front();
         credits.pop_front();
         const int dest = w + first_worker_rank;
         auto& slot = next_slot[static_cast<std::size_t>(w)];
         const auto b = static_cast<std::size_t>(v.buffer_per_slot ? w * v.slots + slot : 0);
         slot = (slot + 1) % v.slots;
-        if (auto r = link.wait(frame_send[b], fmt::format("the send buffer to be free (rank {})", dest)); !r) return r;
+        if (auto r = link.wait(frame_send[b], fmt::format("the send buffer to be free ({})", ctx.peer(dest))); !r)
+            return r;
         if (auto c = input->convert(frame[b]); !c) return c;
         Header job{.kind = Kind::job, .index = index};
         job.worker = w;
@@ -130,18 +135,23 @@ Result<void> run_input(Context& ctx, MpiLink& link, const Variant& v) {
         if (!fr) return std::unexpected(fr.error());
         frame_send[b] = *fr;
         ++view[static_cast<std::size_t>(w)].jobs;
+        holders.sent(w);
         if (v.sync) {
             MPI_Request header_request = *hr;
-            if (auto r = link.wait(header_request, fmt::format("job {} to reach rank {}", index, dest)); !r) return r;
-            if (auto r = link.wait(frame_send[b], fmt::format("frame {} to reach rank {}", index, dest)); !r) return r;
+            if (auto r = link.wait(header_request, fmt::format("job {} to reach {}", index, ctx.peer(dest))); !r)
+                return r;
+            if (auto r = link.wait(frame_send[b], fmt::format("frame {} to reach {}", index, ctx.peer(dest))); !r)
+                return r;
         }
     }
     Header end{.kind = Kind::end, .count = input->decoded()};
     if (auto s = link.send_header(end, output_rank); !s) return std::unexpected(s.error());
     while (!complete) {
-        auto h = link.next_header(MPI_ANY_SOURCE, "the output (rank 1) to confirm every frame");
+        auto h = link.next_header(MPI_ANY_SOURCE,
+                                  fmt::format("the output ({}) to confirm every frame", ctx.peer(output_rank)));
         if (!h) return std::unexpected(h.error());
         if (auto t = take(*h); !t) return t;
+        if (auto c = holders.check(ctx, first_worker_rank); !c) return c;
     }
     for (int w = 0; w < workers; ++w) {
         if (auto s = link.send_header(Header{.kind = Kind::stop}, w + first_worker_rank); !s) {
@@ -168,20 +178,26 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
         ++readies;
         if (v.sync) {
             MPI_Request q = *r;
-            return link.wait(q, "the ready message to reach the input (rank 0)");
+            return link.wait(q, fmt::format("the ready message to reach the input ({})", ctx.peer(input_rank)));
         }
         return {};
     };
     for (int i = 0; i < v.slots; ++i) {
         if (auto r = ready(); !r) return r;
     }
-    Frame in;
-    Frame out[2];
+    // Kept by the link: a failed wait can leave the receive into `in` or a send of `out` pending.
+    struct Buffers {
+        Frame in;
+        Frame out[2];
+    };
+    auto& buffers = link.keep<Buffers>();
+    Frame& in = buffers.in;
+    auto& out = buffers.out;
     MPI_Request out_send[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     int turn = 0;
     StreamInfo info;
     for (;;) {
-        auto h = link.next_header(input_rank, "a job from the input (rank 0)", 2);
+        auto h = link.next_header(input_rank, fmt::format("a job from the input ({})", ctx.peer(input_rank)), 2);
         if (!h) return std::unexpected(h.error());
         if (h->kind == Kind::stop) break;
         if (h->kind != Kind::job || h->width <= 0 || h->height <= 0) {
@@ -197,10 +213,14 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
         }
         auto rr = link.recv_bytes(in.data(), in.size(), input_rank, tag_frame);
         if (!rr) return std::unexpected(rr.error());
-        if (auto r = link.wait(*rr, fmt::format("frame {} from the input (rank 0)", h->index)); !r) return r;
+        if (auto r = link.wait(*rr, fmt::format("frame {} from the input ({})", h->index, ctx.peer(input_rank))); !r)
+            return r;
         ctx.stats.messages_received += 1;
         ctx.stats.bytes_received += in.size();
-        if (auto r = link.wait(out_send[turn], "the previous result to reach the output (rank 1)"); !r) return r;
+        if (auto r = link.wait(out_send[turn],
+                               fmt::format("the previous result to reach the output ({})", ctx.peer(output_rank)));
+            !r)
+            return r;
         task.process(in, out[turn], info);
         Header res{.kind = Kind::result, .index = h->index};
         res.worker = ctx.worker;
@@ -211,8 +231,11 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
         out_send[turn] = *fr;
         if (v.sync) {
             MPI_Request q = *hr;
-            if (auto r = link.wait(q, "the result header to reach the output (rank 1)"); !r) return r;
-            if (auto r = link.wait(out_send[turn], fmt::format("result {} to reach the output (rank 1)", h->index));
+            if (auto r = link.wait(q, fmt::format("the result header to reach the output ({})", ctx.peer(output_rank)));
+                !r)
+                return r;
+            if (auto r = link.wait(out_send[turn],
+                                   fmt::format("result {} to reach the output ({})", h->index, ctx.peer(output_rank)));
                 !r) {
                 return r;
             }
@@ -224,7 +247,8 @@ Result<void> run_worker(Context& ctx, MpiLink& link, const Variant& v) {
     fin.worker = ctx.worker;
     if (auto s = link.send_header(fin, input_rank); !s) return std::unexpected(s.error());
     for (auto& q : out_send) {
-        if (auto r = link.wait(q, "the last result to reach the output (rank 1)"); !r) return r;
+        if (auto r = link.wait(q, fmt::format("the last result to reach the output ({})", ctx.peer(output_rank))); !r)
+            return r;
     }
     return link.flush();
 }
@@ -233,7 +257,8 @@ Result<void> run_output(Context& ctx, MpiLink& link) {
     auto output = OutputTask::create(ctx);
     if (!output) return std::unexpected(output.error());
     link.describe_wait = [&] { return output->started() ? output->missing() : std::string(); };
-    auto h = link.next_header(input_rank, "the stream information from the input (rank 0)");
+    auto h =
+        link.next_header(input_rank, fmt::format("the stream information from the input ({})", ctx.peer(input_rank)));
     if (!h) return std::unexpected(h.error());
     if (h->kind != Kind::info) {
         return make_error(Errc::corrupted, "expected the stream information, got {} from rank {}", to_string(h->kind),
@@ -253,7 +278,10 @@ Result<void> run_output(Context& ctx, MpiLink& link) {
         Frame frame = output->take_buffer();
         auto rr = link.recv_bytes(frame.data(), frame.size(), m->from, tag_result);
         if (!rr) return std::unexpected(rr.error());
-        if (auto r = link.wait(*rr, fmt::format("result {} from rank {}", m->index, m->from)); !r) return r;
+        if (auto r = link.wait(*rr, fmt::format("result {} from {}", m->index, ctx.peer(m->from))); !r) {
+            link.keep<Frame>() = std::move(frame);  // the receive may still be pending
+            return r;
+        }
         ctx.stats.messages_received += 1;
         ctx.stats.bytes_received += frame.size();
         if (auto a = output->accept(m->index, std::move(frame)); !a) return a;
@@ -286,6 +314,7 @@ int run_mpi(const Options& options) {
     ctx.started();
     exit_on_hydra_notice(ctx);
     const bool across_nodes = spans_nodes(ctx);
+    learn_nodes(ctx);
     const Variant v = variant_of(options);
     Result<void> r;
     std::optional<MpiLink> link;

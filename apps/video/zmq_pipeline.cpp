@@ -79,6 +79,19 @@ void data_socket(ZmqSocket& s, const Options& o) {
     s.set(ZMQ_RCVHWM, o.hwm);
 }
 
+/// A worker whose result could not reach the output: the input's abort, when one is waiting on
+/// the work socket, says why (the output left because the job failed, naming the lost node)
+/// better than the stuck send does.
+Result<void> aborted_meanwhile(ZmqSocket& work, const Error& stuck, bool& aborted) {
+    auto readable = work.wait_readable(0);
+    ZmqMessage m;
+    if (readable && *readable && work.receive(m, false, false) && m.header.kind == Kind::abort) {
+        aborted = true;
+        return make_error(Errc::peer_dead, "the job was aborted by {}", m.header.get_text());
+    }
+    return std::unexpected(stuck);
+}
+
 struct WorkerView {
     std::int64_t jobs = 0;
     int credits = 0;
@@ -101,11 +114,12 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
     if (auto r = to_output.connect(ep.results); !r) return r;
     const int workers = ctx.size - first_worker_rank;
     std::vector<WorkerView> view(static_cast<std::size_t>(workers));
+    Holders holders(workers);
     std::deque<int> credits;
     bool complete = false;
     auto abort_everyone = [&](const std::string& why) {
         Header a{.kind = Kind::abort};
-        a.set_text(fmt::format("rank {} (input): {}", ctx.rank, why));
+        a.set_text(fmt::format("rank {} (input, node {}): {}", ctx.rank, o.node, why));
         (void)to_output.send(a, {}, false, nullptr, {}, true);
         for (int w = 0; w < workers; ++w) {
             // A REQ worker can take a reply only to a request it made.
@@ -134,10 +148,10 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
         std::string s;
         for (int w = 0; w < workers; ++w) {
             const auto& x = view[static_cast<std::size_t>(w)];
-            s += x.heard ? fmt::format("{}worker {} (rank {}): {} frames sent, last heard {:.1f} s ago",
-                                       w == 0 ? "" : "; ", w, w + first_worker_rank, x.jobs, now_s() - x.last_heard)
-                         : fmt::format("{}worker {} (rank {}): never connected", w == 0 ? "" : "; ", w,
-                                       w + first_worker_rank);
+            s += x.heard ? fmt::format("{}worker {} ({}): {} frames sent, last heard {:.1f} s ago", w == 0 ? "" : "; ",
+                                       w, ctx.peer(w + first_worker_rank), x.jobs, now_s() - x.last_heard)
+                         : fmt::format("{}worker {} ({}): never connected", w == 0 ? "" : "; ", w,
+                                       ctx.peer(w + first_worker_rank));
         }
         return s;
     };
@@ -165,6 +179,9 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
         auto& x = view[static_cast<std::size_t>(w)];
         x.last_heard = now_s();
         x.heard = true;
+        holders.heard(w);
+        if (!m.header.get_text().empty())
+            ctx.nodes[static_cast<std::size_t>(w + first_worker_rank)] = m.header.get_text();
         if (m.header.kind == Kind::abort) {
             return make_error(Errc::peer_dead, "the job was aborted by {}; {}", m.header.get_text(), describe());
         }
@@ -184,6 +201,7 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
         while (credits.empty()) {
             if (auto r = handle_one(fmt::format("a worker to ask for frame {}", index)); !r) return fail(r.error());
         }
+        if (auto c = holders.check(ctx, first_worker_rank); !c) return fail(c.error());
         const int w = credits.front();
         credits.pop_front();
         auto& x = view[static_cast<std::size_t>(w)];
@@ -194,15 +212,18 @@ Result<void> run_input(Context& ctx, void* zc, bool credit_mode, bool& told_othe
         }
         Header job{.kind = Kind::job, .index = index};
         job.worker = w;
+        job.set_text(o.node);  // the workers name the input's node in their errors
         job.width = info.width;
         job.height = info.height;
         if (auto s = router.send(job, identity_of(w), !credit_mode, buffer, pool); !s) return fail(s.error());
         --x.credits;
         ++x.jobs;
+        holders.sent(w);
     }
     if (auto s = to_output.send(Header{.kind = Kind::end, .count = input->decoded()}); !s) return fail(s.error());
     while (!complete) {
         if (auto r = handle_one("the output (rank 1) to confirm every frame"); !r) return fail(r.error());
+        if (auto c = holders.check(ctx, first_worker_rank); !c) return fail(c.error());
     }
     // Every worker is stopped: once it connected (a fast worker may have taken every frame
     // before a slow one even connected, and a ROUTER can only reach a connected peer), and a
@@ -238,6 +259,7 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
     if (auto r = results.connect(ep.results); !r) return r;
     Header ready{.kind = Kind::ready};
     ready.worker = ctx.worker;
+    ready.set_text(o.node);  // the input and the output name this node in their errors
     const int credits = credit_mode ? o.credits : 1;
     for (int i = 0; i < credits; ++i) {
         if (auto s = work.send(ready); !s) return s;
@@ -246,7 +268,8 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
     std::shared_ptr<BufferPool> pool;
     for (;;) {
         // The input may itself wait up to --timeout-ms for a failed peer: it is given longer.
-        auto which = wait_any(ctx, {&work}, fmt::format("a reply from the input (rank 0, {})", ep.work), {}, 2);
+        auto which =
+            wait_any(ctx, {&work}, fmt::format("a reply from the input ({}, {})", ctx.peer(0), ep.work), {}, 2);
         if (!which) return std::unexpected(which.error());
         ZmqMessage m;
         if (auto r = work.receive(m, false, false); !r) return r;
@@ -260,6 +283,7 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
             return make_error(Errc::corrupted, "unexpected {} message from the input", to_string(m.header.kind));
         }
         if (auto c = check_job(m.header, m.bytes().size(), pool ? pool->bytes() : 0, "the input"); !c) return c;
+        if (!m.header.get_text().empty()) ctx.nodes[0] = m.header.get_text();
         if (!pool) {
             pool = std::make_shared<BufferPool>(info.frame_bytes());
             ctx.first_frame();
@@ -268,7 +292,8 @@ Result<void> run_worker(Context& ctx, void* zc, bool credit_mode, bool& aborted)
         task.process(m.bytes(), *out, info);
         Header res{.kind = Kind::result, .index = m.header.index};
         res.worker = ctx.worker;
-        if (auto s = results.send(res, {}, false, out, pool); !s) return s;
+        res.set_text(o.node);
+        if (auto s = results.send(res, {}, false, out, pool); !s) return aborted_meanwhile(work, s.error(), aborted);
         if (auto s = work.send(ready); !s) return s;
     }
     return {};
@@ -284,7 +309,7 @@ Result<void> run_output(Context& ctx, void* zc, bool& told_input) {
     if (auto r = control.connect(ep.control); !r) return r;
     auto fail = [&](const Error& e) -> Result<void> {
         Header a{.kind = Kind::abort};
-        a.set_text(fmt::format("rank {} (output): {}", ctx.rank, e.message));
+        a.set_text(fmt::format("rank {} (output, node {}): {}", ctx.rank, o.node, e.message));
         (void)control.send(a, {}, false, nullptr, {}, true);
         told_input = true;
         return std::unexpected(e);
@@ -362,6 +387,9 @@ int run_zmq(const Options& options) {
     }
     ctx.role = ctx.rank == input_rank ? Role::input : ctx.rank == output_rank ? Role::output : Role::worker;
     ctx.worker = ctx.role == Role::worker ? ctx.rank - first_worker_rank : -1;
+    // Peers' nodes arrive with their messages (ready, job, result headers carry them).
+    ctx.nodes.assign(static_cast<std::size_t>(ctx.size), std::string());
+    if (ctx.rank < ctx.size) ctx.nodes[static_cast<std::size_t>(ctx.rank)] = options.node;
     ctx.started();
     if (options.rank < 0) exit_on_hydra_notice(ctx);  // launched by mpiexec
     const bool credit_mode = options.impl == Impl::zmq_credit;

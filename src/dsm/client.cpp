@@ -169,8 +169,8 @@ Result<void> Node::Impl::wait_for_peer(std::unique_lock<std::mutex>& lock, int r
         }
         if (!net->check_alive(rank, options.heartbeat, options.timeout)) {
             net->mark_dead(rank);
-            return make_error(Errc::peer_dead, "{}: rank {} stopped answering for {} ms", what, rank,
-                              options.timeout.count());
+            return make_error(Errc::peer_dead, "{}: rank {} (node {}) stopped answering for {} ms", what, rank,
+                              node_of(rank), options.timeout.count());
         }
         cv.wait_for(lock, options.heartbeat / 4);
     }

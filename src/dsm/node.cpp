@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 // dsm::Node: joining, the public operations, leaving.
+#include <unistd.h>
+
+#include <array>
 #include <csignal>
+#include <cstdlib>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -34,6 +39,28 @@ Result<void> validate(MPI_Comm comm, const Options& o, int size) {
             o.timeout.count(), o.heartbeat.count());
     }
     return {};
+}
+
+// Every rank's node name: $STRATA_NODE (emulated nodes share a host name),
+// else the host name; at most 63 bytes each.
+Result<std::vector<std::string>> gather_nodes(MPI_Comm comm, int size) {
+    constexpr std::size_t kName = 64;
+    std::array<char, kName> mine{};
+    if (const char* env = std::getenv("STRATA_NODE"); env != nullptr && *env != '\0') {
+        std::strncpy(mine.data(), env, kName - 1);
+    } else if (::gethostname(mine.data(), kName - 1) != 0) {
+        std::strncpy(mine.data(), "unknown host", kName - 1);
+    }
+    std::vector<char> all(kName * static_cast<std::size_t>(size));
+    if (int rc = MPI_Allgather(mine.data(), kName, MPI_CHAR, all.data(), kName, MPI_CHAR, comm); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "dsm::Node::join: MPI_Allgather of the node names: {}", mpi_error_text(rc));
+    }
+    std::vector<std::string> nodes;
+    for (int r = 0; r < size; ++r) {
+        const char* name = all.data() + kName * static_cast<std::size_t>(r);
+        nodes.emplace_back(name, ::strnlen(name, kName - 1));
+    }
+    return nodes;
 }
 
 }  // namespace
@@ -96,6 +123,11 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     }
     impl->net = std::move(*net);
     impl->net->set_receive_timeout(options.timeout);
+    auto nodes = gather_nodes(impl->net->comm(), size);
+    if (!nodes) {
+        return std::unexpected(nodes.error());
+    }
+    impl->nodes = std::move(*nodes);
     const int color = impl->is_server() ? MPI_UNDEFINED : 0;
     if (int rc = MPI_Comm_split(impl->net->comm(), color, impl->net->rank(), &impl->clients_comm); rc != MPI_SUCCESS) {
         return make_error(Errc::io_error, "dsm::Node::join: MPI_Comm_split: {}", mpi_error_text(rc));

@@ -50,6 +50,11 @@ struct Node::Impl {
     int servers = 1;
     int clients = 0;
     MPI_Comm clients_comm = MPI_COMM_NULL;
+    /// Each rank's node ($STRATA_NODE, else the host name), so that an error
+    /// about a lost peer says which node to look at.
+    std::vector<std::string> nodes;
+
+    [[nodiscard]] const std::string& node_of(int rank) const { return nodes[static_cast<std::size_t>(rank)]; }
 
     [[nodiscard]] bool is_server() const { return net->rank() < servers; }
     [[nodiscard]] int client_index() const { return is_server() ? -1 : net->rank() - servers; }

@@ -113,8 +113,8 @@ Result<void> Node::barrier() {
                 // The barrier never completes now; a nonblocking collective's
                 // request cannot be freed or cancelled, so it is abandoned.
                 return make_error(Errc::peer_dead,
-                                  "dsm::Node::barrier: rank {} (client {}) stopped answering for {} ms", r, c,
-                                  d.options.timeout.count());
+                                  "dsm::Node::barrier: rank {} (client {}, node {}) stopped answering for {} ms", r, c,
+                                  d.node_of(r), d.options.timeout.count());
             }
         }
         std::this_thread::sleep_for(std::chrono::microseconds(50));

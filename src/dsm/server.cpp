@@ -78,8 +78,8 @@ void Node::Impl::server_declare_dead(int client) {
     const int rank = rank_of_client(client);
     client_dead[static_cast<std::size_t>(client)] = true;
     net->mark_dead(rank);
-    const std::string why =
-        fmt::format("rank {} (client {}), which stopped answering for {} ms", rank, client, options.timeout.count());
+    const std::string why = fmt::format("rank {} (client {}, node {}), which stopped answering for {} ms", rank, client,
+                                        node_of(rank), options.timeout.count());
     for (auto& [id, hc] : homes) {
         auto& e = hc.entry;
         e.subs &= ~bit(client);

@@ -166,7 +166,7 @@ void report(bool ok, const std::string& what, const strata::Result<void>& r) {
 // and the dead holder; the lock is not held by it (unlock fails), lock 8 works.
 void survive(Node& node, const char* when) {
     auto r = node.lock(7);
-    report(is_error(r, strata::Errc::broken, "lock 7 is broken: its holder rank 1 (client 0)"),
+    report(is_error(r, strata::Errc::broken, "lock 7 is broken: its holder rank 1 (client 0, node "),
            fmt::format("lock 7 {} its holder died", when), r);
     r = node.unlock(7);
     report(is_error(r, strata::Errc::invalid_argument, "lock=7"), "unlock of the broken lock 7", r);

@@ -149,7 +149,9 @@ def test_a_rank_killed_on_one_emulated_node_is_named_on_the_other(tmp_path, shm_
     run = emulate(script, 200)
     output = out.read_text()
     assert "job exited 0" not in run.stdout, output
-    assert re.search(r"strata-ocr: rank 0: peer_dead: rank 1 of 2 died: .+", output), output + run.stderr
+    assert re.search(r"strata-ocr: rank 0: peer_dead: rank 1 \(node n1\) of 2 died: .+", output), (
+        output + run.stderr
+    )
     made = int((tmp_path / "segments-before-kill").read_text())
     assert made > 0, f"no segment in {shm_dir} before the kill: the test would not see one left\n{output}"
     assert leftovers(shm_dir) == before, output

@@ -137,7 +137,7 @@ def test_a_killed_rank_is_named_by_every_survivor_and_nothing_is_left(tmp_path, 
     for rank in pids:
         if rank == VICTIM:
             continue
-        pattern = rf"strata-ocr: rank {rank}: peer_dead: rank {VICTIM} of {RANKS} died: .+"
+        pattern = rf"strata-ocr: rank {rank}: peer_dead: rank {VICTIM} \(node .+\) of {RANKS} died: .+"
         assert re.search(pattern, output), f"rank {rank} did not name the dead rank:\n{output}"
     assert segments(shm_dir) == [], output
     # The survivors removed it all: `strata ocr` found nothing left to remove.

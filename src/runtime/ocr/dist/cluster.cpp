@@ -160,6 +160,7 @@ Result<void> Cluster::meet() {
         Writer hello(Msg::hello);
         hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
         hello.str(here.segment_dir).str(here.segment_prefix);
+        hello.str(here.node);
         send(r, hello);
     }
     const auto until = std::chrono::steady_clock::now() + 60s;
@@ -315,6 +316,7 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
             place.network = in.str();
             place.segment_dir = in.str();
             place.segment_prefix = in.str();
+            place.node = in.str();
             std::lock_guard lock(peers_mutex_);
             peers_[static_cast<std::size_t>(source)] = std::move(place);
             return true;

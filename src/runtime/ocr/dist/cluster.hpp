@@ -68,6 +68,7 @@ struct Place {
     std::string network;
     std::string segment_dir;
     std::string segment_prefix;
+    std::string node;  ///< $STRATA_NODE (emulated nodes share a host name), else the host name: for errors
 };
 /// This process's place; `job` is OcrOptions::job.
 Place this_place(std::string_view job);

@@ -107,6 +107,8 @@ Place this_place(std::string_view job) {
     place.network = fmt::format("{} {}", place.machine, namespace_of("net"));
     place.segment_dir = default_segment_dir().string();
     place.segment_prefix = shared_block_prefix(job);
+    const char* node = std::getenv("STRATA_NODE");
+    place.node = node != nullptr && *node != '\0' ? std::string(node) : std::string(name);
     return place;
 }
 
@@ -160,7 +162,13 @@ void Cluster::peer_died(int rank, const std::string& why, bool told) {
     {
         std::lock_guard lock(state_.print_mutex);
         std::fflush(stdout);
-        fmt::print(stderr, "strata-ocr: rank {}: peer_dead: rank {} of {} died: {}\n", rank_, rank, size_, reason);
+        std::string node;
+        {
+            std::lock_guard peers(peers_mutex_);
+            node = peers_[static_cast<std::size_t>(rank)].node;
+        }
+        fmt::print(stderr, "strata-ocr: rank {}: peer_dead: rank {} (node {}) of {} died: {}\n", rank_, rank,
+                   node.empty() ? "unknown" : node, size_, reason);
     }
     for (int r = 0; r < size_ && !told; ++r) {
         if (r == rank_ || wire_->is_dead(r)) {
