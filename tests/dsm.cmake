@@ -36,6 +36,17 @@ foreach(mode client server)
             ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> ${mode})
   set_tests_properties(dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
 endforeach()
+strata_dsm_mpi_program(dsm_lock_test)
+strata_dsm_mpi_test(dsm.mpi.four_clients_contending_for_a_lock_never_overlap_and_count_exactly
+  PROGRAM dsm_lock_test NP 5 ARGS contention 1 150)
+strata_dsm_mpi_test(dsm.mpi.four_clients_contending_for_locks_on_two_servers_count_exactly
+  PROGRAM dsm_lock_test NP 6 ARGS contention 2 100)
+strata_dsm_mpi_test(dsm.mpi.unlock_without_holding_the_lock_fails_naming_it_and_changes_nothing
+  PROGRAM dsm_lock_test NP 3 ARGS misuse)
+add_test(NAME dsm.mpi.a_sigkilled_lock_holder_gives_every_waiter_broken_not_a_hang
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_lock_test.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_lock_test>)
+set_tests_properties(dsm.mpi.a_sigkilled_lock_holder_gives_every_waiter_broken_not_a_hang PROPERTIES
+  LABELS "integration;mpi" TIMEOUT 120)
 # Node faults on emulated nodes (tests/python/test_faults_across_nodes.py runs it).
 strata_dsm_mpi_program(dsm_node_fault_test)
 strata_dsm_mpi_program(dsm_bad_inputs_test)

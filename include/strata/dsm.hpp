@@ -167,8 +167,13 @@ public:
 
     /// Barrier of all clients (a release and acquire point of every chunk needs no more: acquires are eager).
     Result<void> barrier();
-    /// A global mutex named by `id`, served by server id % servers.
+    /// Waits for the global mutex `id` (served by server id % servers, FIFO).
+    /// Held by this client, not a thread; not recursive: invalid_argument
+    /// naming lock=<id> if this client holds or asks for it already. broken
+    /// naming the lock and the dead holder once a holder died holding it.
     Result<void> lock(std::uint32_t id);
+    /// Hands the lock to the next waiter. invalid_argument naming lock=<id>,
+    /// nothing sent, if this client does not hold it.
     Result<void> unlock(std::uint32_t id);
 
     /// Clients: a barrier of all clients, then tells the servers this client is done.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -91,6 +92,10 @@ struct Node::Impl {
     std::unordered_map<ChunkId, CacheChunk> cache;
     std::deque<Notification> notes;
     std::map<std::pair<int, std::uint64_t>, Pending> waits;  // (kind, chunk or lock id)
+    // Locks this client holds or asks for: the server cannot answer an unlock
+    // (it is one-way) and would queue a relock behind the client itself.
+    std::set<std::uint32_t> locks_held;
+    std::set<std::uint32_t> locks_asked;
     std::atomic<std::uint64_t> next_counter{1};
     std::atomic<bool> stop{false};
     std::thread progress;

@@ -129,22 +129,44 @@ Result<void> Node::lock(std::uint32_t id) {
     const int server = static_cast<int>(id % static_cast<std::uint32_t>(d.servers));
     {
         std::lock_guard lk(d.mu);
+        if (d.locks_held.contains(id) || d.locks_asked.contains(id)) {
+            return make_error(Errc::invalid_argument,
+                              "dsm::Node::lock: lock={}: already {} by this client (rank {}); locks are per "
+                              "client and not recursive",
+                              id, d.locks_held.contains(id) ? "held" : "asked for", rank());
+        }
+        d.locks_asked.insert(id);
         d.waits[{static_cast<int>(wire::Kind::lock_req), id}] = {};
     }
     wire::Header h;
     h.kind = static_cast<std::uint8_t>(wire::Kind::lock_req);
     h.code = id;
-    if (auto r = d.net->post(server, h); !r) {
-        return r;
+    auto r = d.net->post(server, h);
+    if (r) {
+        r = d.wait_reply(fmt::format("dsm::Node::lock: lock={}", id), static_cast<int>(wire::Kind::lock_req), id,
+                         server);
     }
-    return d.wait_reply(fmt::format("dsm::Node::lock: lock={}", id), static_cast<int>(wire::Kind::lock_req), id,
-                        server);
+    std::lock_guard lk(d.mu);
+    d.locks_asked.erase(id);
+    if (r) {
+        d.locks_held.insert(id);
+    }
+    return r;
 }
 
 Result<void> Node::unlock(std::uint32_t id) {
     Impl& d = *impl_;
     if (d.is_server()) {
         return make_error(Errc::invalid_argument, "dsm::Node::unlock: rank {} is a server", rank());
+    }
+    {
+        std::lock_guard lk(d.mu);
+        if (d.locks_held.erase(id) == 0) {
+            return make_error(Errc::invalid_argument,
+                              "dsm::Node::unlock: lock={}: not held by this client (rank {}): unlock without "
+                              "lock, of another client's lock, or twice",
+                              id, rank());
+        }
     }
     wire::Header h;
     h.kind = static_cast<std::uint8_t>(wire::Kind::unlock);

@@ -82,26 +82,6 @@ void wait_for_survivors(const std::string& dir, const std::string& mode) {
     }
 }
 
-// Waits (at most 10 s) until the process `pid` has exited (gone, or a zombie:
-// either way its sockets are closed and it answers no one).
-bool wait_until_dead(pid_t pid) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (std::chrono::steady_clock::now() < deadline) {
-        FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid).c_str(), "r");
-        if (f == nullptr) {
-            return true;
-        }
-        char state = '?';
-        const int n = std::fscanf(f, "%*d (%*[^)]) %c", &state);
-        std::fclose(f);
-        if (n == 1 && (state == 'Z' || state == 'X')) {
-            return true;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return false;
-}
-
 strata::Result<void> read_value(strata::dsm::Node& node, ChunkId id, std::uint64_t expected) {
     auto r = node.acquire_read(id);
     if (!r) {
@@ -190,7 +170,7 @@ int main(int argc, char** argv) {
             ::kill(::getpid(), SIGKILL);
         }
         if (me == 1) {
-            DSM_CHECK(wait_until_dead(pids[2]));
+            DSM_CHECK(dsm_test::wait_until_dead(pids[2]));
             say("read chunk A whose only modified copy died", read_value(*node, ids[0], 40));
             say("read published chunk P", read_value(*node, ids[1], 41));
             say("lock 7 the dead client held", node->lock(7));
@@ -209,7 +189,7 @@ int main(int argc, char** argv) {
         }
         if (me == 1) {
             // Client 0 holds the only copies; this client must ask the homes.
-            DSM_CHECK(wait_until_dead(pids[1]));
+            DSM_CHECK(dsm_test::wait_until_dead(pids[1]));
             say("read chunk B whose home died", read_value(*node, ids[2], 42));
             say("read chunk A on the live server", read_value(*node, ids[0], 40));
         }

@@ -3,9 +3,13 @@
 // with the rank and the failed condition, and the join every program does.
 #pragma once
 
+#include <sys/types.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include <mpi.h>
 
@@ -42,6 +46,27 @@ inline void init(int* argc, char*** argv) {
         std::fprintf(stderr, "rank %d: MPI_THREAD_MULTIPLE not provided\n", g_rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+}
+
+// Waits (at most 10 s) until the process `pid` has exited (gone, or a zombie:
+// either way its sockets are closed and it answers no one).
+inline bool wait_until_dead(pid_t pid) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+        const std::string stat = "/proc/" + std::to_string(pid) + "/stat";
+        FILE* f = std::fopen(stat.c_str(), "r");
+        if (f == nullptr) {
+            return true;
+        }
+        char state = '?';
+        const int n = std::fscanf(f, "%*d (%*[^)]) %c", &state);
+        std::fclose(f);
+        if (n == 1 && (state == 'Z' || state == 'X')) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
 }
 
 }  // namespace dsm_test
