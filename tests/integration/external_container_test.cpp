@@ -20,16 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Bytes random_bytes(std::size_t size, unsigned seed) {
-    Bytes out(size);
-    std::uint32_t x = seed * 2654435761U + 1;
-    for (auto& b : out) {
-        x = x * 1103515245U + 12345U;
-        b = static_cast<unsigned char>(x >> 24);
-    }
-    return out;
-}
-
 /// Bundle directories of this process's external tasks ($TMPDIR/strata-external-<pid>-*).
 int bundles_left() {
     int count = 0;
@@ -58,7 +48,7 @@ protected:
 };
 
 TEST_P(ExternalContainer, a_program_in_a_container_copies_its_input_block_into_its_output) {
-    const Bytes input = random_bytes(2 * 1024 * 1024 + 5, 13);
+    const Bytes input = pattern(2 * 1024 * 1024 + 5, 13);
     // Output 1 tells where the program ran: the container's hostname, its own pid and pid namespace.
     ExternalScenario sc = scenario(
         "[t]\ncontainer = \"strata\"\n"

@@ -16,16 +16,6 @@
 namespace strata::test {
 namespace {
 
-Bytes pattern(std::size_t size, unsigned seed) {
-    Bytes out(size);
-    std::uint32_t x = seed * 2654435761U + 1;
-    for (auto& b : out) {
-        x = x * 1103515245U + 12345U;
-        b = static_cast<unsigned char>(x >> 24);
-    }
-    return out;
-}
-
 // sha256 of `bytes` as Python's hashlib computes it.
 std::string python_sha256(const Bytes& bytes) {
     TempDir dir;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -29,6 +30,16 @@ using Bytes = std::vector<unsigned char>;
 
 inline Bytes bytes_of(std::string_view text) {
     return Bytes(text.begin(), text.end());
+}
+/// `size` pseudo-random bytes, the same for the same `seed` (a block that is not all one value).
+inline Bytes pattern(std::size_t size, unsigned seed) {
+    Bytes out(size);
+    std::uint32_t x = seed * 2654435761U + 1;
+    for (auto& b : out) {
+        x = x * 1103515245U + 12345U;
+        b = static_cast<unsigned char>(x >> 24);
+    }
+    return out;
 }
 inline std::string text_of(const Bytes& bytes) {
     return std::string(bytes.begin(), bytes.end());
