@@ -7,6 +7,7 @@
 // and no container, bundle or process is left.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -91,6 +92,41 @@ TEST_P(ExternalContainer, a_relative_container_path_is_refused_when_the_file_is_
     ExternalScenario sc = scenario("[t]\ncontainer = \"rootfs\"\ncommand = \"true\"\nstdout = \"[out:0]\"\n");
     auto out = run_external(sc);
     EXPECT_EQ(out.exit_code, 3) << "ocrExternalConfigLoad refuses the file";
+}
+
+// A FUSE mount outside /tmp (TMPDIR elsewhere) cannot keep its path in the
+// container, whose image is read-only: it is bound at /strata/fsd and the
+// command's paths follow it.
+TEST(ExternalContainerFuse, a_mount_outside_tmp_is_bound_at_strata_fsd_and_the_command_follows_it) {
+    STRATA_REQUIRE_CONTAINERS();
+    STRATA_REQUIRE(::access("/dev/fuse", R_OK | W_OK) == 0, "/dev/fuse (FUSE, for strata-fsd)");
+    char dir[] = "/var/tmp/strata-test-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const char* saved = std::getenv("TMPDIR");
+    const std::string old_tmpdir = saved != nullptr ? saved : "";
+    ::setenv("TMPDIR", dir, 1);
+    ExternalScenario sc;
+    sc.exposure = "fuse";
+    sc.config =
+        "[t]\ncontainer = \"strata\"\n"
+        "command = '''sh -c 'cp \"$1\" \"$2\" && echo \"$1\" > \"$3\"' sh [in:0] [out:0] [out:1]'''\n";
+    const Bytes input = pattern(64 * 1024 + 3, 17);
+    sc.inputs = {input};
+    sc.outputs = 2;
+    auto out = run_external(sc);
+    const int left = bundles_left();
+    if (old_tmpdir.empty()) {
+        ::unsetenv("TMPDIR");
+    } else {
+        ::setenv("TMPDIR", old_tmpdir.c_str(), 1);
+    }
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    EXPECT_EQ(left, 0) << "a container bundle outlived its task";
+    ASSERT_EQ(out.status.state, OCR_EXTERNAL_OK) << "exit code " << out.status.exitCode;
+    ASSERT_TRUE(out.outputs.at(0).has_value() && out.outputs.at(1).has_value());
+    EXPECT_TRUE(*out.outputs[0] == input) << "the copy differs (" << out.outputs[0]->size() << " bytes)";
+    EXPECT_TRUE(text_of(*out.outputs[1]).starts_with("/strata/fsd/")) << text_of(*out.outputs[1]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Exposures, ExternalContainer, ::testing::Values("memfd", "fuse"),
