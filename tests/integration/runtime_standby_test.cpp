@@ -147,8 +147,12 @@ Takeover run_standby_takeover(Runtime& rt) {
     rt.spawn([] {}, &group);  // queued behind it: the monitor's event wakes a cover for the block
     go = true;
     t.stood_by = test::wait_for([&] { return standing_by(rt); });
+    // The standby worker is the runnable one at SCHED_IDLE: a worker that
+    // covered and then parked can still be at SCHED_IDLE, asleep.
     for (const pid_t tid : worker_tids()) {
-        if (tid != blocked.load() && test::policy_of(tid) == SCHED_IDLE) t.standby = tid;
+        if (tid != blocked.load() && test::policy_of(tid) == SCHED_IDLE && test::thread_state(tid) == 'R') {
+            t.standby = tid;
+        }
     }
     const auto before = rt.stats()[0];
     TaskGroup probe;
