@@ -110,7 +110,8 @@ Result<void> Runtime::Impl::start_monitor() {
     // Arming the wakeup event once, before any worker exists, is harmless:
     // it tells whether the monitor can report wakeups.
     const bool wakeups = monitored && !cpus.empty() && monitor->notify_when_woken(cpus.front());
-    const auto owned = options.cover_priority == CoverPriority::automatic
+    // Read only when it can matter: auto with a monitor that reports wakeups.
+    const auto owned = options.cover_priority == CoverPriority::automatic && wakeups
                            ? detail::owned_cores(detail::read_cpu_facts())
                            : std::nullopt;
     auto cover = detail::choose_cover_priority(options.cover_priority, monitored, wakeups, owned);
