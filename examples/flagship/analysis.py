@@ -3,10 +3,10 @@
 from the OCR program through a strata shm port, by handle (no copy), computes numpy statistics
 of each and draws them with matplotlib.
 
-    analysis.py --segment NAME --frames F --n N --out DIR
+    analysis.py --segment NAME --frames F --n N --out DIR [--consumers 2]
 
 It creates the segment NAME (room for F frames of n×n doubles) and its port "frames"
-(2 slots, 1 consumer), says "analysis: ready" on stdout, then receives until the program's
+(2 slots; 2 consumers when the steering job's bridge, steer.cpp, reads the frames too), says "analysis: ready" on stdout, then receives until the program's
 frame EDT closes the port. Each frame is a float64 vector: the step, n, then the field, row
 major. It writes DIR/stats.json (one record per frame) and DIR/heat.png, and exits 0; 1 with
 the reason when the producer died (peer_dead) or a frame is malformed.
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 import matplotlib
@@ -55,7 +56,7 @@ def plot(stats: list[dict], last: np.ndarray, path: Path) -> None:
     plt.close(figure)
 
 
-def receive(port, stats: list[dict]) -> np.ndarray | None:
+def receive(port, stats: list[dict], busy: list[float]) -> np.ndarray | None:
     """Every frame until the end of the stream; returns a copy of the last field."""
     last = None
     while True:
@@ -63,6 +64,7 @@ def receive(port, stats: list[dict]) -> np.ndarray | None:
         if msg is None:
             return last
         with msg:
+            started = time.perf_counter()
             frame = msg.array
             n = int(frame[1])
             if frame.size != n * n + 2:
@@ -70,6 +72,7 @@ def receive(port, stats: list[dict]) -> np.ndarray | None:
             field = frame[2:].reshape(n, n)  # a view of the segment: no copy
             stats.append(statistics(field, int(frame[0])))
             last = field.copy()  # for the plot: the segment goes when both sides detach
+            busy[0] += time.perf_counter() - started
 
 
 def main() -> int:
@@ -78,14 +81,16 @@ def main() -> int:
     parser.add_argument("--frames", type=int, required=True)
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--consumers", type=int, default=1, choices=(1, 2))
     args = parser.parse_args()
     size = args.frames * (args.n * args.n * 8 + 4096) + (4 << 20)
     stats: list[dict] = []
+    busy = [0.0]  # seconds spent on the frames and the plot
     with strata.Segment(args.segment, "create_only", size=size) as seg:
-        port = seg.port("frames", "consumer", slots=2, consumers=1)
+        port = seg.port("frames", "consumer", slots=2, consumers=args.consumers)
         print("analysis: ready", flush=True)
         try:
-            last = receive(port, stats)
+            last = receive(port, stats, busy)
         except (strata.Error, ValueError) as error:
             print(f"analysis: {args.segment}: {error}", file=sys.stderr)
             return 1
@@ -93,10 +98,12 @@ def main() -> int:
             port.close()
     (args.out / "stats.json").write_text(json.dumps(stats, indent=1) + "\n")
     if last is not None:
+        started = time.perf_counter()
         plot(stats, last, args.out / "heat.png")
+        busy[0] += time.perf_counter() - started
     print(
         f"analysis: {len(stats)} frames, steps {stats[0]['step'] if stats else '-'}..."
-        f"{stats[-1]['step'] if stats else '-'}, plot {args.out / 'heat.png'}",
+        f"{stats[-1]['step'] if stats else '-'}, plot {args.out / 'heat.png'}, seconds {busy[0]:.3f}",
         flush=True,
     )
     return 0

@@ -1,20 +1,21 @@
 # SPDX-License-Identifier: MIT
 """Runs the flagship workflow (docs/getting-started/flagship.md) and writes its report.
 
-    flagship.py --out DIR [--n 64] [--q 4] [--steps 120] [--k 20] [--m 10] [--kill-at STEP]
-                [--bin DIR]
+    flagship.py --out DIR [--n 64] [--q 4] [--steps 120] [--k 20] [--m 10] [--steer-below T]
+                [--kill-at STEP] [--bin DIR]
 
 Under apps/video/emulate (STRATA_EMU_MPIEXEC set) the heat program's 2 ranks run on the
-emulated nodes n0 and n1 and the analysis on n0, beside rank 0; elsewhere both ranks run here.
-With --kill-at S the job is SIGKILLed once the checkpoint of step S is complete and run again:
-it continues from the last complete checkpoint. DIR receives field.bin, ckpt/, heat.mp4,
-stats.json, heat.png, report.json and report.md. Exit 0, or 1 naming the part that failed.
+emulated nodes n0 and n1, the analysis on n0 beside rank 0, and the steering job's DSM server
+and bridge on n0, its console on n1; elsewhere everything runs here. --steer-below 0 runs
+without steering. With --kill-at S the heat job is SIGKILLed once the checkpoint of step S is
+complete, and run again: it continues from the last complete checkpoint. DIR receives
+field.bin, ckpt/, heat.mp4, stats.json, heat.png, report.json and report.md.
+Exit 0, or 1 naming the part that failed.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import secrets
@@ -24,6 +25,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from report import counters, link_bytes, write_report
 
 HERE = Path(__file__).resolve().parent
 PYTHON = sys.executable
@@ -38,33 +41,74 @@ def default_bin() -> Path:
     return built if (built / "flagship_heat").exists() else Path(sys.prefix) / "bin"
 
 
+def emulated() -> bool:
+    return "STRATA_EMU_MPIEXEC" in os.environ
+
+
 def on_node(node: str, command: list[str]) -> list[str]:
     """`command` on emulated node `node` (its namespace and cgroup), or here without emulation."""
-    launcher = os.environ.get("STRATA_EMU_LAUNCHER")
-    return [launcher, node, shlex.join(command)] if launcher else command
+    return [os.environ["STRATA_EMU_LAUNCHER"], node, shlex.join(command)] if emulated() else command
+
+
+def mpiexec(hosts: str) -> list[str]:
+    return shlex.split(os.environ["STRATA_EMU_MPIEXEC"]) + ["-hosts", hosts] if emulated() else ["mpiexec"]
 
 
 def job_env() -> dict[str, str]:
     env = dict(os.environ)
-    if "STRATA_EMU_MPIEXEC" in env:
-        env["STRATA_MPIEXEC"] = env["STRATA_EMU_MPIEXEC"] + " -hosts n0,n1"
+    if emulated():
+        env["STRATA_MPIEXEC"] = shlex.join(mpiexec("n0,n1"))
     return env
 
 
-def start_analysis(args: argparse.Namespace, segment: str, frames: int) -> subprocess.Popen:
-    command = [PYTHON, str(HERE / "analysis.py"), "--segment", segment, "--frames", str(frames),
-               "--n", str(args.n), "--out", str(args.out)]  # fmt: skip
-    analysis = subprocess.Popen(on_node("n0", command), stdout=subprocess.PIPE, text=True)
-    if analysis.stdout.readline().strip() != "analysis: ready":
-        analysis.kill()
-        raise Failed(f"analysis: did not start (exit {analysis.wait()})")
-    return analysis
+def wait_for(process: subprocess.Popen, line: str, what: str) -> None:
+    said = process.stdout.readline().strip()
+    if said != line:
+        process.kill()
+        raise Failed(f"{what}: did not start (said {said!r}, exit {process.wait()})")
+
+
+class Companions:
+    """The analysis (and the steering job) of one heat run, started before it."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.segment = f"flagship-{secrets.token_hex(6)}"
+        command = [PYTHON, str(HERE / "analysis.py"), "--segment", self.segment,
+                   "--frames", str(args.steps // args.m + 1), "--n", str(args.n), "--out", str(args.out),
+                   "--consumers", "2" if args.steer_below else "1"]  # fmt: skip
+        self.analysis = subprocess.Popen(on_node("n0", command), stdout=subprocess.PIPE, text=True)
+        wait_for(self.analysis, "analysis: ready", "analysis")
+        self.steer = None
+        if args.steer_below:
+            # -disable-auto-cleanup: a rank that leaves a deadlocked MPI_Finalize behind (steer.cpp)
+            # must not make mpiexec kill the others, as for strata ocr.
+            command = [*mpiexec("n0:2,n1:1"), "-disable-auto-cleanup", "-n", "3", str(args.bin / "flagship_steer"),
+                       self.segment,
+                       str(args.steps), str(args.steer_below)]  # fmt: skip
+            self.steer = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
+            wait_for(self.steer, "steer: ready", "steering job")
+
+    def finish(self) -> tuple[int, str, int | None, str]:
+        said = self.analysis.communicate(timeout=120)[0]
+        steer_said, steer_exit = "", None
+        if self.steer is not None:
+            try:
+                steer_said = self.steer.communicate(timeout=60)[0]
+            except subprocess.TimeoutExpired:
+                os.killpg(self.steer.pid, signal.SIGKILL)
+                steer_said = self.steer.communicate()[0]
+            steer_exit = self.steer.returncode
+            # The ranks exit without MPI_Finalize (steer.cpp), so each says its own exit code.
+            codes = [int(c) for c in re.findall(r"^steer: rank \d+ exit (\d+)$", steer_said, re.MULTILINE)]
+            steer_exit = max(codes) if len(codes) == 3 and steer_exit == 0 else steer_exit or 1
+        return self.analysis.returncode, said, steer_exit, steer_said
 
 
 def heat_command(args: argparse.Namespace, segment: str) -> list[str]:
-    return [str(args.bin / "strata"), "ocr", "-n", "2", "--external-config", str(HERE / "flagship.toml"),
-            str(args.bin / "flagship_heat"), str(args.n), str(args.q), str(args.steps), str(args.k),
-            str(args.m), str(args.out), segment]  # fmt: skip
+    return [str(args.bin / "strata"), "ocr", "-n", "2", "--stats", "--external-config",
+            str(HERE / "flagship.toml"), str(args.bin / "flagship_heat"), str(args.n), str(args.q),
+            str(args.steps), str(args.k), str(args.m), str(args.out), segment,
+            *(["steer"] if args.steer_below else [])]  # fmt: skip
 
 
 def checkpoint_complete(args: argparse.Namespace, step: int) -> bool:
@@ -75,13 +119,11 @@ def checkpoint_complete(args: argparse.Namespace, step: int) -> bool:
 
 def run_killed(args: argparse.Namespace) -> dict:
     """Runs the job until the checkpoint of step --kill-at is complete, then SIGKILLs it."""
-    segment = f"flagship-{secrets.token_hex(6)}"
-    analysis = start_analysis(args, segment, args.steps // args.m + 1)
-    job = subprocess.Popen(heat_command(args, segment), env=job_env(), start_new_session=True,
+    companions = Companions(args)
+    job = subprocess.Popen(heat_command(args, companions.segment), env=job_env(), start_new_session=True,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     while not checkpoint_complete(args, args.kill_at):
         if job.poll() is not None:
-            analysis.kill()
             raise Failed(
                 f"heat: ended (exit {job.returncode}) before step {args.kill_at}: {job.stdout.read()}"
             )
@@ -89,26 +131,29 @@ def run_killed(args: argparse.Namespace) -> dict:
     os.killpg(job.pid, signal.SIGKILL)
     job.wait()
     job.stdout.close()
-    analysis_exit = analysis.wait(timeout=60)
-    analysis.stdout.close()
-    return {"killed_after_step": args.kill_at, "analysis_exit": analysis_exit}
+    analysis_exit, _, steer_exit, _ = companions.finish()
+    return {"killed_after_step": args.kill_at, "analysis_exit": analysis_exit, "steer_exit": steer_exit}
 
 
 def run_job(args: argparse.Namespace) -> dict:
-    segment = f"flagship-{secrets.token_hex(6)}"
-    analysis = start_analysis(args, segment, args.steps // args.m + 1)
+    companions = Companions(args)
+    before = link_bytes(1)
     started = time.monotonic()
     job = subprocess.run(
-        heat_command(args, segment), env=job_env(), capture_output=True, text=True, timeout=600
+        heat_command(args, companions.segment), env=job_env(), capture_output=True, text=True, timeout=600
     )
     seconds = time.monotonic() - started
-    said = analysis.communicate(timeout=120)[0]
+    analysis_exit, said, steer_exit, steer_said = companions.finish()
+    link = link_bytes(1) - before if before is not None else None
     if job.returncode != 0:
         raise Failed(f"heat: exit {job.returncode}:\n{job.stdout}{job.stderr}")
-    if analysis.returncode != 0:
-        raise Failed(f"analysis: exit {analysis.returncode}: {said}")
-    sys.stdout.write(job.stdout + said)
-    return {"job_seconds": seconds, "output": job.stdout, "analysis": said}
+    if analysis_exit != 0:
+        raise Failed(f"analysis: exit {analysis_exit}: {said}")
+    if steer_exit not in (None, 0):
+        raise Failed(f"steering job: exit {steer_exit}: {steer_said}")
+    output = job.stdout + job.stderr + said + steer_said
+    print("\n".join(line for line in output.splitlines() if re.match(r"(heat|analysis|steer): ", line)))
+    return {"job_seconds": seconds, "output": output, "link_n1_bytes": link}
 
 
 def ffprobe(path: Path) -> str:
@@ -122,28 +167,7 @@ def ffprobe(path: Path) -> str:
     return probe.stdout.strip()
 
 
-def report(args: argparse.Namespace, killed: dict | None, run: dict, probe: str) -> dict:
-    restart = re.search(r"restarting from the checkpoint of step (\d+)", run["output"])
-    return {
-        "n": args.n, "q": args.q, "steps": args.steps, "k": args.k, "m": args.m,
-        "nodes": "emulated n0,n1" if "STRATA_EMU_MPIEXEC" in os.environ else "one machine",
-        "killed": killed,
-        "restarted_from_step": int(restart.group(1)) if restart else 0,
-        "job_seconds": round(run["job_seconds"], 3),
-        "frames": len(json.loads((args.out / "stats.json").read_text())),
-        "video": probe,
-    }  # fmt: skip
-
-
-def write_report(args: argparse.Namespace, data: dict) -> None:
-    (args.out / "report.json").write_text(json.dumps(data, indent=1) + "\n")
-    lines = [f"# flagship run: {data['n']}x{data['n']}, {data['steps']} steps, {data['nodes']}", ""]
-    lines += [f"- {key}: {value}" for key, value in data.items() if key not in ("n", "steps", "nodes")]
-    (args.out / "report.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-
-def main() -> int:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--n", type=int, default=64)
@@ -151,19 +175,37 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=120)
     parser.add_argument("--k", type=int, default=20)
     parser.add_argument("--m", type=int, default=10)
+    parser.add_argument("--steer-below", type=float, default=95.0)
     parser.add_argument("--kill-at", type=int, default=0)
     parser.add_argument("--bin", type=Path, default=default_bin())
     args = parser.parse_args()
     args.out = args.out.resolve()
+    return args
+
+
+def main() -> int:
+    args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     try:
         killed = run_killed(args) if args.kill_at else None
         run = run_job(args)
-        data = report(args, killed, run, ffprobe(args.out / "heat.mp4"))
+        probe = ffprobe(args.out / "heat.mp4")
     except (Failed, subprocess.TimeoutExpired) as error:
         print(f"flagship: {error}", file=sys.stderr)
         return 1
-    write_report(args, data)
+    restart = re.search(r"restarting from the checkpoint of step (\d+)", run["output"])
+    write_report(
+        args,
+        {
+            "nodes": "emulated n0,n1" if emulated() else "one machine",
+            "killed": killed,
+            "restarted_from_step": int(restart.group(1)) if restart else 0,
+            "job_seconds": round(run["job_seconds"], 3),
+            "link_n1_bytes": run["link_n1_bytes"],
+            "video": probe,
+            **counters(run["output"]),
+        },
+    )
     return 0
 
 

@@ -30,45 +30,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "extensions/ocr-affinity.h"
 #include "extensions/ocr-db-checkpoint.h"
-#include "extensions/ocr-external.h"
 #include "extensions/ocr-labeling.h"
-#include "frames.h"
-#include "heat_kernel.h"
-#include "ocr.h"
+#include "heat.h"
 
-/* paramv of every EDT of the program: the run's shape, then one GUID range per rank (the
- * events bringing edges to that rank's tiles), then one frame EDT per frame. */
-enum {
-    P_STEP,
-    P_TILE,
-    P_N,
-    P_Q,
-    P_STEPS,
-    P_K,
-    P_M,
-    P_START,
-    P_FIRST,
-    P_FRAMES,
-    P_RANKS,
-    P_ARGS,
-    P_TPL,
-    P_T0,
-    P_MOVIE,
-    P_VIDEO,
-    P_RANGE0
-};
-enum { EDGES = 4, MAX_RANKS = 64, MAX_FRAMES = 64, MAX_PARAMS = P_RANGE0 + MAX_RANKS + MAX_FRAMES };
-static const double ALPHA = 0.2;
+struct heat_counters heat_count;
 
-static u64 rank_count(void) {
+u64 rank_count(void) {
     u64 n = 0;
     ocrAffinityCount(AFFINITY_PD, &n);
     return n;
 }
 
-static u64 current_rank(void) {
+u64 current_rank(void) {
     ocrGuid_t here, a;
     ocrAffinityGetCurrent(&here);
     for (u64 r = 0; r < rank_count(); ++r) {
@@ -78,8 +52,7 @@ static u64 current_rank(void) {
     return 0;
 }
 
-/* A hint placing an EDT (edt != 0) or a data block on `rank`. */
-static ocrHint_t* on_rank(ocrHint_t* hint, u64 rank, int edt) {
+ocrHint_t* on_rank(ocrHint_t* hint, u64 rank, int edt) {
     ocrGuid_t affinity;
     ocrAffinityGetAt(AFFINITY_PD, rank, &affinity);
     ocrHintInit(hint, edt ? OCR_HINT_EDT_T : OCR_HINT_DB_T);
@@ -87,23 +60,27 @@ static ocrHint_t* on_rank(ocrHint_t* hint, u64 rank, int edt) {
     return hint;
 }
 
-static u64 side(const u64* g) {
-    return g[P_N] / g[P_Q];
-}
-static u64 paramc(const u64* g) {
-    return P_RANGE0 + g[P_RANKS] + g[P_FRAMES];
-}
-static int rank_of_tile(const u64* g, u64 tile) {
-    return heat_rank_of(tile, g[P_Q], (int)g[P_RANKS]);
-}
-static ocrGuid_t guid(u64 value) {
-    return (ocrGuid_t){.guid = (intptr_t)value};
+u64 now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
 }
 
-/* The frame EDT of `step`, or NULL_GUID when no frame is taken at that step. */
-static ocrGuid_t frame_of(const u64* g, u64 step) {
-    if (g[P_FRAMES] == 0 || step < g[P_FIRST] || (step - g[P_FIRST]) % g[P_M] != 0) return NULL_GUID;
-    return guid(g[P_RANGE0 + g[P_RANKS] + (step - g[P_FIRST]) / g[P_M]]);
+/* Each rank's counters, one line when it exits (after the runtime ended): the driver sums
+ * them into the report. A killed rank says nothing. */
+__attribute__((destructor)) static void print_counters(void) {
+    const struct heat_counters* c = &heat_count;
+    if (c->rank == 0 && c->checkpoints == 0 && c->frames == 0 && c->mpi_payload_bytes == 0) return;
+    fprintf(stdout,
+            "heat: rank %llu counters: mpi_payload_bytes=%llu checkpoints=%llu checkpoint_bytes=%llu "
+            "checkpoint_ns=%llu frames=%llu frame_bytes=%llu frame_send_ns=%llu steer_ns=%llu movie_bytes=%llu "
+            "video_bytes=%llu ffmpeg_ns=%llu\n",
+            (unsigned long long)c->rank, (unsigned long long)c->mpi_payload_bytes, (unsigned long long)c->checkpoints,
+            (unsigned long long)c->checkpoint_bytes, (unsigned long long)c->checkpoint_ns,
+            (unsigned long long)c->frames, (unsigned long long)c->frame_bytes, (unsigned long long)c->frame_send_ns,
+            (unsigned long long)c->steer_ns, (unsigned long long)c->movie_bytes, (unsigned long long)c->video_bytes,
+            (unsigned long long)c->ffmpeg_ns);
+    fflush(stdout);
 }
 
 static ocrGuid_t event_of(const u64* g, u64 step, u64 tile, int d) {
@@ -122,14 +99,6 @@ static long long neighbour(const u64* g, u64 tile, int d) {
     return tj + 1 < q ? (long long)(tile + 1) : -1;
 }
 
-/* The text arguments: <dir>, then the frames segment ("" for none). */
-static const char* dir_of(const char* args) {
-    return args;
-}
-static const char* segment_of(const char* args) {
-    return args + strlen(args) + 1;
-}
-
 /* Sends the edges of `grid` (the tile after `step`) to the neighbours' events of step+1. */
 static void send_edges(const u64* g, u64 step, u64 tile, const double* grid) {
     for (int d = 0; d < EDGES; ++d) {
@@ -142,21 +111,10 @@ static void send_edges(const u64* g, u64 step, u64 tile, const double* grid) {
         ocrDbCreate(&edge, (void**)&data, side(g) * sizeof(double), DB_PROP_NONE, &hint, NO_ALLOC);
         heat_edge(side(g), grid, d, data);
         ocrDbRelease(edge);
+        if (rank_of_tile(g, (u64)other) != rank_of_tile(g, tile))
+            HEAT_COUNT(mpi_payload_bytes, side(g) * sizeof(double));
         ocrEventSatisfy(event_of(g, step + 1, (u64)other, d ^ 1), edge);
     }
-}
-
-/* At a frame step, sends a copy of the tile to the frame EDT on rank 0. */
-static void send_frame_part(const u64* g, u64 step, u64 tile, const double* grid) {
-    const ocrGuid_t frame = frame_of(g, step);
-    if (ocrGuidIsNull(frame)) return;
-    ocrHint_t hint;
-    ocrGuid_t part;
-    double* data;
-    ocrDbCreate(&part, (void**)&data, side(g) * side(g) * sizeof(double), DB_PROP_NONE, on_rank(&hint, 0, 0), NO_ALLOC);
-    memcpy(data, grid, side(g) * side(g) * sizeof(double));
-    ocrDbRelease(part);
-    ocrAddDependence(part, frame, (u32)tile, DB_MODE_RO);
 }
 
 /* <dir>/ckpt/step-<step>[/tile-<tile>] into path[PATH_MAX]. */
@@ -177,7 +135,14 @@ static void save_checkpoint(const u64* g, u64 step, ocrGuid_t tile_db, const cha
         return;
     }
     checkpoint_path(path, sizeof path, dir, step, (long long)g[P_TILE]);
-    if (ocrDbCheckpoint(tile_db, path, OCR_DB_CHECKPOINT_SAVE) != 0) ocrAbort(4);
+    const u64 t0 = now_ns();
+    if (ocrDbCheckpoint(tile_db, path, OCR_DB_CHECKPOINT_SAVE) != 0) {
+        ocrAbort(4);
+        return;
+    }
+    HEAT_COUNT(checkpoints, 1);
+    HEAT_COUNT(checkpoint_bytes, side(g) * side(g) * sizeof(double));
+    HEAT_COUNT(checkpoint_ns, now_ns() - t0);
 }
 
 /* The last step <= steps, a multiple of k, whose every tile file is complete; 0 if none. */
@@ -201,7 +166,7 @@ static void create_step(const u64* g, u64 step, ocrGuid_t in, ocrGuid_t out) {
     memcpy(params, g, paramc(g) * sizeof(u64));
     params[P_STEP] = step;
     ocrGuid_t edt;
-    ocrEdtCreate(&edt, guid(g[P_TPL]), (u32)paramc(g), params, 2 + EDGES + 1, NULL, EDT_PROP_NONE, NULL_HINT, NULL);
+    ocrEdtCreate(&edt, guid(g[P_TPL]), (u32)paramc(g), params, 2 + EDGES + 2, NULL, EDT_PROP_NONE, NULL_HINT, NULL);
     ocrAddDependence(in, edt, 0, DB_MODE_RO);
     ocrAddDependence(out, edt, 1, DB_MODE_RW);
     for (int d = 0; d < EDGES; ++d) {
@@ -209,6 +174,7 @@ static void create_step(const u64* g, u64 step, ocrGuid_t in, ocrGuid_t out) {
         ocrAddDependence(inner ? event_of(g, step, g[P_TILE], d) : NULL_GUID, edt, 2 + (u32)d, DB_MODE_RO);
     }
     ocrAddDependence(guid(g[P_ARGS]), edt, 2 + EDGES, DB_MODE_RO);
+    ocrAddDependence(alpha_event_of(g, step), edt, 2 + EDGES + 1, DB_MODE_RO);
 }
 
 /* Writes the tile into its rows of <dir>/field.bin. */
@@ -234,7 +200,9 @@ static ocrGuid_t step_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]
     const u64 step = g[P_STEP], tile = g[P_TILE];
     const char* args = depv[2 + EDGES].ptr;
     double* out = depv[1].ptr;
-    heat_step(side(g), ALPHA, depv[0].ptr, out, depv[2].ptr, depv[3].ptr, depv[4].ptr, depv[5].ptr);
+    const double alpha = depv[2 + EDGES + 1].ptr != NULL ? *(const double*)depv[2 + EDGES + 1].ptr : HEAT_ALPHA;
+    heat_count.rank = current_rank();
+    heat_step(side(g), alpha, depv[0].ptr, out, depv[2].ptr, depv[3].ptr, depv[4].ptr, depv[5].ptr);
     for (int d = 0; d < EDGES; ++d) {
         if (ocrGuidIsNull(depv[2 + d].guid)) continue;
         ocrDbDestroy(depv[2 + d].guid);
@@ -331,104 +299,6 @@ static ocrGuid_t start_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[
     return NULL_GUID;
 }
 
-/* The video, once ffmpeg ended: written to <dir>/heat.mp4. */
-static ocrGuid_t video_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
-    const char* dir = dir_of(depv[1].ptr);
-    if (ocrGuidIsNull(depv[0].guid)) {
-        ocrExternalStatus_t st;
-        ocrExternalTaskStatus(guid(paramv[0]), &st);
-        ocrPrintf("heat: ffmpeg failed: state %d, exit code %d, signal %d\n", st.state, st.exitCode, st.signal);
-        ocrAbort(6);
-        return NULL_GUID;
-    }
-    u64 size = 0;
-    ocrDbGetSize(depv[0].guid, &size);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/heat.mp4", dir);
-    FILE* f = fopen(path, "we");
-    const int ok = f != NULL && fwrite(depv[0].ptr, 1, size, f) == size;
-    if (f == NULL || fclose(f) != 0 || !ok) {
-        ocrPrintf("heat: cannot write %s\n", path);
-        ocrAbort(4);
-        return NULL_GUID;
-    }
-    ocrPrintf("heat: video %s (%llu bytes)\n", path, (unsigned long long)size);
-    ocrDbDestroy(depv[0].guid);
-    ocrEventSatisfy(guid(paramv[1]), NULL_GUID);
-    return NULL_GUID;
-}
-
-/* After the last frame: ffmpeg, an unmodified program run as an external task, encodes the
- * movie block (exposed to it as a file) into an MP4 file that becomes a data block. */
-static void encode_video(const u64* g, ocrGuid_t movie, ocrGuid_t args) {
-    ocrGuid_t tpl, task, out, geometry, show_tpl, show;
-    char* text;
-    ocrEventCreate(&out, OCR_EVENT_ONCE_T, EVT_PROP_TAKES_ARG);
-    if (ocrExternalTemplateCreate(&tpl, "encode", 2, 1) != 0 ||
-        ocrExternalTaskCreate(&task, tpl, 2, NULL, 1, &out) != 0) {
-        ocrPrintf("heat: no [encode] program: run with --external-config examples/flagship/flagship.toml\n");
-        ocrAbort(6);
-        return;
-    }
-    u64 params[2] = {(u64)task.guid, g[P_VIDEO]};
-    ocrEdtTemplateCreate(&show_tpl, video_edt, 2, 2);
-    ocrEdtCreate(&show, show_tpl, 2, params, 2, NULL, EDT_PROP_NONE, NULL_HINT, NULL);
-    ocrAddDependence(out, show, 0, DB_MODE_RO);
-    ocrAddDependence(args, show, 1, DB_MODE_RO);
-    ocrDbCreate(&geometry, (void**)&text, 64, DB_PROP_NONE, NULL_HINT, NO_ALLOC);
-    snprintf(text, 64, "%llux%llu", (unsigned long long)g[P_N], (unsigned long long)g[P_N]);
-    ocrDbRelease(geometry);
-    ocrAddDependence(movie, task, 0, DB_MODE_RO);
-    ocrAddDependence(geometry, task, 1, DB_MODE_RO);
-}
-
-/* On rank 0, one per frame, in order: the tiles' copies (slots 0..q*q-1) become the field in
- * the frames segment, handed to the analysis through its port, and a frame of the movie. */
-static ocrGuid_t frame_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
-    const u64* g = paramv;
-    const u64 n = g[P_N], q = g[P_Q], b = side(g), f = g[P_TILE];
-    const char* args = depv[q * q + 2].ptr;
-    unsigned char* pixels = (unsigned char*)depv[q * q].ptr + f * n * n;
-    double* field = NULL;
-    flagship_frames* frames = NULL;
-    if (*segment_of(args) != '\0') {
-        frames = flagship_frames_open(segment_of(args));
-        field = frames != NULL ? flagship_frames_field(frames, g[P_STEP], n) : NULL;
-        if (field == NULL) {
-            ocrAbort(5);
-            return NULL_GUID;
-        }
-    }
-    for (u64 t = 0; t < q * q; ++t) {
-        const double* tile = depv[t].ptr;
-        const u64 ti = t / q, tj = t % q;
-        for (u64 i = 0; i < b; ++i) {
-            for (u64 j = 0; j < b; ++j) {
-                const u64 at = (ti * b + i) * n + tj * b + j;
-                pixels[at] = heat_pixel(tile[i * b + j]);
-                if (field != NULL) field[at] = tile[i * b + j];
-            }
-        }
-        ocrDbDestroy(depv[t].guid);
-    }
-    const int last = f + 1 == g[P_FRAMES];
-    if (frames != NULL && flagship_frames_send(frames, last) != 0) {
-        ocrAbort(5);
-        return NULL_GUID;
-    }
-    if (last) {
-        ocrDbRelease(depv[q * q].guid);
-        encode_video(g, depv[q * q].guid, depv[q * q + 2].guid);
-    }
-    return NULL_GUID;
-}
-
-static u64 now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (u64)ts.tv_sec * 1000000000ull + (u64)ts.tv_nsec;
-}
-
 /* Ends the run once every step ended and the video is written. */
 static ocrGuid_t done_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     ocrPrintf("heat: n=%llu q=%llu steps %llu..%llu on %llu rank(s), %llu frame(s): seconds %.6f\n",
@@ -439,36 +309,11 @@ static ocrGuid_t done_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]
     return NULL_GUID;
 }
 
-/* The frame EDTs on rank 0, chained so that frames reach the analysis in order. */
-static void create_frames(u64* params, ocrGuid_t args) {
-    const u64 q = params[P_Q], frames = params[P_FRAMES];
-    ocrGuid_t tpl, movie, previous = NULL_GUID;
-    unsigned char* pixels;
-    if (frames == 0) {
-        ocrEventSatisfy(guid(params[P_VIDEO]), NULL_GUID);
-        return;
-    }
-    ocrDbCreate(&movie, (void**)&pixels, frames * params[P_N] * params[P_N], DB_PROP_NONE, NULL_HINT, NO_ALLOC);
-    ocrDbRelease(movie);
-    ocrEdtTemplateCreate(&tpl, frame_edt, EDT_PARAM_UNK, (u32)(q * q + 3));
-    for (u64 f = 0; f < frames; ++f) {
-        ocrGuid_t edt, done;
-        params[P_STEP] = params[P_FIRST] + f * params[P_M];
-        params[P_TILE] = f;
-        ocrEdtCreate(&edt, tpl, P_RANGE0, params, (u32)(q * q + 3), NULL, EDT_PROP_NONE, NULL_HINT, &done);
-        params[P_RANGE0 + params[P_RANKS] + f] = (u64)edt.guid;
-        ocrAddDependence(movie, edt, (u32)(q * q), DB_MODE_RW);
-        ocrAddDependence(previous, edt, (u32)(q * q + 1), DB_MODE_RO);
-        ocrAddDependence(args, edt, (u32)(q * q + 2), DB_MODE_RO);
-        previous = done;
-    }
-}
-
 /* Parses and checks the arguments into params; 0 when they are bad (after saying why). */
 static int parse(void* argv, u64* params) {
     const u64 argc = getArgc(argv);
-    if (argc != 7 && argc != 8) {
-        ocrPrintf("usage: heat <n> <q> <steps> <k> <m> <dir> [frames-segment]\n");
+    if (argc < 7 || argc > 9 || (argc == 9 && strcmp(getArgv(argv, 8), "steer") != 0)) {
+        ocrPrintf("usage: heat <n> <q> <steps> <k> <m> <dir> [frames-segment [steer]]\n");
         return 0;
     }
     params[P_N] = strtoull(getArgv(argv, 1), NULL, 10);
@@ -477,6 +322,12 @@ static int parse(void* argv, u64* params) {
     params[P_K] = strtoull(getArgv(argv, 4), NULL, 10);
     params[P_M] = strtoull(getArgv(argv, 5), NULL, 10);
     params[P_RANKS] = rank_count();
+    params[P_STEER] = argc == 9;
+    if (params[P_STEER] && params[P_K] % params[P_M] != 0) {
+        /* A restart then starts at a frame, whose alpha the steering decides again. */
+        ocrPrintf("heat: k=%s: with steering, must be a multiple of m=%s\n", getArgv(argv, 4), getArgv(argv, 5));
+        return 0;
+    }
     if (params[P_Q] == 0 || params[P_N] % params[P_Q] != 0 || params[P_N] % 2 != 0) {
         ocrPrintf("heat: n=%s: must be even and a multiple of q=%s\n", getArgv(argv, 1), getArgv(argv, 2));
         return 0;
@@ -498,7 +349,7 @@ ocrGuid_t mainEdt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
         return NULL_GUID;
     }
     const char* dir = getArgv(argv, 6);
-    const char* segment = getArgc(argv) == 8 ? getArgv(argv, 7) : "";
+    const char* segment = getArgc(argv) >= 8 ? getArgv(argv, 7) : "";
     char path[4096];
     snprintf(path, sizeof path, "%s/ckpt", dir);
     params[P_START] = last_complete_checkpoint(dir, params[P_N], params[P_Q], params[P_STEPS], params[P_K]);

@@ -28,20 +28,26 @@ EMULATE = REPO / "apps" / "video" / "emulate"
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
 BIN = STRATA_BIN.parent
 DRIVER = REPO / "examples" / "flagship" / "flagship.py"
-N, Q, STEPS, K, M, KILL_AT = 64, 4, 400, 50, 25, 100
+N, Q, STEPS, K, M, KILL_AT, STEER_BELOW = 64, 4, 400, 50, 25, 100, 90.0
 
 
-def reference(n: int, steps: list[int]) -> dict[int, np.ndarray]:
-    """The field at each of `steps`: 100 in the disk of radius n/4 around the centre, then
-    explicit steps of u + 0.2 (N + S + W + E - 4u), 0 outside the grid."""
+def reference(
+    n: int, steps: int, m: int, steer_below: float
+) -> tuple[dict[int, np.ndarray], dict[int, float]]:
+    """The field at every step and the alpha decided after each frame: 100 in the disk of
+    radius n/4 around the centre, then explicit steps of u + alpha (N + S + W + E - 4u), 0
+    outside the grid; after the frame of step s (every m steps), alpha is 0.25 for the next m
+    steps when the field's maximum is below steer_below, else 0.2."""
     i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
     u = np.where((i - n // 2) ** 2 + (j - n // 2) ** 2 < (n // 4) ** 2, 100.0, 0.0)
-    fields = {0: u.copy()}
-    for step in range(1, max(steps) + 1):
+    fields, decided, alpha = {0: u.copy()}, {}, 0.2
+    for step in range(1, steps + 1):
+        if (step - 1) % m == 0:
+            alpha = decided[step - 1] = 0.25 if u.max() < steer_below else 0.2
         p = np.pad(u, 1)
-        u = u + 0.2 * (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - 4.0 * u)
+        u = u + alpha * (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] - 4.0 * u)
         fields[step] = u.copy()
-    return {s: fields[s] for s in steps}
+    return fields, decided
 
 
 @pytest.fixture
@@ -52,13 +58,17 @@ def shm_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def leftovers(shm_dir: Path) -> list[str]:
+def leftovers(shm_dir: Path, emulation: int) -> list[str]:
+    """What this test's run left: segments, the namespaces and cgroups of its emulation (named by
+    the emulate script's pid: other emulations may run on the machine), processes."""
     found = [f"segment file {p.name}" for p in shm_dir.iterdir()]
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("sv")]
-    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob("strata-emulate-*")]
-    procs = subprocess.run(["pgrep", "-x", "flagship_heat"], capture_output=True, text=True).stdout
-    found += [f"process {pid}" for pid in procs.split()]
+    tag = f"sv{emulation}"[:8]  # apps/video/emulate's names: sv<pid>, cut at 8 characters
+    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith(tag)]
+    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob(f"strata-emulate-{emulation}")]
+    for name in ("flagship_heat", "flagship_steer"):
+        procs = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout
+        found += [f"process {name} {pid}" for pid in procs.split()]
     return found
 
 
@@ -81,29 +91,35 @@ def decoded_frames(video: Path, n: int) -> np.ndarray:
 def test_the_flagship_killed_after_a_checkpoint_on_two_emulated_nodes_ends_as_the_serial_reference(
     tmp_path, shm_dir, ready
 ):
-    before = leftovers(shm_dir)
     out = tmp_path / "run"
     script = tmp_path / "flagship.sh"
     script.write_text(
         f"export STRATA_SHM_DIR={shm_dir}\n"
         f"{sys.executable} {DRIVER} --bin {BIN} --out {out} --n {N} --q {Q} --steps {STEPS} "
-        f"--k {K} --m {M} --kill-at {KILL_AT}\n"
+        f"--k {K} --m {M} --steer-below {STEER_BELOW} --kill-at {KILL_AT}\n"
     )
-    run = subprocess.run(
+    emulation = subprocess.Popen(
         [str(EMULATE), "--nodes", "n0=none,n1=none", "--rate", "none", "--", "sh", str(script)],
-        capture_output=True, text=True, timeout=280,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
+    stdout, stderr = emulation.communicate(timeout=280)
+    assert emulation.returncode == 0, stdout + stderr
     report = json.loads((out / "report.json").read_text())
     assert report["nodes"] == "emulated n0,n1"
     assert report["killed"]["killed_after_step"] == KILL_AT
-    # The killed job's producer died under the analysis, which says so and fails.
+    # The killed job's producer died under the analysis and the steering job, which say so and fail.
     assert report["killed"]["analysis_exit"] == 1
+    assert report["killed"]["steer_exit"] not in (None, 0)
     start = report["restarted_from_step"]
     assert KILL_AT <= start < STEPS and start % K == 0, report
 
     frame_steps = list(range(start, STEPS + 1, M))
-    want = reference(N, [*frame_steps, STEPS])
+    want, decided = reference(N, STEPS, M, STEER_BELOW)
+    # The console on n1 read the global statistics through the DSM and decided as the reference.
+    steering = {d["step"]: d["alpha"] for d in report["steering"]}
+    assert steering == {s: a for s, a in decided.items() if s >= start}
+    assert {d["node"] for d in report["steering"]} == {"n1"}
+    assert set(steering.values()) == {0.2, 0.25}, "the sizes must make the steering change alpha"
     field = np.fromfile(out / "field.bin", dtype="<f8").reshape(N, N)
     np.testing.assert_allclose(field, want[STEPS], rtol=1e-12, atol=1e-12)
 
@@ -124,7 +140,7 @@ def test_the_flagship_killed_after_a_checkpoint_on_two_emulated_nodes_ends_as_th
     for frame, step in zip(video, frame_steps, strict=True):
         pixels = np.clip(np.rint(want[step] * 2.55), 0, 255)
         assert np.mean(np.abs(frame.astype(float) - pixels)) < 4.0, f"frame of step {step}"
-    assert leftovers(shm_dir) == before
+    assert leftovers(shm_dir, emulation.pid) == []
 
 
 def test_a_bad_grid_size_is_refused_naming_it(tmp_path, ready):
