@@ -2,15 +2,16 @@
 """Runs the flagship workflow (docs/getting-started/flagship.md) and writes its report.
 
     flagship.py --out DIR [--n 64] [--q 4] [--steps 120] [--k 20] [--m 10] [--steer-below T]
-                [--kill-at STEP] [--bin DIR]
+                [--kill-at STEP] [--check] [--bin DIR]
 
 Under apps/video/emulate (STRATA_EMU_MPIEXEC set) the heat program's 2 ranks run on the
 emulated nodes n0 and n1, the analysis on n0 beside rank 0, and the steering job's DSM server
 and bridge on n0, its console on n1; elsewhere everything runs here. --steer-below 0 runs
 without steering. With --kill-at S the heat job is SIGKILLed once the checkpoint of step S is
-complete, and run again: it continues from the last complete checkpoint. DIR receives
-field.bin, ckpt/, heat.mp4, stats.json, heat.png, report.json and report.md.
-Exit 0, or 1 naming the part that failed.
+complete, and run again: it continues from the last complete checkpoint. --check compares the
+final field and the steering decisions with the serial numpy reference (reference.py). DIR
+receives field.bin, ckpt/, heat.mp4, stats.json, heat.png, report.json and report.md.
+Exit 0, or 1 naming the part that failed (or the first difference from the reference).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import reference
 from report import counters, link_bytes, write_report
 
 HERE = Path(__file__).resolve().parent
@@ -167,6 +170,20 @@ def ffprobe(path: Path) -> str:
     return probe.stdout.strip()
 
 
+def check(args: argparse.Namespace, data: dict) -> dict:
+    """The final field and the steering decisions against the serial reference."""
+    want, decided = reference.run(args.n, args.steps, args.m, args.steer_below)
+    got = np.fromfile(args.out / "field.bin", dtype="<f8").reshape(args.n, args.n)
+    difference = float(np.max(np.abs(got - want)))
+    if not np.allclose(got, want, rtol=1e-12, atol=1e-12):
+        raise Failed(f"field.bin differs from the serial reference: max |difference| {difference:.3e}")
+    start = data["restarted_from_step"]
+    steering = {d["step"]: d["alpha"] for d in data["steering"]}
+    if steering != {s: a for s, a in decided.items() if s >= start}:
+        raise Failed(f"the steering decisions {steering} differ from the reference's {decided}")
+    return {"max_difference_from_reference": difference}
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True)
@@ -177,6 +194,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--m", type=int, default=10)
     parser.add_argument("--steer-below", type=float, default=95.0)
     parser.add_argument("--kill-at", type=int, default=0)
+    parser.add_argument("--check", action="store_true")
     parser.add_argument("--bin", type=Path, default=default_bin())
     args = parser.parse_args()
     args.out = args.out.resolve()
@@ -187,25 +205,28 @@ def main() -> int:
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     try:
+        if args.kill_at and (args.k == 0 or args.kill_at % args.k != 0 or args.kill_at >= args.steps):
+            raise Failed(
+                f"--kill-at={args.kill_at}: must be a multiple of --k={args.k} below --steps={args.steps}"
+            )
         killed = run_killed(args) if args.kill_at else None
         run = run_job(args)
-        probe = ffprobe(args.out / "heat.mp4")
-    except (Failed, subprocess.TimeoutExpired) as error:
-        print(f"flagship: {error}", file=sys.stderr)
-        return 1
-    restart = re.search(r"restarting from the checkpoint of step (\d+)", run["output"])
-    write_report(
-        args,
-        {
+        restart = re.search(r"restarting from the checkpoint of step (\d+)", run["output"])
+        data = {
             "nodes": "emulated n0,n1" if emulated() else "one machine",
             "killed": killed,
             "restarted_from_step": int(restart.group(1)) if restart else 0,
             "job_seconds": round(run["job_seconds"], 3),
             "link_n1_bytes": run["link_n1_bytes"],
-            "video": probe,
+            "video": ffprobe(args.out / "heat.mp4"),
             **counters(run["output"]),
-        },
-    )
+        }
+        if args.check:
+            data.update(check(args, data))
+    except (Failed, subprocess.TimeoutExpired) as error:
+        print(f"flagship: {error}", file=sys.stderr)
+        return 1
+    write_report(args, data)
     return 0
 
 

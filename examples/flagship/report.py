@@ -90,6 +90,12 @@ def markdown(args, data: dict) -> str:
     steering = "; ".join(f"alpha {a:.2f} after the frames of steps {f}..{t}" for a, f, t in runs) or "off"
     if data["steering"]:
         steering += f" (decided on {data['steering'][0]['node']})"
+    check = "not checked (--check)"
+    if "max_difference_from_reference" in data:
+        check = (
+            f"final field and steering equal numpy's (max |difference| "
+            f"{data['max_difference_from_reference']:.1e})"
+        )
     lines = [
         f"# flagship: {args.n}x{args.n} heat, {args.steps} steps, on {data['nodes']}",
         "",
@@ -97,6 +103,7 @@ def markdown(args, data: dict) -> str:
         f"- monitor: {data['monitor']['blocks']} worker blocks, {data['monitor']['covers']} covers woken "
         f"({data['monitor']['tasks']} tasks)",
         f"- steering: {steering}",
+        f"- serial reference: {check}",
         f"- plot: {args.out / 'heat.png'}",
         f"- video: {data['video']}",
         "",
