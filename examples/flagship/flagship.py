@@ -2,13 +2,14 @@
 """Runs the flagship workflow (docs/getting-started/flagship.md) and writes its report.
 
     flagship.py --out DIR [--n 64] [--q 4] [--steps 120] [--k 20] [--m 10] [--steer-below T]
-                [--kill-at STEP] [--check] [--bin DIR]
+                [--kill-at STEP [--hold]] [--check] [--bin DIR]
 
 Under apps/video/emulate (STRATA_EMU_MPIEXEC set) the heat program's 2 ranks run on the
 emulated nodes n0 and n1, the analysis on n0 beside rank 0, and the steering job's DSM server
 and bridge on n0, its console on n1; elsewhere everything runs here. --steer-below 0 runs
 without steering. With --kill-at S the heat job is SIGKILLed once the checkpoint of step S is
-complete, and run again: it continues from the last complete checkpoint. --check compares the
+complete (with --hold, once every tile stopped after it: a known point), and run again: it
+continues from the last complete checkpoint. --check compares the
 final field and the steering decisions with the serial numpy reference (reference.py). DIR
 receives field.bin, ckpt/, heat.mp4, stats.json, heat.png, report.json and report.md.
 Exit 0, or 1 naming the part that failed (or the first difference from the reference).
@@ -123,7 +124,8 @@ def checkpoint_complete(args: argparse.Namespace, step: int) -> bool:
 def run_killed(args: argparse.Namespace) -> dict:
     """Runs the job until the checkpoint of step --kill-at is complete, then SIGKILLs it."""
     companions = Companions(args)
-    job = subprocess.Popen(heat_command(args, companions.segment), env=job_env(), start_new_session=True,
+    env = job_env() | ({"STRATA_FLAGSHIP_HOLD_AT": str(args.kill_at)} if args.hold else {})
+    job = subprocess.Popen(heat_command(args, companions.segment), env=env, start_new_session=True,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
     while not checkpoint_complete(args, args.kill_at):
         if job.poll() is not None:
@@ -194,6 +196,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--m", type=int, default=10)
     parser.add_argument("--steer-below", type=float, default=95.0)
     parser.add_argument("--kill-at", type=int, default=0)
+    parser.add_argument("--hold", action="store_true")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--bin", type=Path, default=default_bin())
     args = parser.parse_args()

@@ -3,7 +3,7 @@
  * as one distributed OCR program.
  *
  *   strata ocr -n 2 --external-config examples/flagship/flagship.toml \
- *       ./flagship_heat <n> <q> <steps> <k> <m> <dir> [frames-segment]
+ *       ./flagship_heat <n> <q> <steps> <k> <m> <dir> [frames-segment [steer]]
  *
  * The n×n field (heat_kernel.h: a hot disk, 0 outside the grid) is cut into q×q tiles placed
  * on the ranks by affinity. One EDT per tile and step computes the tile from its previous
@@ -16,9 +16,14 @@
  *   - every m steps each tile sends a copy of itself to rank 0, where a frame EDT assembles the
  *     field: into a vector of the shm segment [frames-segment] whose port "frames" hands it by
  *     handle to the Python analysis (frames.cpp), and as 8-bit pixels into the movie block;
+ *   - with "steer", each frame's alpha for the next m steps comes back from the steering job
+ *     (steer.cpp), which shares global statistics across nodes through the DSM
+ *     (heat_frames.c);
  *   - after the last frame, ffmpeg runs as an external task ([encode] in flagship.toml) on the
  *     movie block exposed as a file, and writes <dir>/heat.mp4;
  *   - the last step writes the field to <dir>/field.bin (doubles, row major).
+ * With STRATA_FLAGSHIP_HOLD_AT=S every tile stops after saving the checkpoint of step S (a
+ * known point for a SIGKILL: flagship.py --hold).
  * Exit 0; 2 on bad arguments, 4 when a file cannot be read or written, 5 when a frame cannot
  * be handed over, 6 when the video cannot be made. */
 #include <errno.h>
@@ -211,6 +216,7 @@ static ocrGuid_t step_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]
     send_frame_part(g, step, tile, out);
     if (step < g[P_STEPS]) {
         if (g[P_K] != 0 && step % g[P_K] == 0) save_checkpoint(g, step, depv[1].guid, dir_of(args));
+        if (step == g[P_HOLD]) return NULL_GUID;  // held: the run waits here to be killed
         send_edges(g, step, tile, out);
         ocrDbRelease(depv[1].guid);
         create_step(g, step + 1, depv[1].guid, depv[0].guid);
@@ -344,6 +350,10 @@ ocrGuid_t mainEdt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     void* argv = depv[0].ptr;
     u64 params[MAX_PARAMS] = {0};
     params[P_T0] = now_ns();
+    /* For a SIGKILL at a known point (flagship.py --hold): every tile stops after saving the
+     * checkpoint of this step, and the run waits there, so the last complete one is known. */
+    const char* hold = getenv("STRATA_FLAGSHIP_HOLD_AT");
+    params[P_HOLD] = hold != NULL ? strtoull(hold, NULL, 10) : 0;
     if (!parse(argv, params)) {
         ocrAbort(2);
         return NULL_GUID;

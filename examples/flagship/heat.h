@@ -32,6 +32,7 @@ enum {
     P_TPL,  /* the step EDTs' template */
     P_T0,
     P_VIDEO, /* the event satisfied once the video is written */
+    P_HOLD,  /* $STRATA_FLAGSHIP_HOLD_AT: the step after whose checkpoint every tile stops */
     P_RANGE0
 };
 enum { EDGES = 4, MAX_RANKS = 64, MAX_FRAMES = 64, MAX_PARAMS = P_RANGE0 + MAX_RANKS + 2 * MAX_FRAMES };

@@ -89,7 +89,8 @@ def markdown(args, data: dict) -> str:
             runs.append([d["alpha"], d["step"], d["step"]])
     steering = "; ".join(f"alpha {a:.2f} after the frames of steps {f}..{t}" for a, f, t in runs) or "off"
     if data["steering"]:
-        steering += f" (decided on {data['steering'][0]['node']})"
+        node = data["steering"][0]["node"]
+        steering += f" (decided on {'this machine' if node == 'here' else 'node ' + node})"
     check = "not checked (--check)"
     if "max_difference_from_reference" in data:
         check = (
