@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -58,14 +61,15 @@ def shm_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def leftovers(shm_dir: Path, emulation: int) -> list[str]:
+def leftovers(shm_dir: Path, emulation: int | None = None) -> list[str]:
     """What this test's run left: segments, the namespaces and cgroups of its emulation (named by
     the emulate script's pid: other emulations may run on the machine), processes."""
     found = [f"segment file {p.name}" for p in shm_dir.iterdir()]
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    tag = f"sv{emulation}"[:8]  # apps/video/emulate's names: sv<pid>, cut at 8 characters
-    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith(tag)]
-    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob(f"strata-emulate-{emulation}")]
+    if emulation is not None:
+        tag = f"sv{emulation}"[:8]  # apps/video/emulate's names: sv<pid>, cut at 8 characters
+        found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith(tag)]
+        found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob(f"strata-emulate-{emulation}")]
     for name in ("flagship_heat", "flagship_steer"):
         procs = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout
         found += [f"process {name} {pid}" for pid in procs.split()]
@@ -151,3 +155,29 @@ def test_a_bad_grid_size_is_refused_naming_it(tmp_path, ready):
     assert run.returncode == 2, run.stdout + run.stderr
     assert "heat: n=63: must be even and a multiple of q=4" in run.stdout + run.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_analysis_killed_mid_run_ends_the_run_with_an_error_naming_it(tmp_path, shm_dir, ready):
+    out = tmp_path / "run"
+    driver = subprocess.Popen(
+        [sys.executable, str(DRIVER), "--bin", str(BIN), "--out", str(out), "--n", "64", "--steps", "3000",
+         "--k", "100", "--m", "50"],
+        env={**os.environ, "STRATA_SHM_DIR": str(shm_dir)}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    # Frames flow once a checkpoint past the first frames is on disk; then the analysis dies.
+    for _ in range(3000):
+        if (out / "ckpt" / "step-300").exists() or driver.poll() is not None:
+            break
+        time.sleep(0.01)
+    analysis = subprocess.run(["pgrep", "-f", f"analysis.py .*--out {out}"], capture_output=True, text=True)
+    assert analysis.stdout.split(), "no analysis process to kill"
+    for pid in analysis.stdout.split():
+        os.kill(int(pid), signal.SIGKILL)
+    said = driver.communicate(timeout=120)[0]
+    assert driver.returncode == 1, said
+    assert "flagship: heat: exit 5" in said, said
+    assert re.search(
+        r"send to port frames: peer_dead: .*consumer 0 \(user \d+ \(pid \d+ 'python\S*'\)\) died", said
+    ), said
+    assert leftovers(shm_dir) == []
