@@ -27,9 +27,7 @@ class Emulated:
 
 def run_emulated(args: list[str], timeout: float) -> Emulated:
     """Run `emulate <args>` to its end (killed and reaped on timeout, then the timeout is raised)."""
-    proc = subprocess.Popen(
-        [str(EMULATE), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([str(EMULATE), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
