@@ -52,8 +52,10 @@ int main(int argc, char** argv) {
     MPI_Info_free(&info);
     /* Returned with the device held: nothing can have been read. (The driver
      * releases the device after 60 s, so that a call waiting for it returns.) */
-    CHECK(file_exists(hold), "rank %d: MPI_Win_allocate returned only once the driver released the device: it waits "
-          "for its file", rank);
+    CHECK(file_exists(hold),
+          "rank %d: MPI_Win_allocate returned only once the driver released the device: it waits "
+          "for its file",
+          rank);
     expect_info(win, STRATA_MPI_INFO_READ_BEHIND, "true");
     expect_info(win, STRATA_MPI_INFO_READ_COMPLETE, "false");
     MPI_Barrier(MPI_COMM_WORLD);
