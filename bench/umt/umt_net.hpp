@@ -159,8 +159,8 @@ inline void pack_path(const std::string& path, u64* words) {
     std::memcpy(words, path.data(), path.size());
 }
 inline std::string unpack_path(const u64* words) {
-    return {reinterpret_cast<const char*>(words), ::strnlen(reinterpret_cast<const char*>(words),
-                                                            path_words * sizeof(u64))};
+    return {reinterpret_cast<const char*>(words),
+            ::strnlen(reinterpret_cast<const char*>(words), path_words * sizeof(u64))};
 }
 
 // The rank of a file: each rank keeps its snapshots or checkpoints in a file of its own, as in the paper.
@@ -178,8 +178,7 @@ inline void start_ranks(ocrEdt_t rank_edt, std::vector<u64> params) {
     const std::uint64_t ranks = rank_count();
     ocrGuid_t done_template, rank_template, done;
     ocrEdtTemplateCreate(&done_template, all_ranks_done, 0, static_cast<u32>(ranks));
-    ocrEdtCreate(&done, done_template, 0, nullptr, static_cast<u32>(ranks), nullptr, EDT_PROP_NONE, NULL_HINT,
-                 nullptr);
+    ocrEdtCreate(&done, done_template, 0, nullptr, static_cast<u32>(ranks), nullptr, EDT_PROP_NONE, NULL_HINT, nullptr);
     params.push_back(0);
     ocrEdtTemplateCreate(&rank_template, rank_edt, static_cast<u32>(params.size()), 1);
     for (std::uint64_t r = 0; r < ranks; ++r) {
