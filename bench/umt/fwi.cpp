@@ -22,7 +22,8 @@
 // neighbour sends its boundary slice and receives the neighbour's (blocking
 // MPI calls, --net-wait=kernel|spin); the exchanges with one neighbour form a
 // chain (each waits for the one before), the sequential ordering of
-// communication tasks the paper's programs enforce. --dump=PATH writes the
+// communication tasks the paper's programs enforce, and start before ready
+// compute tasks (a priority hint). --dump=PATH writes the
 // final volume (every rank its slices) for a check against a reference.
 #include <cmath>
 #include <tuple>
@@ -201,8 +202,9 @@ ocrGuid_t rootEdt(u32, u64*, u32, ocrEdtDep_t*) {
             if (k > 0) deps.push_back(g_exchanged[side][k - 1]);
             u64 params[2] = {side, k};
             ocrGuid_t edt;
+            ocrHint_t hint;
             ocrEdtCreate(&edt, exchange_template, 2, params, static_cast<u32>(deps.size()), deps.data(), EDT_PROP_NONE,
-                         NULL_HINT, nullptr);
+                         umt::net::communication_hint(&hint), nullptr);
         }
     }
     return NULL_GUID;

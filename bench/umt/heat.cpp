@@ -20,7 +20,8 @@
 // the top block of the next rank, its first row goes up (read by (k+1, i, j)).
 // The transfers at one boundary form one chain in the same order on both
 // ranks — per iteration and block column: receive, then send — the
-// sequential ordering of communication tasks the paper's programs enforce.
+// sequential ordering of communication tasks the paper's programs enforce;
+// they start before ready compute tasks (a priority hint).
 // --dump=PATH writes the final grid (every rank its rows).
 #include <tuple>
 #include <vector>
@@ -137,8 +138,10 @@ void create_transfers(ocrGuid_t transfer_template, Side side) {
                 if (kind == send) deps.push_back(done(k, edge, j));
                 u64 params[4] = {side, k, j, kind};
                 ocrGuid_t edt;
+                ocrHint_t hint;
                 ocrEdtCreate(&edt, transfer_template, 4, params, static_cast<u32>(deps.size()),
-                             deps.empty() ? nullptr : deps.data(), EDT_PROP_NONE, NULL_HINT, nullptr);
+                             deps.empty() ? nullptr : deps.data(), EDT_PROP_NONE, umt::net::communication_hint(&hint),
+                             nullptr);
                 previous = transfer(side, k, j, kind);
             }
         }

@@ -168,6 +168,16 @@ inline std::string rank_file(const std::string& path, std::uint64_t rank, std::u
     return ranks == 1 ? path : path + ".rank" + std::to_string(rank);
 }
 
+// The hint of the communication tasks: they start before any ready compute
+// task, so that a transfer is in flight (and, with the monitor, its wait
+// covered) while the rest of the step computes, instead of being left for
+// when nothing else is ready.
+inline ocrHint_t* communication_hint(ocrHint_t* hint) {
+    ocrHintInit(hint, OCR_HINT_EDT_T);
+    ocrSetHintValue(hint, OCR_HINT_EDT_PRIORITY, 1);
+    return hint;
+}
+
 // mainEdt's part: runs `rank_edt` (a FINISH EDT) on every rank with `params`
 // and the rank appended as the last parameter; once all ended, shuts down.
 inline ocrGuid_t all_ranks_done(u32, u64*, u32, ocrEdtDep_t*) {

@@ -128,7 +128,7 @@ def test_fwi_on_two_emulated_nodes_computes_the_reference_volume_as_one_node_doe
     before = leftovers()
     reference = fwi_reference(**FWI)
     one_node("strata-umt-fwi", fwi_args(tmp_path, "one"))
-    ranks = two_nodes("strata-umt-fwi", fwi_args(tmp_path, "two"), "off")
+    ranks = two_nodes("strata-umt-fwi", fwi_args(tmp_path, "two"), "ebpf")
     assert all(r["messages"] > 0 and r["snapshot_mismatches"] == 0 for r in ranks), ranks
     for name in ("one", "two"):
         assert np.allclose(
@@ -141,7 +141,7 @@ def test_heat_on_two_emulated_nodes_computes_the_reference_grid_as_one_node_does
     before = leftovers()
     reference = heat_reference(**HEAT)
     one_node("strata-umt-heat", heat_args(tmp_path, "one"))
-    ranks = two_nodes("strata-umt-heat", heat_args(tmp_path, "two"), "off")
+    ranks = two_nodes("strata-umt-heat", heat_args(tmp_path, "two"), "ebpf")
     assert all(r["messages"] > 0 for r in ranks), ranks
     for name in ("one", "two"):
         assert np.allclose(
@@ -153,24 +153,28 @@ def test_heat_on_two_emulated_nodes_computes_the_reference_grid_as_one_node_does
 def test_a_task_blocked_in_an_mpi_exchange_is_covered_on_each_emulated_node_with_the_monitor_on(
     tmp_path, emulation_ready
 ):
-    # A slow link: every exchange of a 64 KiB slice waits for the network while
-    # the other slices of the rank's next step are ready to run.
+    # A slow link: each exchange of a 64 KiB slice waits for the network, and
+    # starts first once ready (a priority hint), while the rank's other slices
+    # (4 per rank) are ready to run.
     before = leftovers()
-    shape = dict(slices=8, slice_kib=64, steps=4, sweeps=4, io_freq=0)
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in shape.items()]
+    shape = [
+        "--slices=8",
+        "--slice-kib=64",
+        "--steps=4",
+        "--sweeps=100",
+        "--io-freq=0",
+        f"--file={tmp_path}/f.dat",
+    ]
     covered = {}
     for monitor in ("off", "ebpf"):
-        ranks = two_nodes("strata-umt-fwi", [*args, f"--file={tmp_path}/f.dat", f"--dump={tmp_path}/{monitor}.out"],
-                          monitor, rate="20mbit")  # fmt: skip
+        ranks = two_nodes(
+            "strata-umt-fwi", [*shape, f"--dump={tmp_path}/{monitor}.out"], monitor, rate="20mbit"
+        )
+        assert [r["monitor"] for r in ranks] == [monitor, monitor], ranks
         assert all(r["net_wait_s"] > 0 and r["messages"] > 0 for r in ranks), ranks
         covered[monitor] = [r["covers"] + r["standby_takeovers"] for r in ranks]
-        assert [r["monitor"] for r in ranks] == [monitor, monitor], ranks
-        assert all(r["blocks"] > 0 for r in ranks) or monitor == "off", ranks
     assert covered["off"] == [0, 0], covered
     assert all(count > 0 for count in covered["ebpf"]), covered
-    reference = fwi_reference(8, 64, 4, 4)
-    for monitor in ("off", "ebpf"):
-        assert np.allclose(
-            dumped(tmp_path / f"{monitor}.out", reference.shape), reference, rtol=1e-12, atol=0
-        )
+    # The covers changed who ran the tasks, not what they computed.
+    assert (tmp_path / "ebpf.out").read_bytes() == (tmp_path / "off.out").read_bytes()
     assert leftovers() == before
