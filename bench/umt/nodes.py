@@ -203,10 +203,19 @@ def summarize(runs):
 def main():
     args = parse_args()
     modes = args.modes.split(",")
+    only = set(args.only.split(","))
+    if not only <= {"fwi", "heat"}:
+        sys.exit(f"nodes.py: --only={args.only}: two nodes run fwi and heat only")
+    for mode in modes:
+        backend, _, variant = mode.partition("+")
+        if backend not in ("off", "ebpf", "proc") or (variant and variant not in VARIANT_ENV):
+            sys.exit(
+                f"nodes.py: --modes: {mode}: expected off, ebpf or proc, optionally +{'|+'.join(VARIANT_ENV)}"
+            )
     step(0, 0, "calibrating")
     cal = calibrate(Path(args.bin_dir), args.dir, args.nice)
     print(f"calibration: {cal}", flush=True)
-    plan = cases(cal, args.dir, args.quick, set(args.only.split(",")))
+    plan = cases(cal, args.dir, args.quick, only)
     repeats = 1 if args.quick else args.repeats
     runs, failures = [], []
     started = time.time()
