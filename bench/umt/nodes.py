@@ -113,7 +113,9 @@ def run_job(args, program, prog_args, rate, mode):  # noqa: PLR0913
         "interval_s": SAMPLE_INTERVAL_S,
         "timeout_s": RUN_TIMEOUT_S - 30,
     }
-    command = [args.emulate, "--nodes", "n0=none,n1=none", "--rate", rate, "--",
+    # A 16 kB bucket, as emulate's degrade fault uses: its 256 kB default would
+    # let heat's 2 KiB rows pass at full speed whatever the rate.
+    command = [args.emulate, "--nodes", "n0=none,n1=none", "--rate", rate, "--burst", "16kb", "--",
                sys.executable, str(Path(__file__).with_name("nodes_job.py")), json.dumps(spec)]  # fmt: skip
     done = subprocess.run(  # noqa: S603
         command, capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False,
