@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from capability import require
 from conftest import REPO
+from emulation_support import emulation_leftovers, run_emulated
 
 pytestmark = pytest.mark.timeout(300)
-EMULATE = REPO / "apps" / "video" / "emulate"
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
 BIN = STRATA_BIN.parent
 FWI = dict(slices=6, slice_kib=4, steps=3, sweeps=3)
@@ -80,14 +80,6 @@ def heat_args(tmp_path, name, **extra):
     return [f"--{key.replace('_', '-')}={value}" for key, value in args.items()]
 
 
-def leftovers() -> list[str]:
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found = [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("sv")]
-    for hierarchy in ("cpu", "cpuacct"):
-        found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup", hierarchy).glob("strata-emulate-*")]
-    return found
-
-
 @pytest.fixture(scope="module")
 def emulation_ready():
     require(os.geteuid() == 0, "root (network namespaces, tc, cgroups, BPF)")
@@ -98,14 +90,15 @@ def emulation_ready():
 
 
 def two_nodes(program: str, args: list[str], monitor: str, rate: str = "none") -> list[dict]:
-    """The ranks' result objects of one job with a rank per emulated node."""
+    """The ranks' result objects of one job with a rank per emulated node; checks the emulation left nothing."""
     spec = {"program": str(BIN / program), "args": args, "env": {"STRATA_MONITOR": monitor},
             "cpus": [0, 1 % os.cpu_count()], "interval_s": 0.2, "timeout_s": 120}  # fmt: skip
-    run = subprocess.run(
-        [str(EMULATE), "--nodes", "n0=none,n1=none", "--rate", rate, "--",
+    run = run_emulated(
+        ["--nodes", "n0=none,n1=none", "--rate", rate, "--burst", "16kb", "--",
          "python3", str(REPO / "bench" / "umt" / "nodes_job.py"), json.dumps(spec)],
-        capture_output=True, text=True, timeout=200,
+        timeout=200,
     )  # fmt: skip
+    assert emulation_leftovers(run.pid) == [], run.stderr
     line = next((x for x in run.stdout.splitlines() if x.startswith("UMT_NODES ")), None)
     assert line is not None, run.stdout + run.stderr
     job = json.loads(line.split(" ", 1)[1])
@@ -125,7 +118,6 @@ def dumped(path: Path, shape) -> np.ndarray:
 
 
 def test_fwi_on_two_emulated_nodes_computes_the_reference_volume_as_one_node_does(tmp_path, emulation_ready):
-    before = leftovers()
     reference = fwi_reference(**FWI)
     one_node("strata-umt-fwi", fwi_args(tmp_path, "one"))
     ranks = two_nodes("strata-umt-fwi", fwi_args(tmp_path, "two"), "ebpf")
@@ -134,11 +126,9 @@ def test_fwi_on_two_emulated_nodes_computes_the_reference_volume_as_one_node_doe
         assert np.allclose(
             dumped(tmp_path / f"{name}.out", reference.shape), reference, rtol=1e-12, atol=0
         ), name
-    assert leftovers() == before
 
 
 def test_heat_on_two_emulated_nodes_computes_the_reference_grid_as_one_node_does(tmp_path, emulation_ready):
-    before = leftovers()
     reference = heat_reference(**HEAT)
     one_node("strata-umt-heat", heat_args(tmp_path, "one"))
     ranks = two_nodes("strata-umt-heat", heat_args(tmp_path, "two"), "ebpf")
@@ -147,7 +137,6 @@ def test_heat_on_two_emulated_nodes_computes_the_reference_grid_as_one_node_does
         assert np.allclose(
             dumped(tmp_path / f"{name}.out", reference.shape), reference, rtol=1e-12, atol=0
         ), name
-    assert leftovers() == before
 
 
 def test_a_task_blocked_in_an_mpi_exchange_is_covered_on_each_emulated_node_with_the_monitor_on(
@@ -156,7 +145,6 @@ def test_a_task_blocked_in_an_mpi_exchange_is_covered_on_each_emulated_node_with
     # A slow link: each exchange of a 64 KiB slice waits for the network, and
     # starts first once ready (a priority hint), while the rank's other slices
     # (4 per rank) are ready to run.
-    before = leftovers()
     shape = [
         "--slices=8",
         "--slice-kib=64",
@@ -177,4 +165,3 @@ def test_a_task_blocked_in_an_mpi_exchange_is_covered_on_each_emulated_node_with
     assert all(count > 0 for count in covered["ebpf"]), covered
     # The covers changed who ran the tasks, not what they computed.
     assert (tmp_path / "ebpf.out").read_bytes() == (tmp_path / "off.out").read_bytes()
-    assert leftovers() == before
