@@ -29,9 +29,9 @@ from pathlib import Path
 import pytest
 from capability import require
 from conftest import REPO
+from emulation_support import EMULATE, emulation_leftovers
 
 pytestmark = pytest.mark.timeout(240)
-EMULATE = REPO / "apps" / "video" / "emulate"
 DRIVER = Path(__file__).with_name("node_fault_driver.sh")
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
 BIN = STRATA_BIN.parent
@@ -51,18 +51,6 @@ MPI_LAUNCHED_FAULTS = [
     "cut",
     "degrade",
 ]
-
-
-def leftovers(emulate_pid: int) -> list[str]:
-    """What emulate made (its names carry its pid: other emulations may run on a shared machine)."""
-    tag = f"sv{emulate_pid}"[:8]
-    found = []
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith(tag)]
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if f": {tag}" in line]
-    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob(f"strata-emulate-{emulate_pid}")]
-    return found
 
 
 @pytest.fixture
@@ -142,7 +130,7 @@ def record(system: str, fault: str, run: Run, outcome: str) -> None:
 def check_no_leftovers(run: Run, emulate_pid: int, shm_dir: Path) -> None:
     left = [x for x in run.driver.splitlines() if x.startswith("left on ")]
     assert not left, f"processes of the run outlived it: {left}\n{run.driver}"
-    assert leftovers(emulate_pid) == []
+    assert emulation_leftovers(emulate_pid) == []
     assert sorted(p.name for p in shm_dir.iterdir()) == [], "segment files of the run outlived it"
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import textwrap
 import uuid
 from pathlib import Path
@@ -21,9 +20,9 @@ from pathlib import Path
 import pytest
 from capability import require
 from conftest import REPO
+from emulation_support import Emulated, emulation_leftovers, run_emulated
 
 pytestmark = pytest.mark.timeout(300)
-EMULATE = REPO / "apps" / "video" / "emulate"
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
 BIN = STRATA_BIN.parent
 PROGRAMS = REPO / "tests" / "ocr" / "dist" / "programs.txt"
@@ -46,14 +45,9 @@ def shm_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def leftovers(shm_dir: Path) -> list[str]:
-    found = [f"segment file {p.name}" for p in shm_dir.iterdir()]
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("sv")]
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if ": sv" in line]
-    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob("strata-emulate-*")]
-    return found
+def leftovers(shm_dir: Path, run: Emulated) -> list[str]:
+    """What the run left: segment files in its own directory, its namespaces, links and cgroup."""
+    return [f"segment file {p.name}" for p in shm_dir.iterdir()] + emulation_leftovers(run.pid)
 
 
 @pytest.fixture(scope="module")
@@ -63,15 +57,11 @@ def emulation_ready():
     require(STRATA_BIN.exists(), f"{STRATA_BIN} (build the default preset)")
 
 
-def emulate(script: Path, timeout: int) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(EMULATE), "--nodes", "n0=none,n1=none", "--rate", "none", "--", "sh", str(script)],
-        capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+def emulate(script: Path, timeout: int) -> Emulated:
+    return run_emulated(["--nodes", "n0=none,n1=none", "--rate", "none", "--", "sh", str(script)], timeout)
 
 
 def test_every_distributed_program_passes_on_two_emulated_nodes(tmp_path, shm_dir, emulation_ready):
-    before = leftovers(shm_dir)
     runs = []
     for name, code, args in programs():
         runs.append(
@@ -93,7 +83,7 @@ def test_every_distributed_program_passes_on_two_emulated_nodes(tmp_path, shm_di
         f"{n}: exit {g}, expected {w}\n{(tmp_path / (n + '.out')).read_text()}" for n, g, w in failed
     )
     assert not failed, details
-    assert leftovers(shm_dir) == before
+    assert leftovers(shm_dir, run) == []
 
 
 # The examples and their checks: tests/ocr/apps/check.py against numpy, the reduction itself.
@@ -108,7 +98,6 @@ EXAMPLES = {
 def test_the_distributed_examples_match_their_serial_references_on_two_emulated_nodes(
     tmp_path, shm_dir, emulation_ready
 ):
-    before = leftovers(shm_dir)
     runs = [
         f'timeout 100 {command.format(run=f"{STRATA_BIN} ocr -n 2")} > {tmp_path / name}.out 2>&1; echo "{name} $?"'
         for name, command in EXAMPLES.items()
@@ -124,11 +113,10 @@ def test_the_distributed_examples_match_their_serial_references_on_two_emulated_
     assert set(results) == set(EXAMPLES), run.stdout + run.stderr
     failed = {name: (tmp_path / f"{name}.out").read_text() for name, code in results.items() if code != "0"}
     assert not failed, failed
-    assert leftovers(shm_dir) == before
+    assert leftovers(shm_dir, run) == []
 
 
 def test_a_rank_killed_on_one_emulated_node_is_named_on_the_other(tmp_path, shm_dir, emulation_ready):
-    before = leftovers(shm_dir)
     out = tmp_path / "job.out"
     script = tmp_path / "kill.sh"
     # Rank 1 runs on n1; once both ranks printed their pids, it is SIGKILLed.
@@ -154,4 +142,4 @@ def test_a_rank_killed_on_one_emulated_node_is_named_on_the_other(tmp_path, shm_
     )
     made = int((tmp_path / "segments-before-kill").read_text())
     assert made > 0, f"no segment in {shm_dir} before the kill: the test would not see one left\n{output}"
-    assert leftovers(shm_dir) == before, output
+    assert leftovers(shm_dir, run) == [], output

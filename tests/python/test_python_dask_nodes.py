@@ -18,10 +18,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from capability import require
-from conftest import REPO
+from emulation_support import EMULATE, emulation_leftovers
 
 pytestmark = pytest.mark.timeout(400)
-EMULATE = REPO / "apps" / "video" / "emulate"
 DRIVER = Path(__file__).with_name("dask_nodes_driver.py")
 N = 2 << 20  # float64: 16 MiB, far above what dask's own messages put on a link while one task runs
 
@@ -36,14 +35,8 @@ def shm_dir():
 
 def leftovers(shm_dir: Path, emulate_pid: int, pids: list[int]) -> list[str]:
     """What this run could have left: segment files, its namespaces, links and cgroup, its processes."""
-    tag = f"sv{emulate_pid}"[:8]
     found = [f"segment file {p.name}" for p in shm_dir.iterdir()]
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found += [f"namespace {ns}" for ns in netns.split() if ns in (f"{tag}n0", f"{tag}n1")]
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [f"link of {tag}" for line in links.splitlines() if f": {tag}" in line]
-    if Path(f"/sys/fs/cgroup/cpu/strata-emulate-{emulate_pid}").exists():
-        found.append(f"cgroup strata-emulate-{emulate_pid}")
+    found += emulation_leftovers(emulate_pid)
     for pid in pids:
         try:
             os.kill(pid, 0)

@@ -13,21 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from capability import require
-from conftest import REPO
+from emulation_support import EMULATE, emulation_leftovers, run_emulated
 from video_support import decode, make_video, program, reference
 
 pytestmark = pytest.mark.timeout(180)
-EMULATE = REPO / "apps" / "video" / "emulate"
-
-
-def leftovers() -> list[str]:
-    found = []
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("sv")]
-    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
-    found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if ": sv" in line]
-    found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob("strata-emulate-*")]
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +29,6 @@ def emulation_ready():
 def test_three_emulated_nodes_run_mpi_zmq_and_dsm_with_the_reference_frames(tmp_path, emulation_ready):
     binary = emulation_ready
     video = make_video(tmp_path / "in.mkv", frames=30)
-    before = leftovers()
     script = tmp_path / "jobs.sh"
     # Input and output on n0, one worker per node (and the DSM server on n0).
     script.write_text(
@@ -59,10 +47,7 @@ def test_three_emulated_nodes_run_mpi_zmq_and_dsm_with_the_reference_frames(tmp_
         done
         """)
     )
-    run = subprocess.run(
-        [str(EMULATE), "--nodes", "n0=100,n1=40,n2=20", "--rate", "1gbit", "--", "sh", str(script)],
-        capture_output=True, text=True, timeout=170,
-    )  # fmt: skip
+    run = run_emulated(["--nodes", "n0=100,n1=40,n2=20", "--rate", "1gbit", "--", "sh", str(script)], 170)
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
     assert "links 1gbit / none, checked" in run.stderr
     expected = reference(decode(video))
@@ -80,15 +65,13 @@ def test_three_emulated_nodes_run_mpi_zmq_and_dsm_with_the_reference_frames(tmp_
     for node in ("n1", "n2"):
         line = next(x for x in run.stderr.splitlines() if x.startswith(f"emulate: link {node}: received"))
         assert int(line.split()[4]) > 3 * 160 * 120, line
-    assert leftovers() == before
+    assert emulation_leftovers(run.pid) == []
 
 
 def test_a_failing_command_still_removes_the_emulation(emulation_ready):
-    before = leftovers()
-    run = subprocess.run([str(EMULATE), "--nodes", "n0,n1", "--", "sh", "-c", "exit 7"],
-                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    run = run_emulated(["--nodes", "n0,n1", "--", "sh", "-c", "exit 7"], 60)
     assert run.returncode == 7
-    assert leftovers() == before
+    assert emulation_leftovers(run.pid) == []
 
 
 @pytest.mark.parametrize(
