@@ -25,9 +25,9 @@ import numpy as np
 import pytest
 from capability import require
 from conftest import REPO
+from emulation_support import emulation_leftovers, run_emulated
 
 pytestmark = pytest.mark.timeout(300)
-EMULATE = REPO / "apps" / "video" / "emulate"
 STRATA_BIN = Path(os.environ.get("STRATA_BIN", REPO / "build" / "default" / "bin" / "strata"))
 BIN = STRATA_BIN.parent
 DRIVER = REPO / "examples" / "flagship" / "flagship.py"
@@ -61,19 +61,14 @@ def shm_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
-def leftovers(shm_dir: Path, emulation: int | None = None) -> list[str]:
-    """What this test's run left: segments, the namespaces and cgroups of its emulation (named by
-    the emulate script's pid: other emulations may run on the machine), processes."""
+def leftovers(shm_dir: Path, emulate_pid: int | None = None) -> list[str]:
+    """What a run left: segments in its own directory, the flagship's processes, and its own
+    emulation's namespaces, links and cgroups (apps/video/emulate names them after its pid)."""
     found = [f"segment file {p.name}" for p in shm_dir.iterdir()]
-    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    if emulation is not None:
-        tag = f"sv{emulation}"[:8]  # apps/video/emulate's names: sv<pid>, cut at 8 characters
-        found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith(tag)]
-        found += [f"cgroup {p}" for p in Path("/sys/fs/cgroup/cpu").glob(f"strata-emulate-{emulation}")]
     for name in ("flagship_heat", "flagship_steer"):
         procs = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout
         found += [f"process {name} {pid}" for pid in procs.split()]
-    return found
+    return found + (emulation_leftovers(emulate_pid) if emulate_pid is not None else [])
 
 
 @pytest.fixture(scope="module")
@@ -102,12 +97,8 @@ def test_the_flagship_killed_after_a_checkpoint_on_two_emulated_nodes_ends_as_th
         f"{sys.executable} {DRIVER} --bin {BIN} --out {out} --n {N} --q {Q} --steps {STEPS} "
         f"--k {K} --m {M} --steer-below {STEER_BELOW} --kill-at {KILL_AT}\n"
     )
-    emulation = subprocess.Popen(
-        [str(EMULATE), "--nodes", "n0=none,n1=none", "--rate", "none", "--", "sh", str(script)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    stdout, stderr = emulation.communicate(timeout=280)
-    assert emulation.returncode == 0, stdout + stderr
+    emulation = run_emulated(["--nodes", "n0=none,n1=none", "--rate", "none", "--", "sh", str(script)], 280)
+    assert emulation.returncode == 0, emulation.stdout + emulation.stderr
     report = json.loads((out / "report.json").read_text())
     assert report["nodes"] == "emulated n0,n1"
     assert report["killed"]["killed_after_step"] == KILL_AT
