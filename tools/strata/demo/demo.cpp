@@ -52,9 +52,9 @@ int run_demo(const DemoOptions& options) {
         options.dir.empty() ? std::filesystem::current_path() / "strata-flagship" : dir / "flagship";
     const auto sections = [&](Tour& tour) {
         if (wanted("flagship") && options.flagship) {
-            tour_flagship(tour, flagship_out, FlagshipSize{128, 600, 50, 25, 200});
+            tour_flagship(tour, flagship_out, FlagshipSize{128, 600, 50, 25, 200}, true);
         } else if (wanted("flagship")) {
-            tour_flagship(tour, dir / "flagship", FlagshipSize{});
+            tour_flagship(tour, dir / "flagship", FlagshipSize{}, !own_dir);
         }
         if (wanted("regions")) tour_regions(tour, dir);
         if (wanted("mpi")) tour_mpi(tour, dir);

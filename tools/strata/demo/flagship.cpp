@@ -49,7 +49,7 @@ std::string last_line(const std::string& output, const std::string& prefix) {
 
 }  // namespace
 
-void tour_flagship(Tour& tour, const std::filesystem::path& out, const FlagshipSize& size) {
+void tour_flagship(Tour& tour, const std::filesystem::path& out, const FlagshipSize& size, bool kept) {
     const std::string section = "Flagship: one workflow through every layer (docs/getting-started/flagship.md)";
     const std::string name = fmt::format("{}x{} heat on 2 ranks, {} steps: SIGKILL and restart, shm, ffmpeg, DSM",
                                          size.n, size.n, size.steps);
@@ -77,9 +77,10 @@ void tour_flagship(Tour& tour, const std::filesystem::path& out, const FlagshipS
             const std::string why = last_line(run.output, "flagship: ");
             return make_error(Errc::io_error, "{} failed: {}", command, why.empty() ? run.output.substr(0, 400) : why);
         }
-        return fmt::format("{}: {}; {}; report {}", nodes ? "on emulated nodes n0, n1" : "on one machine (not root)",
+        return fmt::format("{}: {}; {}; {}", nodes ? "on emulated nodes n0, n1" : "on one machine (not root)",
                            last_line(run.output, "- restart: "), last_line(run.output, "- serial reference: "),
-                           (out / "report.md").string());
+                           kept ? "report " + (out / "report.md").string()
+                                : std::string("the plot, video and report: strata demo flagship"));
     });
 }
 

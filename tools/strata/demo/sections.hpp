@@ -20,8 +20,9 @@ struct FlagshipSize {
 };
 
 /// The flagship workflow: every layer in one program, checked against a serial reference
-/// (examples/flagship, docs/getting-started/flagship.md); its outputs and report go to `out`.
-void tour_flagship(Tour& tour, const std::filesystem::path& out, const FlagshipSize& size);
+/// (examples/flagship, docs/getting-started/flagship.md); its outputs and report go to `out`,
+/// which is `kept` after the demo or not.
+void tour_flagship(Tour& tour, const std::filesystem::path& out, const FlagshipSize& size, bool kept);
 
 /// Regions: memory, shared, storage and combined (docs/regions.md).
 void tour_regions(Tour& tour, const std::filesystem::path& dir);
