@@ -25,6 +25,8 @@ add_executable(flagship_heat ${PROJECT_SOURCE_DIR}/examples/flagship/heat.c
                              ${PROJECT_SOURCE_DIR}/examples/flagship/frames.cpp)
 target_link_libraries(flagship_heat PRIVATE strata::ocr strata::strata)
 # Its steering job: global statistics and alpha shared across nodes through the DSM.
-add_executable(flagship_steer ${PROJECT_SOURCE_DIR}/examples/flagship/steer.cpp)
-target_include_directories(flagship_steer PRIVATE ${PROJECT_SOURCE_DIR}/examples/flagship)
-target_link_libraries(flagship_steer PRIVATE strata::dsm strata::strata MPI::MPI_CXX fmt::fmt)
+if(TARGET strata::dsm)
+  add_executable(flagship_steer ${PROJECT_SOURCE_DIR}/examples/flagship/steer.cpp)
+  target_include_directories(flagship_steer PRIVATE ${PROJECT_SOURCE_DIR}/examples/flagship)
+  target_link_libraries(flagship_steer PRIVATE strata::dsm strata::strata fmt::fmt)
+endif()

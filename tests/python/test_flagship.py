@@ -118,6 +118,15 @@ def test_the_flagship_killed_after_a_checkpoint_on_two_emulated_nodes_ends_as_th
     field = np.fromfile(out / "field.bin", dtype="<f8").reshape(N, N)
     np.testing.assert_allclose(field, want[STEPS], rtol=1e-12, atol=1e-12)
 
+    # The checkpoint the run restarted from holds the reference's field at that step, tile by tile.
+    b = N // Q
+    for t in range(Q * Q):
+        tile = np.fromfile(out / "ckpt" / f"step-{start}" / f"tile-{t}", dtype="<f8").reshape(b, b)
+        i, j = divmod(t, Q)
+        np.testing.assert_array_equal(
+            tile, want[start][i * b : (i + 1) * b, j * b : (j + 1) * b], f"tile {t}"
+        )
+
     stats = json.loads((out / "stats.json").read_text())
     assert [s["step"] for s in stats] == frame_steps
     for s in stats:
