@@ -9,13 +9,15 @@ It creates the segment NAME (room for F frames of n×n doubles) and its port "fr
 (2 slots; 2 consumers when the steering job's bridge, steer.cpp, reads the frames too), says "analysis: ready" on stdout, then receives until the program's
 frame EDT closes the port. Each frame is a float64 vector: the step, n, then the field, row
 major. It writes DIR/stats.json (one record per frame) and DIR/heat.png, and exits 0; 1 with
-the reason when the producer died (peer_dead) or a frame is malformed.
+the reason when the producer died (peer_dead) or a frame is malformed; 1 on SIGTERM, after
+leaving the segment.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from pathlib import Path
@@ -60,7 +62,12 @@ def receive(port, stats: list[dict], busy: list[float]) -> np.ndarray | None:
     """Every frame until the end of the stream; returns a copy of the last field."""
     last = None
     while True:
-        msg = port.recv()
+        try:
+            msg = port.recv(timeout=1.0)  # back in Python every second: SIGTERM is handled
+        except strata.Error as error:
+            if error.code == "timeout":
+                continue
+            raise
         if msg is None:
             return last
         with msg:
@@ -76,6 +83,9 @@ def receive(port, stats: list[dict], busy: list[float]) -> np.ndarray | None:
 
 
 def main() -> int:
+    # SIGTERM (flagship.py stopping a failed run) leaves through the `with` blocks, which detach
+    # from the segment: the last user to leave removes it.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--segment", required=True)
     parser.add_argument("--frames", type=int, required=True)

@@ -68,29 +68,61 @@ def job_env() -> dict[str, str]:
 def wait_for(process: subprocess.Popen, line: str, what: str) -> None:
     said = process.stdout.readline().strip()
     if said != line:
-        process.kill()
-        raise Failed(f"{what}: did not start (said {said!r}, exit {process.wait()})")
+        raise Failed(f"{what}: did not start (said {said!r}, exit {process.poll()})")
 
 
 class Companions:
-    """The analysis (and the steering job) of one heat run, started before it."""
+    """The analysis (and the steering job) of one heat run, started before it; a context
+    manager that stops whatever still runs when the run fails."""
 
     def __init__(self, args: argparse.Namespace):
         self.segment = f"flagship-{secrets.token_hex(6)}"
         command = [PYTHON, str(HERE / "analysis.py"), "--segment", self.segment,
                    "--frames", str(args.steps // args.m + 1), "--n", str(args.n), "--out", str(args.out),
                    "--consumers", "2" if args.steer_below else "1"]  # fmt: skip
-        self.analysis = subprocess.Popen(on_node("n0", command), stdout=subprocess.PIPE, text=True)
-        wait_for(self.analysis, "analysis: ready", "analysis")
         self.steer = None
+        self.analysis = subprocess.Popen(on_node("n0", command), stdout=subprocess.PIPE, text=True)
+        try:
+            wait_for(self.analysis, "analysis: ready", "analysis")
+            self.start_steering(args)
+        except Failed:
+            self.stop()
+            raise
+
+    def __enter__(self) -> Companions:
+        return self
+
+    def __exit__(self, failure, *_) -> None:
+        if failure is not None:
+            self.stop()
+
+    def start_steering(self, args: argparse.Namespace) -> None:
         if args.steer_below:
             # -disable-auto-cleanup: a rank that leaves a deadlocked MPI_Finalize behind (steer.cpp)
             # must not make mpiexec kill the others, as for strata ocr.
-            command = [*mpiexec("n0:2,n1:1"), "-disable-auto-cleanup", "-n", "3", str(args.bin / "flagship_steer"),
-                       self.segment,
-                       str(args.steps), str(args.steer_below)]  # fmt: skip
+            command = [*mpiexec("n0:2,n1:1"), "-disable-auto-cleanup", "-n", "3",
+                       str(args.bin / "flagship_steer"), self.segment, str(args.steps), str(args.steer_below)]  # fmt: skip
             self.steer = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
             wait_for(self.steer, "steer: ready", "steering job")
+
+    def stop(self) -> None:
+        """Ends what still runs after the heat job failed: the steering job (its bridge waits
+        for frames that will not come), then the analysis, with SIGTERM so that it leaves the
+        segment and, as its last user, removes it."""
+        if self.steer is not None and self.steer.poll() is None:
+            self.steer.terminate()  # mpiexec passes SIGTERM to the ranks and waits for their proxies
+            try:
+                self.steer.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.steer.pid, signal.SIGKILL)
+                self.steer.communicate()
+        if self.analysis.poll() is None:
+            self.analysis.terminate()
+            try:
+                self.analysis.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.analysis.kill()
+                self.analysis.communicate()
 
     def finish(self) -> tuple[int, str, int | None, str]:
         said = self.analysis.communicate(timeout=120)[0]
@@ -123,35 +155,42 @@ def checkpoint_complete(args: argparse.Namespace, step: int) -> bool:
 
 def run_killed(args: argparse.Namespace) -> dict:
     """Runs the job until the checkpoint of step --kill-at is complete, then SIGKILLs it."""
-    companions = Companions(args)
-    env = job_env() | ({"STRATA_FLAGSHIP_HOLD_AT": str(args.kill_at)} if args.hold else {})
-    job = subprocess.Popen(heat_command(args, companions.segment), env=env, start_new_session=True,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    while not checkpoint_complete(args, args.kill_at):
-        if job.poll() is not None:
-            raise Failed(
-                f"heat: ended (exit {job.returncode}) before step {args.kill_at}: {job.stdout.read()}"
-            )
-        time.sleep(0.02)
-    os.killpg(job.pid, signal.SIGKILL)
-    job.wait()
-    job.stdout.close()
-    analysis_exit, _, steer_exit, _ = companions.finish()
+    with Companions(args) as companions:
+        env = job_env() | ({"STRATA_FLAGSHIP_HOLD_AT": str(args.kill_at)} if args.hold else {})
+        job = subprocess.Popen(heat_command(args, companions.segment), env=env, start_new_session=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        while not checkpoint_complete(args, args.kill_at):
+            if job.poll() is not None:
+                raise Failed(
+                    f"heat: ended (exit {job.returncode}) before step {args.kill_at}: {job.stdout.read()}"
+                )
+            time.sleep(0.02)
+        os.killpg(job.pid, signal.SIGKILL)
+        job.wait()
+        job.stdout.close()
+        analysis_exit, _, steer_exit, _ = companions.finish()
     return {"killed_after_step": args.kill_at, "analysis_exit": analysis_exit, "steer_exit": steer_exit}
 
 
+def heat_failed(job: subprocess.CompletedProcess) -> Failed:
+    """The heat job's own lines and the runtime's, without the counters and the statistics."""
+    lines = (job.stdout + job.stderr).splitlines()
+    said = [line for line in lines if re.match(r"(heat|strata[- ]ocr)\b", line) and "counters" not in line]
+    return Failed(f"heat: exit {job.returncode}: " + "\n".join(said))
+
+
 def run_job(args: argparse.Namespace) -> dict:
-    companions = Companions(args)
-    before = link_bytes(1)
-    started = time.monotonic()
-    job = subprocess.run(
-        heat_command(args, companions.segment), env=job_env(), capture_output=True, text=True, timeout=600
-    )
-    seconds = time.monotonic() - started
-    analysis_exit, said, steer_exit, steer_said = companions.finish()
+    with Companions(args) as companions:
+        before = link_bytes(1)
+        started = time.monotonic()
+        job = subprocess.run(
+            heat_command(args, companions.segment), env=job_env(), capture_output=True, text=True, timeout=600
+        )
+        seconds = time.monotonic() - started
+        if job.returncode != 0:
+            raise heat_failed(job)  # a heat job that failed early never connected to its companions
+        analysis_exit, said, steer_exit, steer_said = companions.finish()
     link = link_bytes(1) - before if before is not None else None
-    if job.returncode != 0:
-        raise Failed(f"heat: exit {job.returncode}:\n{job.stdout}{job.stderr}")
     if analysis_exit != 0:
         raise Failed(f"analysis: exit {analysis_exit}: {said}")
     if steer_exit not in (None, 0):

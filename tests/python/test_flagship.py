@@ -180,3 +180,15 @@ def test_an_analysis_killed_mid_run_ends_the_run_with_an_error_naming_it(tmp_pat
         r"send to port frames: peer_dead: .*consumer 0 \(user \d+ \(pid \d+ 'python\S*'\)\) died", said
     ), said
     assert leftovers(shm_dir) == []
+
+
+def test_a_run_refused_by_the_heat_program_stops_its_companions_and_leaves_nothing(tmp_path, shm_dir, ready):
+    # The analysis and the steering job start first and wait for frames that never come.
+    run = subprocess.run(
+        [sys.executable, str(DRIVER), "--bin", str(BIN), "--out", str(tmp_path / "run"), "--n", "63"],
+        env={**os.environ, "STRATA_SHM_DIR": str(shm_dir)}, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "flagship: heat: exit 2: heat: n=63: must be even and a multiple of q=4" in run.stderr, run.stderr
+    assert leftovers(shm_dir) == []
+    assert not subprocess.run(["pgrep", "-f", f"analysis.py .*--out {tmp_path}"], capture_output=True).stdout
