@@ -11,6 +11,7 @@
 #include <sched.h>
 
 #include "mpi/common.hpp"
+#include "mpi/remote_sync.hpp"
 #include "shm/mpi_waiter.hpp"
 #include "strata/mpi.h"
 
@@ -147,6 +148,8 @@ extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
 extern "C" int MPI_Finalize(void) {
     if (g_comm != MPI_COMM_NULL) {
         PMPI_Barrier(g_comm);
+        // No rank is in an MPI_Win_sync any more: no request can come.
+        strata::mpi::stop_all_serving();
         for (;;) {
             int flag = 0;
             MPI_Message message = MPI_MESSAGE_NULL;
@@ -159,6 +162,7 @@ extern "C" int MPI_Finalize(void) {
         PMPI_Comm_free(&g_comm);
         g_comm = MPI_COMM_NULL;
     }
+    strata::mpi::stop_all_serving();  // a no-op unless MPI was initialized around this library
     return PMPI_Finalize();
 }
 
