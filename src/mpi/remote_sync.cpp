@@ -105,7 +105,10 @@ std::expected<std::shared_ptr<RemoteSync>, Failure> RemoteSync::create(MPI_Comm 
 }
 
 RemoteSync::RemoteSync(MPI_Comm comm, int rank, std::vector<Peer> peers)
-    : comm_(comm), rank_(rank), peers_(std::move(peers)), written_(new std::atomic<bool>[peers_.size()]),
+    : comm_(comm),
+      rank_(rank),
+      peers_(std::move(peers)),
+      written_(new std::atomic<bool>[peers_.size()]),
       locks_(peers_.size(), 0) {
     for (std::size_t i = 0; i < peers_.size(); ++i) {
         written_[i].store(false, std::memory_order_relaxed);
@@ -317,8 +320,8 @@ void note_write(MPI_Win win, int target) noexcept {
             record->remote->note_write(target);
         }
     } catch (...) {  // a failing lock: the sync misses this target, which MPI_Win_free still writes back
-        detail::log().warn("rank {}: a write to target {} is not tracked for the remote sync", comm_rank(MPI_COMM_WORLD),
-                           target);
+        detail::log().warn("rank {}: a write to target {} is not tracked for the remote sync",
+                           comm_rank(MPI_COMM_WORLD), target);
     }
 }
 

@@ -93,9 +93,9 @@ private:
     std::unique_ptr<std::atomic<bool>[]> written_;  // per target, since the last origin sync
     std::mutex epoch_mutex_;
     bool locked_all_ = false;
-    std::vector<int> locks_;             // per target: MPI_Win_lock without its unlock
-    std::mutex origin_mutex_;            // one origin sync at a time: replies match by source and tag
-    std::unique_ptr<Pending> pending_;   // between start and finish
+    std::vector<int> locks_;            // per target: MPI_Win_lock without its unlock
+    std::mutex origin_mutex_;           // one origin sync at a time: replies match by source and tag
+    std::unique_ptr<Pending> pending_;  // between start and finish
     std::atomic<std::uint64_t> served_{0};
 };
 
