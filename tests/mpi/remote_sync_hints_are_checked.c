@@ -42,8 +42,8 @@ static void expect_refused(const char* value, const char* style, const char* nee
     CHECK(error_class == MPI_ERR_INFO_VALUE, "storage_alloc_remote_sync=%s: class %d, expected MPI_ERR_INFO_VALUE: %s",
           value, error_class, text);
     CHECK(win == MPI_WIN_NULL, "a refused window is not MPI_WIN_NULL");
-    CHECK(strstr(text, needle1) != NULL && strstr(text, needle2) != NULL, "the message lacks '%s' or '%s': %s",
-          needle1, needle2, text);
+    CHECK(strstr(text, needle1) != NULL && strstr(text, needle2) != NULL, "the message lacks '%s' or '%s': %s", needle1,
+          needle2, text);
     check_same_text(MPI_COMM_WORLD, text);
     MPI_Barrier(MPI_COMM_WORLD);
     CHECK(count_files(dir) == 0, "a refused window left %d files", count_files(dir));
