@@ -63,6 +63,11 @@ int main(int argc, char** argv) {
         expect_info(win, "storage_alloc_remote_sync", "true");
         CHECK(info_number(win, "strata_remote_syncs") == 0, "no sync was asked for yet");
         CHECK_MPI(MPI_Win_free(&win));
+        /* The default does not fail allocations that cannot have it. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        void* memory = NULL;
+        CHECK_MPI(MPI_Alloc_mem(4096, MPI_INFO_NULL, &memory));
+        CHECK_MPI(MPI_Free_mem(memory));
         MPI_Finalize();
         return 0;
     }
@@ -82,6 +87,23 @@ int main(int argc, char** argv) {
     } else {
         expect_refused("maybe", NULL, "storage_alloc_remote_sync=maybe", "expected true or false");
         expect_refused("true", "true", "storage_alloc_remote_sync=true", "storage_alloc_discard");
+        { /* MPI_Alloc_mem has no remote sync: refused, not ignored. */
+            char path[320];
+            snprintf(path, sizeof path, "%s/m-%d.dat", dir, rank);
+            MPI_Info info = make_info(STRATA_MPI_ALLOC_TYPE, STRATA_MPI_STORAGE, STRATA_MPI_FILENAME, path,
+                                      STRATA_MPI_REMOTE_SYNC, "true", NULL);
+            void* memory = NULL;
+            const int rc = MPI_Alloc_mem(4096, info, &memory);
+            MPI_Info_free(&info);
+            int error_class = MPI_SUCCESS, length = 0;
+            char text[MPI_MAX_ERROR_STRING] = "";
+            MPI_Error_class(rc, &error_class);
+            MPI_Error_string(rc, text, &length);
+            CHECK(error_class == MPI_ERR_INFO_VALUE && strstr(text, "storage_alloc_remote_sync=true") != NULL &&
+                      strstr(text, "only windows of MPI_Win_allocate") != NULL,
+                  "MPI_Alloc_mem with remote sync: class %d: %s", error_class, text);
+            CHECK(!file_exists(path), "a refused MPI_Alloc_mem left %s", path);
+        }
         /* A good window, freed: no agent thread, no pidfd left. */
         const int threads = count_threads(), fds = count_open_fds();
         char path[320];
