@@ -319,6 +319,7 @@ inline void report(const char* bench, const std::string& fields) {
     const std::string threads = thread_cpu_json(start().threads);
     auto* runtime = strata::runtime::Runtime::current();
     std::string monitor = "none";
+    std::string cover = "none";  // the cover priority `auto` resolved to
     double oversub = 0;
     double oversub_wait = 0;
     std::uint64_t oversub_wakeups = 0;
@@ -347,6 +348,7 @@ inline void report(const char* bench, const std::string& fields) {
     const auto seconds = [](std::chrono::nanoseconds t) { return static_cast<double>(t.count()) * 1e-9; };
     if (runtime != nullptr) {
         monitor = std::string(runtime->monitor_backend());
+        cover = std::string(strata::runtime::to_string(runtime->cover_priority()));
         cores = runtime->cpus().size();
         for (const auto& core : runtime->stats()) {
             oversub += static_cast<double>(core.monitor.oversubscribed_time.count()) * 1e-9;
@@ -378,7 +380,7 @@ inline void report(const char* bench, const std::string& fields) {
     const double task_cpu = static_cast<double>(task_cpu_ns().load()) * 1e-9;
     const double task_body_cpu = static_cast<double>(task_body_cpu_ns().load()) * 1e-9;
     std::printf(
-        "UMT_RESULT {\"bench\":\"%s\",\"monitor\":\"%s\",\"cores\":%zu,\"wall_s\":%.6f,\"cpu_s\":%.6f,"
+        "UMT_RESULT {\"bench\":\"%s\",\"monitor\":\"%s\",\"cover\":\"%s\",\"cores\":%zu,\"wall_s\":%.6f,\"cpu_s\":%.6f,"
         "\"task_cpu_s\":%.6f,\"utilization\":%.6f,\"task_utilization\":%.6f,\"task_body_cpu_s\":%.6f,"
         "\"task_body_utilization\":%.6f,\"oversubscribed_s\":%.6f,"
         "\"oversubscribed_share\":%.6f,\"no_ready_s\":%.6f,\"blocks\":%llu,\"wakes\":%llu,\"surrenders\":%llu,"
@@ -388,17 +390,17 @@ inline void report(const char* bench, const std::string& fields) {
         "handbacks\":%llu,"
         "\"suspended_s\":%.6f,\"suspended_max_s\":%.6f,\"suspend_latency_s\":%.6f,\"suspend_latency_max_s\":%.6f,"
         "\"woken_events\":%llu,\"woken_event_latency_s\":%.6f,\"standby_takeovers\":%llu,\"thread_cpu_s\":%s,%s}\n",
-        bench, monitor.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity, task_body_cpu,
-        task_body_cpu / capacity, oversub, oversub / capacity, no_ready, static_cast<unsigned long long>(blocks),
-        static_cast<unsigned long long>(wakes), static_cast<unsigned long long>(surrenders),
-        static_cast<unsigned long long>(workers), static_cast<unsigned long long>(covers),
-        static_cast<unsigned long long>(kicks), oversub_wait, oversub_wait / capacity,
-        static_cast<unsigned long long>(oversub_wakeups), static_cast<unsigned long long>(scans),
-        static_cast<unsigned long long>(suspend_requests), static_cast<unsigned long long>(suspends),
-        static_cast<unsigned long long>(suspend_declined), static_cast<unsigned long long>(suspend_timeouts),
-        static_cast<unsigned long long>(suspend_handbacks), suspended, suspended_max, suspend_latency,
-        suspend_latency_max, static_cast<unsigned long long>(woken_events), woken_event_latency,
-        static_cast<unsigned long long>(standby_takeovers), threads.c_str(), fields.c_str());
+        bench, monitor.c_str(), cover.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity,
+        task_body_cpu, task_body_cpu / capacity, oversub, oversub / capacity, no_ready,
+        static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
+        static_cast<unsigned long long>(surrenders), static_cast<unsigned long long>(workers),
+        static_cast<unsigned long long>(covers), static_cast<unsigned long long>(kicks), oversub_wait,
+        oversub_wait / capacity, static_cast<unsigned long long>(oversub_wakeups),
+        static_cast<unsigned long long>(scans), static_cast<unsigned long long>(suspend_requests),
+        static_cast<unsigned long long>(suspends), static_cast<unsigned long long>(suspend_declined),
+        static_cast<unsigned long long>(suspend_timeouts), static_cast<unsigned long long>(suspend_handbacks),
+        suspended, suspended_max, suspend_latency, suspend_latency_max, static_cast<unsigned long long>(woken_events),
+        woken_event_latency, static_cast<unsigned long long>(standby_takeovers), threads.c_str(), fields.c_str());
     std::fflush(stdout);
 }
 

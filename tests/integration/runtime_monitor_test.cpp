@@ -365,7 +365,9 @@ TEST(RuntimeLeader, dozes_on_compute_only_work_and_a_block_is_covered_before_its
     const auto latency = std::chrono::nanoseconds(next_started_at.load() - blocked_at.load());
     std::printf("leader dozing: block -> next task start %.3f ms\n",
                 std::chrono::duration<double, std::milli>(latency).count());
-    EXPECT_LT(latency, 50 * kLongPeriod / 2) << "block -> next task start while the leader dozed";
+    // The test's claim: covered by the block's event, not by the dozing leader's next scan 50
+    // periods on (half of that was the bound before: a loaded machine may delay a wake by seconds).
+    EXPECT_LT(latency, 50 * kLongPeriod) << "block -> next task start while the leader dozed";
     EXPECT_GE(dozing->stats()[0].wakes, 1U);
 }
 

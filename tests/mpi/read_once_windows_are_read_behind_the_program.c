@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* access_style=read_once on a window over data the file holds, where the
  * process may handle missing pages with a userfaultfd (Linux 6.7+, root or
- * vm.unprivileged_userfaultfd=1): MPI_Win_allocate returns before the file is
- * read (MPI_Win_get_info says strata_read_behind=true, strata_read_complete=
- * false), and every byte read through the window is the file's — with two
- * threads reading every page from the last to the first at once, bytes past
- * the end of the file reading zero. strata_read_complete turns "true" once
+ * vm.unprivileged_userfaultfd=1): the file is read behind the program
+ * (MPI_Win_get_info says strata_read_behind=true; that MPI_Win_allocate
+ * returns before the read ends is read_once_window_returns_before_its_file_is_read),
+ * and every byte read through the window is the file's — with two threads
+ * reading every page from the last to the first at once, bytes past the end
+ * of the file reading zero. strata_read_complete turns "true" once
  * everything was read. A child forked right after MPI_Win_allocate has every
  * byte and does not hang; MPI_Win_free while the fill runs returns and leaves
  * the file as it was. Where the process may not, strata_read_behind must be
@@ -108,25 +109,15 @@ int main(int argc, char** argv) {
     CHECK_MPI(MPI_Win_free(&win));
     MPI_Barrier(MPI_COMM_WORLD);
 
-    /* Window 1: returned before the fill ends; two threads read backwards at
-     * once. On a loaded machine MPI_Win_allocate's own collectives can take
-     * as long as reading the file: a window that says it was complete at once
-     * is tried again (a window filled before MPI_Win_allocate returns would
-     * say so every time). Every rank decides alike. */
+    /* Window 1: two threads read backwards at once, while the fill may still
+     * run. That MPI_Win_allocate returns before the file is read is shown by
+     * read_once_window_returns_before_its_file_is_read, on a device that
+     * answers only when that test says: here a loaded machine may delay
+     * MPI_Win_allocate's collectives past the whole read. */
     unsigned char* base = NULL;
-    int early = 0;
-    for (int tries = 0; tries < 5 && !early; ++tries) {
-        win = open_window(path, at, &base);
-        expect_info(win, STRATA_MPI_INFO_READ_DIRECT, behind ? "true" : "false");
-        expect_info(win, STRATA_MPI_INFO_READ_BEHIND, behind ? "true" : "false");
-        char got[64];
-        info_text(win, STRATA_MPI_INFO_READ_COMPLETE, got, sizeof got);
-        int mine = strcmp(got, behind ? "false" : "true") == 0;
-        MPI_Allreduce(&mine, &early, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-        if (!early) CHECK_MPI(MPI_Win_free(&win));
-    }
-    CHECK(early, "rank %d: strata_read_complete was \"%s\" right after MPI_Win_allocate in 5 tries", rank_,
-          behind ? "true" : "false");
+    win = open_window(path, at, &base);
+    expect_info(win, STRATA_MPI_INFO_READ_DIRECT, behind ? "true" : "false");
+    expect_info(win, STRATA_MPI_INFO_READ_BEHIND, behind ? "true" : "false");
     pthread_t threads[2];
     for (int t = 0; t < 2; ++t) CHECK(pthread_create(&threads[t], NULL, read_backwards, base) == 0, "pthread_create");
     for (int t = 0; t < 2; ++t) {
@@ -137,13 +128,12 @@ int main(int argc, char** argv) {
               *expected_byte(i));
     }
     char complete[64] = "";
-    for (int tries = 0; tries < 1000; ++tries) {
+    for (int tries = 0; tries < 6000; ++tries) { /* a hang guard, not a bound in time */
         info_text(win, STRATA_MPI_INFO_READ_COMPLETE, complete, sizeof complete);
         if (strcmp(complete, "true") == 0) break;
         nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
     }
-    CHECK(strcmp(complete, "true") == 0, "strata_read_complete is still \"%s\" 10 s after every byte was read",
-          complete);
+    CHECK(strcmp(complete, "true") == 0, "strata_read_complete is still \"%s\" after every byte was read", complete);
     CHECK_MPI(MPI_Win_free(&win));
 
     /* Window 2: a child forked at once has every byte (fork waits for the fill). */

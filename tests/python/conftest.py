@@ -52,8 +52,7 @@ def strata_module():
     stale = [
         p.name
         for p in SOURCE_PACKAGE.iterdir()
-        if p.is_file()
-        and (not (package / p.name).is_file() or not filecmp.cmp(p, package / p.name, False))
+        if p.is_file() and (not (package / p.name).is_file() or not filecmp.cmp(p, package / p.name, False))
     ]
     if stale:
         pytest.fail(

@@ -27,9 +27,7 @@ class Emulated:
 
 def run_emulated(args: list[str], timeout: float) -> Emulated:
     """Run `emulate <args>` to its end (killed and reaped on timeout, then the timeout is raised)."""
-    proc = subprocess.Popen(
-        [str(EMULATE), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([str(EMULATE), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -40,13 +38,14 @@ def run_emulated(args: list[str], timeout: float) -> Emulated:
 
 
 def emulation_leftovers(emulate_pid: int) -> list[str]:
-    """The namespaces, links and cgroup of the emulate run `emulate_pid` that still exist."""
+    """The namespaces, links and cgroups of the emulate run `emulate_pid` that still exist."""
     tag = f"sv{emulate_pid}"[:8]
     found = []
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     found += [f"namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith(tag)]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     found += [f"link {line.split(':')[1].strip()}" for line in links.splitlines() if f": {tag}" in line]
-    cgroup = Path(f"/sys/fs/cgroup/cpu/strata-emulate-{emulate_pid}")
-    found += [f"cgroup {cgroup}"] if cgroup.exists() else []
+    for hierarchy in ("cpu", "cpuacct"):  # cpuacct: the nodes' CPU time, where it is a hierarchy of its own
+        cgroup = Path(f"/sys/fs/cgroup/{hierarchy}/strata-emulate-{emulate_pid}")
+        found += [f"cgroup {cgroup}"] if cgroup.exists() else []
     return found

@@ -4,8 +4,11 @@
 // EIO once they reach STRATA_TEST_EIO_AFTER bytes into a file (unset: never).
 // The caller sees the kernel's FUSE client return the daemon's error, as it
 // would a failing disk's, through read(), pread() with O_DIRECT, or a fault.
+// With STRATA_TEST_HOLD_WHILE=PATH, every read waits while PATH exists: a
+// device that answers only when the test says so, to show an order of events
+// (a call returned before its file was read) without a bound in time.
 //
-//   strata_test_eio_fs MOUNTPOINT     (foreground, one thread; unmount to stop)
+//   strata_test_eio_fs MOUNTPOINT     (foreground; unmount to stop)
 #define FUSE_USE_VERSION 31
 
 #include <fcntl.h>
@@ -15,11 +18,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -29,8 +35,17 @@ struct File {
     mode_t mode = 0600;
 };
 
-std::map<std::string, File> files;  // by path ("/name"); one thread (-s) touches it
+std::mutex files_mutex;             // held by every operation: the daemon is multi-threaded
+std::map<std::string, File> files;  // by path ("/name")
 off_t eio_after = -1;
+const char* hold_while = nullptr;  // reads wait while this path exists
+
+// A held read waits without the lock, so that the other operations go on.
+void wait_for_release() {
+    while (hold_while != nullptr && ::access(hold_while, F_OK) == 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+}
 
 File* find(const char* path) {
     const auto it = files.find(path);
@@ -38,6 +53,7 @@ File* find(const char* path) {
 }
 
 int eio_getattr(const char* path, struct stat* st, fuse_file_info* /*fi*/) {
+    const std::lock_guard lock(files_mutex);
     std::memset(st, 0, sizeof(*st));
     st->st_uid = ::getuid();
     st->st_gid = ::getgid();
@@ -58,6 +74,7 @@ int eio_getattr(const char* path, struct stat* st, fuse_file_info* /*fi*/) {
 
 int eio_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t /*offset*/, fuse_file_info* /*fi*/,
                 fuse_readdir_flags /*flags*/) {
+    const std::lock_guard lock(files_mutex);
     if (std::strcmp(path, "/") != 0) return -ENOTDIR;
     fill(buf, ".", nullptr, 0, FUSE_FILL_DIR_PLUS);
     fill(buf, "..", nullptr, 0, FUSE_FILL_DIR_PLUS);
@@ -66,12 +83,14 @@ int eio_readdir(const char* path, void* buf, fuse_fill_dir_t fill, off_t /*offse
 }
 
 int eio_create(const char* path, mode_t mode, fuse_file_info* /*fi*/) {
+    const std::lock_guard lock(files_mutex);
     File& file = files[path];
     file.mode = mode & 07777;
     return 0;
 }
 
 int eio_open(const char* path, fuse_file_info* fi) {
+    const std::lock_guard lock(files_mutex);
     File* file = find(path);
     if (file == nullptr) return -ENOENT;
     if ((fi->flags & O_TRUNC) != 0) file->data.clear();
@@ -79,6 +98,8 @@ int eio_open(const char* path, fuse_file_info* fi) {
 }
 
 int eio_read(const char* path, char* buf, size_t size, off_t offset, fuse_file_info* /*fi*/) {
+    wait_for_release();
+    const std::lock_guard lock(files_mutex);
     const File* file = find(path);
     if (file == nullptr) return -ENOENT;
     if (eio_after >= 0 && offset + static_cast<off_t>(size) > eio_after) return -EIO;
@@ -90,6 +111,7 @@ int eio_read(const char* path, char* buf, size_t size, off_t offset, fuse_file_i
 }
 
 int eio_write(const char* path, const char* buf, size_t size, off_t offset, fuse_file_info* /*fi*/) {
+    const std::lock_guard lock(files_mutex);
     File* file = find(path);
     if (file == nullptr) return -ENOENT;
     const auto end = static_cast<size_t>(offset) + size;
@@ -99,6 +121,7 @@ int eio_write(const char* path, const char* buf, size_t size, off_t offset, fuse
 }
 
 int eio_truncate(const char* path, off_t size, fuse_file_info* /*fi*/) {
+    const std::lock_guard lock(files_mutex);
     File* file = find(path);
     if (file == nullptr) return -ENOENT;
     file->data.resize(static_cast<size_t>(size));
@@ -106,6 +129,7 @@ int eio_truncate(const char* path, off_t size, fuse_file_info* /*fi*/) {
 }
 
 int eio_fallocate(const char* path, int mode, off_t offset, off_t length, fuse_file_info* /*fi*/) {
+    const std::lock_guard lock(files_mutex);
     if (mode != 0) return -EOPNOTSUPP;
     File* file = find(path);
     if (file == nullptr) return -ENOENT;
@@ -115,10 +139,12 @@ int eio_fallocate(const char* path, int mode, off_t offset, off_t length, fuse_f
 }
 
 int eio_unlink(const char* path) {
+    const std::lock_guard lock(files_mutex);
     return files.erase(path) == 1 ? 0 : -ENOENT;
 }
 
 int eio_chmod(const char* path, mode_t mode, fuse_file_info* /*fi*/) {
+    const std::lock_guard lock(files_mutex);
     File* file = find(path);
     if (file == nullptr) return -ENOENT;
     file->mode = mode & 07777;
@@ -147,6 +173,7 @@ int main(int argc, char** argv) {
     if (const char* after = std::getenv("STRATA_TEST_EIO_AFTER"); after != nullptr) {
         eio_after = static_cast<off_t>(std::strtoll(after, nullptr, 10));
     }
+    hold_while = std::getenv("STRATA_TEST_HOLD_WHILE");
     fuse_operations ops{};
     ops.getattr = eio_getattr;
     ops.readdir = eio_readdir;
@@ -163,8 +190,7 @@ int main(int argc, char** argv) {
     ops.fsync = eio_fsync;
     ops.utimens = eio_utimens;
     char foreground[] = "-f";
-    char single[] = "-s";
     char options[] = "-oattr_timeout=0,entry_timeout=0";
-    char* args[] = {argv[0], foreground, single, options, argv[1], nullptr};
-    return fuse_main(5, args, &ops, nullptr);
+    char* args[] = {argv[0], foreground, options, argv[1], nullptr};
+    return fuse_main(4, args, &ops, nullptr);
 }
