@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* storage_alloc_remote_sync: rank 0's MPI_Win_sync syncs exactly the targets
  * it wrote to since its previous sync, by every writing RMA call, in a
- * lock_all epoch and after a closed MPI_Win_lock epoch; reads (Get,
+ * lock_all epoch and after a closed MPI_Win_lock or fence epoch; reads (Get,
  * Fetch_and_op and Get_accumulate with MPI_NO_OP) and writes to itself ask
  * no target. Each rank counts the syncs it made for others
  * (MPI_Win_get_info strata_remote_syncs), and rank 0 reads each target's
@@ -106,6 +106,21 @@ int main(int argc, char** argv) {
     }
     const long third[3] = {0, 2, 2};
     expect_syncs(win, rank, third, "Rput and Raccumulate to rank 2 in a closed lock epoch");
+
+    /* A fence epoch: MPICH refuses MPI_Win_sync in it, so the sync comes in
+     * a lock_all epoch after the closing fence, which completed the put. */
+    const long fenced = 123;
+    CHECK_MPI(MPI_Win_fence(0, win));
+    if (rank == 0) CHECK_MPI(MPI_Put(&fenced, 1, MPI_LONG, 1, 24, 1, MPI_LONG, win));
+    CHECK_MPI(MPI_Win_fence(0, win));
+    if (rank == 0) {
+        CHECK_MPI(MPI_Win_lock_all(0, win));
+        CHECK_MPI(MPI_Win_sync(win));
+        CHECK_MPI(MPI_Win_unlock_all(win));
+        CHECK(file_long(1, 24 * sizeof(long)) == 123, "rank 1's file lacks the put of the fence epoch");
+    }
+    const long fourth[3] = {0, 3, 2};
+    expect_syncs(win, rank, fourth, "a put to rank 1 in a closed fence epoch");
 
     CHECK_MPI(MPI_Win_free(&win));
     MPI_Barrier(MPI_COMM_WORLD);
