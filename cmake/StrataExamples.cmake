@@ -17,3 +17,16 @@ add_executable(external_tasks ${PROJECT_SOURCE_DIR}/examples/ocr/external_tasks.
 target_link_libraries(external_tasks PRIVATE strata::ocr)
 add_executable(blocking_tasks ${PROJECT_SOURCE_DIR}/examples/ocr/blocking_tasks.c)
 target_link_libraries(blocking_tasks PRIVATE strata::ocr)
+
+# The flagship workflow (examples/flagship, docs/getting-started/flagship.md): a distributed
+# OCR heat diffusion whose frames go to a Python analysis through a shm port (frames.cpp).
+add_executable(flagship_heat ${PROJECT_SOURCE_DIR}/examples/flagship/heat.c
+                             ${PROJECT_SOURCE_DIR}/examples/flagship/heat_frames.c
+                             ${PROJECT_SOURCE_DIR}/examples/flagship/frames.cpp)
+target_link_libraries(flagship_heat PRIVATE strata::ocr strata::strata)
+# Its steering job: global statistics and alpha shared across nodes through the DSM.
+if(TARGET strata::dsm)
+  add_executable(flagship_steer ${PROJECT_SOURCE_DIR}/examples/flagship/steer.cpp)
+  target_include_directories(flagship_steer PRIVATE ${PROJECT_SOURCE_DIR}/examples/flagship)
+  target_link_libraries(flagship_steer PRIVATE strata::dsm strata::strata fmt::fmt)
+endif()

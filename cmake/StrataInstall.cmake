@@ -98,7 +98,7 @@ endfunction()
 # the demo's programs (built with the tests), and every benchmark harness.
 set(_strata_helpers "")
 foreach(target strata_workflow_task strata-mpi-probe storage_window plain_mpi_windows ocr_fibonacci dsm_stencil
-               ocr_dist_app_reduction)
+               ocr_dist_app_reduction flagship_heat flagship_steer)
   if(TARGET ${target})
     list(APPEND _strata_helpers ${target})
   endif()
@@ -198,6 +198,10 @@ file(WRITE ${PROJECT_BINARY_DIR}/bench-layout.sh
      "strata_bench_helper_dir=${_strata_bench_to_helper}\n")
 install(FILES ${PROJECT_BINARY_DIR}/bench-layout.sh DESTINATION ${STRATA_INSTALL_DATADIR}/bench
   RENAME layout.sh COMPONENT runtime)
+# The flagship workflow's scripts, which `strata demo` runs with the helpers flagship_heat
+# and flagship_steer (tools/strata/paths.hpp flagship_dir()).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/flagship/ DESTINATION ${STRATA_INSTALL_DATADIR}/flagship
+  COMPONENT runtime FILES_MATCHING PATTERN "*.py" PATTERN "*.toml" PATTERN "__pycache__" EXCLUDE)
 get_property(_strata_bpf_objects GLOBAL PROPERTY STRATA_BPF_OBJECTS)
 install(FILES ${_strata_bpf_objects} DESTINATION ${STRATA_INSTALL_DATADIR}/bpf COMPONENT runtime)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md

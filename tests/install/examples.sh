@@ -6,7 +6,8 @@
 # windows (storage_window, linked with libstrata-mpi, and the same source
 # without strata under LD_PRELOAD of the installed libstrata-mpi) and a C++
 # program of the region API (combined_region), a C++ MPI program of the DSM
-# (dsm_stencil); a C-only CMake project gets strata::ocr.
+# (dsm_stencil), the flagship's OCR program with its C++ part (flagship_heat, with ffmpeg as an
+# external task); a C-only CMake project gets strata::ocr.
 # Usage: examples.sh <build dir> <source dir> <mpiexec>
 source "$(dirname "$0")/common.sh"
 install_prefix
@@ -51,6 +52,17 @@ check_stencil() {
   echo "$output"
 }
 check_stencil "$tmp/cmake-build/dsm_stencil"
+# check_heat BINARY DIR: the flagship's OCR program on one rank: its field, checkpoints and ffmpeg's video.
+check_heat() {
+  local output
+  mkdir -p "$2"
+  output=$("$prefix/bin/strata" ocr --external-config "$tmp/examples/flagship/flagship.toml" "$1" 32 2 10 5 5 "$2" 2>&1) ||
+    fail "flagship_heat $1: $output"
+  has "heat: video $2/heat.mp4" <<< "$output" || fail "flagship_heat $1: $output"
+  [[ -s "$2/field.bin" && -s "$2/ckpt/step-5/tile-3" ]] || fail "flagship_heat $1: no field.bin or checkpoint in $2"
+  echo "$output"
+}
+check_heat "$tmp/cmake-build/flagship_heat" "$tmp/heat-cmake"
 
 echo "== find_package(strata) from a project that enables only C"
 mkdir -p "$tmp/c-only"
@@ -77,6 +89,7 @@ LD_LIBRARY_PATH="$prefix/lib" check_storage_window "$tmp/w-pc" "$mpiexec" -n 2 -
 LD_LIBRARY_PATH="$prefix/lib" run "$tmp/pc-build/combined_region" /var/tmp | has "verified in the file" ||
   fail "combined_region (pkg-config)"
 LD_LIBRARY_PATH="$prefix/lib" check_stencil "$tmp/pc-build/dsm_stencil" -genv LD_LIBRARY_PATH "$prefix/lib"
+LD_LIBRARY_PATH="$prefix/lib" check_heat "$tmp/pc-build/flagship_heat" "$tmp/heat-pc"
 # The one-line build of the issue: cc app.c $(pkg-config --cflags --libs strata-ocr).
 # shellcheck disable=SC2046
 run cc "$tmp/examples/ocr/parallel_sum.c" $(pkg-config --cflags --libs strata-ocr) -o "$tmp/one-line" ||

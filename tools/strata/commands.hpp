@@ -19,6 +19,7 @@ struct DemoOptions {
     bool json = false;
     bool quiet = false;             ///< no progress line
     std::vector<std::string> only;  ///< sections to run (demo_sections()); empty: all
+    bool flagship = false;          ///< `strata demo flagship`: the flagship alone, at its larger size
 };
 /// The names of the demo's sections, in the order they run.
 const std::vector<std::string>& demo_sections();

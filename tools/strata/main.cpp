@@ -30,6 +30,11 @@ int main(int argc, char** argv) {
     demo_cmd->add_option("--only", demo.only, "Run only these sections (comma-separated; default: all)")
         ->delimiter(',')
         ->check(CLI::IsMember(strata::cli::demo_sections()));
+    std::string demo_what;
+    demo_cmd
+        ->add_option("what", demo_what,
+                     "flagship: only the flagship workflow, at a larger size (docs/getting-started/flagship.md)")
+        ->check(CLI::IsMember({"flagship"}));
 
     std::string suite;
     bool bench_list = false;
@@ -202,6 +207,10 @@ int main(int argc, char** argv) {
         return strata::doctor::run(doctor);
     }
     if (*demo_cmd) {
+        if (demo_what == "flagship") {
+            demo.flagship = true;
+            demo.only = {"flagship"};
+        }
         return strata::cli::run_demo(demo);
     }
     if (*bench_cmd) {

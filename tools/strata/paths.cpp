@@ -77,4 +77,8 @@ std::filesystem::path bench_dir() {
     return (self_dir() / STRATA_REL_DATADIR / "bench").lexically_normal();
 }
 
+std::filesystem::path flagship_dir() {
+    return (self_dir() / STRATA_REL_DATADIR / "flagship").lexically_normal();
+}
+
 }  // namespace strata::cli::paths

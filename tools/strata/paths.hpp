@@ -35,4 +35,9 @@ std::filesystem::path library_dir();
 /// the source tree's bench/ made at configure time).
 std::filesystem::path bench_dir();
 
+/// The flagship workflow's scripts (flagship.py, analysis.py, flagship.toml; examples/flagship):
+/// <bindir>/../share/strata/flagship (in a build tree, a symlink to the source tree's
+/// examples/flagship made at configure time).
+std::filesystem::path flagship_dir();
+
 }  // namespace strata::cli::paths

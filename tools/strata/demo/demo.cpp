@@ -20,8 +20,8 @@
 namespace strata::cli {
 
 const std::vector<std::string>& demo_sections() {
-    static const std::vector<std::string> names{"regions",  "mpi", "monitor",  "runtime", "ocr-dist",
-                                                "external", "shm", "workflow", "dsm",     "video"};
+    static const std::vector<std::string> names{"flagship", "regions", "mpi",      "monitor", "runtime", "ocr-dist",
+                                                "external", "shm",     "workflow", "dsm",     "video"};
     return names;
 }
 
@@ -47,7 +47,15 @@ int run_demo(const DemoOptions& options) {
         dir = templ;
         own_dir = true;
     }
+    // `strata demo flagship` keeps its outputs (the plot, the video, the report) where the user is.
+    const std::filesystem::path flagship_out =
+        options.dir.empty() ? std::filesystem::current_path() / "strata-flagship" : dir / "flagship";
     const auto sections = [&](Tour& tour) {
+        if (wanted("flagship") && options.flagship) {
+            tour_flagship(tour, flagship_out, FlagshipSize{128, 600, 50, 25, 200}, true);
+        } else if (wanted("flagship")) {
+            tour_flagship(tour, dir / "flagship", FlagshipSize{}, !own_dir);
+        }
         if (wanted("regions")) tour_regions(tour, dir);
         if (wanted("mpi")) tour_mpi(tour, dir);
         if (wanted("monitor")) tour_monitor(tour);

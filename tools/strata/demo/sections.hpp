@@ -9,6 +9,21 @@
 
 namespace strata::cli {
 
+/// The flagship's sizes: the small one runs first in every `strata demo`, a larger one alone
+/// in `strata demo flagship`.
+struct FlagshipSize {
+    int n = 64;  ///< the grid's side
+    int steps = 120;
+    int k = 20;        ///< a checkpoint every k steps
+    int m = 10;        ///< a frame every m steps
+    int kill_at = 40;  ///< the job is SIGKILLed once this step's checkpoint is complete
+};
+
+/// The flagship workflow: every layer in one program, checked against a serial reference
+/// (examples/flagship, docs/getting-started/flagship.md); its outputs and report go to `out`,
+/// which is `kept` after the demo or not.
+void tour_flagship(Tour& tour, const std::filesystem::path& out, const FlagshipSize& size, bool kept);
+
 /// Regions: memory, shared, storage and combined (docs/regions.md).
 void tour_regions(Tour& tour, const std::filesystem::path& dir);
 
