@@ -10,6 +10,9 @@ entry of rma/testlist.in in each mode:
             alloc_type=storage,storage_alloc_filename=<run dir>/%k-%r-%w.dat,
             STRATA_MPI_WINDOW_HINTS_SCOPE=all
   combined  the same with storage_alloc_factor=0.5
+  remote    storage with storage_alloc_remote_sync=true (not run unless --modes
+            names it: MPI_Init then asks for MPI_THREAD_MULTIPLE, and every
+            MPI_Win_sync of an MPI_Win_allocate window syncs its targets)
 
 A run passes as MPICH's runtests judges it: exit status 0, a "No Errors" line,
 and no other output (stdout and stderr together) -- except the lines strata's
@@ -37,6 +40,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MODES = ("plain", "storage", "combined")
+EXTRA_MODES = ("remote",)
 DEFAULT_TIME_LIMIT = 180  # runtests' default, seconds
 # What MPICH's configure would find on Debian 12 for these tests; they only
 # read these (threads come from mtest_single.c: none of the rma tests uses them).
@@ -180,6 +184,8 @@ def mode_environment(mode: str, run_dir: Path) -> dict[str, str]:
         hints = f"alloc_type=storage,storage_alloc_filename={run_dir}/%k-%r-%w.dat"
         if mode == "combined":
             hints += ",storage_alloc_factor=0.5"
+        if mode == "remote":
+            hints += ",storage_alloc_remote_sync=true"
         env["STRATA_MPI_WINDOW_HINTS"] = hints
         env["STRATA_MPI_WINDOW_HINTS_SCOPE"] = "all"
     return env
@@ -312,8 +318,8 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     modes = [m for m in options.modes.split(",") if m]
-    if bad := [m for m in modes if m not in MODES]:
-        raise SystemExit(f"--modes: unknown mode {bad[0]!r} (expected {', '.join(MODES)})")
+    if bad := [m for m in modes if m not in MODES + EXTRA_MODES]:
+        raise SystemExit(f"--modes: unknown mode {bad[0]!r} (expected {', '.join(MODES + EXTRA_MODES)})")
 
     # Runs happen in directories of their own: every path must be absolute.
     options.source, options.library = options.source.resolve(), options.library.resolve()

@@ -15,6 +15,7 @@ MODE_TEXT = {
     "storage": "`LD_PRELOAD=libstrata-mpi.so`, `STRATA_MPI_WINDOW_HINTS=alloc_type=storage,"
     "storage_alloc_filename=DIR/%k-%r-%w.dat`, `STRATA_MPI_WINDOW_HINTS_SCOPE=all`",
     "combined": "the same with `storage_alloc_factor=0.5`",
+    "remote": "storage with `storage_alloc_remote_sync=true`",
 }
 
 

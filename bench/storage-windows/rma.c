@@ -6,12 +6,18 @@
  *   unidir_put, unidir_get, bidir_put, bidir_get, accumulate (MPI_SUM of
  *   MPI_INT), get_accumulate        — for each --sizes transfer size
  *   fetch_and_op, compare_and_swap  — one 64-bit element, latency
+ * and, only when --ops names them, the cost of durability per transfer:
+ *   local_sync   rank 0 stores the bytes into its own window and calls
+ *                MPI_Win_sync (storage variants)
+ *   remote_sync  rank 0 puts the bytes into rank 1's window and calls
+ *                MPI_Win_sync, which has rank 1 make them durable
+ *                (storage-remote: storage_alloc_remote_sync=true)
  * Every variant of --variants (memory, storage, combined) has its own window;
  * they are measured alternately, operation by operation and size by size, so
  * machine noise hits them alike. --iters operations per measurement (IMB uses
  * 1000; the default here is lower and the number is reported).
  *
- * Usage: rma [--variants memory,memory-create,storage] [--sizes 256K,512K,1M,2M,4M]
+ * Usage: rma [--variants memory,memory-create,storage,storage-remote] [--sizes 256K,512K,1M,2M,4M]
  *            [--iters 100] [--ops unidir_put,...] [--dir DIR] [--json FILE] [--repeat N]
  * After each data benchmark the target's window is checked against what was
  * sent (puts and accumulates of known values). */
@@ -37,9 +43,28 @@ typedef struct {
     char** argv;
 } bench;
 
-typedef enum { UNI_PUT, UNI_GET, BI_PUT, BI_GET, ACC, GET_ACC, FOP, CAS, OPS } op_t;
+typedef enum { UNI_PUT, UNI_GET, BI_PUT, BI_GET, ACC, GET_ACC, FOP, CAS, LOCAL_SYNC, REMOTE_SYNC, OPS } op_t;
 static const char* const op_names[OPS] = {"unidir_put", "unidir_get",     "bidir_put",    "bidir_get",
-                                          "accumulate", "get_accumulate", "fetch_and_op", "compare_and_swap"};
+                                          "accumulate", "get_accumulate", "fetch_and_op", "compare_and_swap",
+                                          "local_sync", "remote_sync"};
+
+/* The durability ops run only where they mean something. */
+static int applies(op_t op, const window* w) {
+    if (op == LOCAL_SYNC) return sw_is_storage(&w->config);
+    if (op == REMOTE_SYNC) return strcmp(w->config.variant, "storage-remote") == 0;
+    return 1;
+}
+
+/* One durable transfer of `bytes`: into this rank's own window, or put into
+ * the peer's, then MPI_Win_sync. */
+static void one_sync(const bench* b, window* w, op_t op, size_t bytes, int peer) {
+    if (op == LOCAL_SYNC) {
+        memcpy(w->base, b->src, bytes);
+    } else {
+        CHECK_MPI(MPI_Put(b->src, (int)bytes, MPI_BYTE, peer, 0, (int)bytes, MPI_BYTE, w->win));
+    }
+    CHECK_MPI(MPI_Win_sync(w->win));
+}
 
 static int is_origin(op_t op) {
     const int bidirectional = op == BI_PUT || op == BI_GET;
@@ -74,14 +99,16 @@ static double measure(const bench* b, window* w, op_t op, size_t bytes) {
     MPI_Barrier(MPI_COMM_WORLD);
     double seconds = 0;
     if (is_origin(op)) {
-        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, w->win));
-        one_op(b, w->win, op, bytes, peer); /* warm-up */
+        const int sync = op == LOCAL_SYNC || op == REMOTE_SYNC;
+        const int locked = op == LOCAL_SYNC ? sw_rank() : peer;
+        CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, locked, 0, w->win));
+        sync ? one_sync(b, w, op, bytes, peer) : one_op(b, w->win, op, bytes, peer); /* warm-up */
         const double start = MPI_Wtime();
         for (long i = 0; i < b->iters; ++i) {
-            one_op(b, w->win, op, bytes, peer);
+            sync ? one_sync(b, w, op, bytes, peer) : one_op(b, w->win, op, bytes, peer);
         }
         seconds = MPI_Wtime() - start;
-        CHECK_MPI(MPI_Win_unlock(peer, w->win));
+        CHECK_MPI(MPI_Win_unlock(locked, w->win));
     }
     MPI_Barrier(MPI_COMM_WORLD);
     double slowest = 0;
@@ -91,10 +118,12 @@ static double measure(const bench* b, window* w, op_t op, size_t bytes) {
 
 /* The target's window holds what the operations left there. */
 static void verify(const bench* b, window* w, op_t op, size_t bytes) {
-    const int written_to_me = (op == UNI_PUT || op == ACC || op == GET_ACC) ? sw_rank() == 1 : op == BI_PUT;
+    const int written_to_me = (op == UNI_PUT || op == ACC || op == GET_ACC || op == REMOTE_SYNC) ? sw_rank() == 1
+                              : op == LOCAL_SYNC                                                 ? sw_rank() == 0
+                                                                                                 : op == BI_PUT;
     CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, sw_rank(), 0, w->win));
     CHECK_MPI(MPI_Win_sync(w->win));
-    if (written_to_me && (op == UNI_PUT || op == BI_PUT)) {
+    if (written_to_me && (op == UNI_PUT || op == BI_PUT || op == LOCAL_SYNC || op == REMOTE_SYNC)) {
         CHECK(memcmp(w->base, b->src, bytes) == 0, "%s %zu: the target's window differs from what was put",
               op_names[op], bytes);
     } else if (written_to_me) { /* accumulates of ints all 1: warm-up + iters */
@@ -116,9 +145,10 @@ static void run(bench* b, op_t op, size_t bytes) {
     for (int v = 0; v < b->nwindows; ++v) {
         /* Alternate which variant goes first, so neither always runs warm. */
         window* w = &b->windows[(v + (int)(bytes / 4096) + op) % b->nwindows];
+        if (!applies(op, w)) continue;
         const double seconds = measure(b, w, op, bytes);
         verify(b, w, op, bytes);
-        const int data_op = op < FOP;
+        const int data_op = op < FOP || op >= LOCAL_SYNC;
         const double moved = (double)bytes * (double)b->iters * ((op == BI_PUT || op == BI_GET) ? 2 : 1);
         sw_emit(b->argc, b->argv,
                 "\"app\":\"rma\",\"variant\":\"%s\",\"op\":\"%s\",\"bytes\":%zu,\"iters\":%ld,\"repeat\":%ld,"
@@ -129,7 +159,13 @@ static void run(bench* b, op_t op, size_t bytes) {
 }
 
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
+    /* Remote sync's agent thread calls MPI while the program does. */
+    if (strstr(sw_opt(argc, argv, "--variants", ""), "storage-remote") != NULL) {
+        int provided = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     CHECK(sw_size() == 2, "run with exactly 2 ranks (mpiexec -n 2), not %d", sw_size());
     bench b = {.argc = argc, .argv = argv};
     b.iters = sw_opt_long(argc, argv, "--iters", 100);
@@ -163,8 +199,8 @@ int main(int argc, char** argv) {
     }
     const char* ops = sw_opt(argc, argv, "--ops", NULL);
     for (int op = 0; op < OPS; ++op) {
-        if (ops && !strstr(ops, op_names[op])) continue;
-        if (op >= FOP) {
+        if (ops ? !strstr(ops, op_names[op]) : op >= LOCAL_SYNC) continue;
+        if (op >= FOP && op < LOCAL_SYNC) {
             run(&b, (op_t)op, sizeof(uint64_t));
             continue;
         }

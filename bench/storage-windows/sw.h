@@ -11,6 +11,9 @@
  *              a rank's RMA on its own window is one memcpy with either)
  *   storage    alloc_type=storage, the whole window in a file of --dir
  *   combined   alloc_type=storage with storage_alloc_factor=--factor (0.5)
+ *   storage-remote  storage with storage_alloc_remote_sync=true: MPI_Win_sync
+ *              also makes the origin's puts durable on their targets (needs
+ *              MPI_THREAD_MULTIPLE: sw_init asks for it when a variant has it)
  *   mpiio      (where the application has one) the same I/O through MPI-IO
  * Tuning hints for storage and combined: --sync on_sync|async|on_free,
  * --access-style <MPI-IO access_style>, --order memory_first|storage_first.
@@ -135,14 +138,16 @@ static inline sw_config sw_config_from(int argc, char** argv, const char* defaul
     c.order = sw_opt(argc, argv, "--order", "memory_first");
     CHECK(strcmp(c.variant, "memory") == 0 || strcmp(c.variant, "storage") == 0 || strcmp(c.variant, "combined") == 0 ||
               strcmp(c.variant, "mpiio") == 0 || strcmp(c.variant, "mpiio-coll") == 0 ||
-              strcmp(c.variant, "memory-create") == 0,
-          "--variant=%s: expected memory, memory-create, storage, combined, mpiio or mpiio-coll", c.variant);
+              strcmp(c.variant, "memory-create") == 0 || strcmp(c.variant, "storage-remote") == 0,
+          "--variant=%s: expected memory, memory-create, storage, storage-remote, combined, mpiio or mpiio-coll",
+          c.variant);
     CHECK(c.factor >= 0 && c.factor <= 1, "--factor=%g: outside [0, 1]", c.factor);
     return c;
 }
 
 static inline int sw_is_storage(const sw_config* c) {
-    return strcmp(c->variant, "storage") == 0 || strcmp(c->variant, "combined") == 0;
+    return strcmp(c->variant, "storage") == 0 || strcmp(c->variant, "combined") == 0 ||
+           strcmp(c->variant, "storage-remote") == 0;
 }
 
 /* The hints of the configured variant; name is the file name under --dir
@@ -161,6 +166,7 @@ static inline MPI_Info sw_hints(const sw_config* c, const char* name, int unlink
     MPI_Info_set(info, "storage_alloc_sync", c->sync);
     MPI_Info_set(info, "storage_alloc_unlink", unlink ? "true" : "false");
     if (c->access_style) MPI_Info_set(info, "access_style", c->access_style);
+    if (strcmp(c->variant, "storage-remote") == 0) MPI_Info_set(info, "storage_alloc_remote_sync", "true");
     return info;
 }
 

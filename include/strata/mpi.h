@@ -18,7 +18,8 @@
  *   MPI_Info_set(info, STRATA_MPI_FILENAME, "/scratch/win-%r.dat");
  *   MPI_Win_allocate(size, 1, info, MPI_COMM_WORLD, &base, &win);
  *   ...                      // put, get, accumulate, load, store
- *   MPI_Win_sync(win);       // returns when this rank's changes are durable
+ *   MPI_Win_sync(win);       // returns when this rank's changes are durable (and, with
+ *                            // storage_alloc_remote_sync, the targets this rank wrote to)
  *   MPI_Win_free(&win);      // writes back, then releases the mapping
  *
  * Errors: collective calls agree on the outcome, so if one rank cannot set up
@@ -96,6 +97,24 @@
 #define STRATA_MPI_SYNC_ON_SYNC "on_sync"
 #define STRATA_MPI_SYNC_ASYNC "async"
 #define STRATA_MPI_SYNC_ON_FREE "on_free"
+
+/* "true" (MPI_Win_allocate): once a rank's MPI_Win_sync returns, every
+ * target it wrote to since its previous MPI_Win_sync (MPI_Put,
+ * MPI_Accumulate, MPI_Get_accumulate and MPI_Fetch_and_op other than
+ * MPI_NO_OP, MPI_Compare_and_swap, their R and _c forms) has made those bytes
+ * durable too; targets not written to are not asked. If any rank gives it,
+ * the window has it. The origin flushes the targets it holds a passive-target
+ * lock on, and each target syncs from a strata agent thread that polls MPI
+ * between short sleeps, so targets that compute outside MPI answer and idle
+ * ranks burn no core. Needs MPI_THREAD_MULTIPLE (MPI_ERR_INFO_VALUE
+ * otherwise; given in STRATA_MPI_WINDOW_HINTS, MPI_Init asks for it); not
+ * with storage_alloc_discard. A target whose sync fails, or that died (same
+ * node), fails the origin's MPI_Win_sync naming the target rank and its file
+ * (MPIX_ERR_PROC_FAILED for a dead one). Default "false": MPI_Win_sync makes
+ * this rank's part durable only. MPI_Win_get_info reports
+ * strata_remote_syncs, the syncs this rank made for others. */
+#define STRATA_MPI_REMOTE_SYNC "storage_alloc_remote_sync"
+#define STRATA_MPI_INFO_REMOTE_SYNCS "strata_remote_syncs"
 
 /* MPI-IO reserved hints. access_style: comma-separated list of read_once,
  * write_once, read_mostly, write_mostly, sequential, reverse_sequential,

@@ -141,6 +141,12 @@ Failure make_failure(int error_class, const char* routine, int rank, std::string
             truncated(fmt::format("{}: rank {} ({}): {}={}: {}", routine, rank, host_name(), key, value, cause))};
 }
 
+Failure make_target_failure(int error_class, const char* routine, int rank, int target, std::string_view target_host,
+                            std::string_view file, std::string_view cause) {
+    return {error_class, truncated(fmt::format("{}: rank {} ({}): target rank {} ({}): {}: {}", routine, rank,
+                                               host_name(), target, target_host, file, cause))};
+}
+
 Failure hint_failure(const char* routine, int rank, const HintError& error) {
     return make_failure(MPI_ERR_INFO_VALUE, routine, rank, error.key, error.value, error.cause);
 }

@@ -39,6 +39,10 @@ Failure region_failure(const char* routine, int rank, const Error& error);
 /// fault, so unless the region names a parameter the message names none
 /// (the cause names the file).
 Failure file_failure(const char* routine, int rank, const Error& error);
+/// A target of an origin's remote sync failed (storage_alloc_remote_sync):
+/// "<routine>: rank <r> (<host>): target rank <t> (<host>): <file>: <cause>".
+Failure make_target_failure(int error_class, const char* routine, int rank, int target, std::string_view target_host,
+                            std::string_view file, std::string_view cause);
 /// Any other failure with an explicit class.
 Failure make_failure(int error_class, const char* routine, int rank, std::string_view key, std::string_view value,
                      std::string_view cause);

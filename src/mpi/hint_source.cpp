@@ -208,6 +208,11 @@ HintRequest request_hints(Routine routine, MPI_Info info, std::size_t size) {
                         .from_environment = true,
                         .hints = defaults.hints,
                         .error = defaults.scope_error ? defaults.scope_error : defaults.error};
+    if (routine != Routine::win_allocate) {
+        // Only MPI_Win_allocate windows have it: a default meant for those
+        // must not fail the program's other allocations.
+        request.hints.erase("storage_alloc_remote_sync");
+    }
     for (auto& [key, value] : given) {
         request.hints.insert_or_assign(key, std::move(value));
     }

@@ -29,6 +29,7 @@ constexpr std::array known_keys = {
     std::string_view{"storage_alloc_discard"},
     std::string_view{"storage_alloc_sync"},
     std::string_view{"storage_alloc_allow_other_owner"},
+    std::string_view{"storage_alloc_remote_sync"},
     std::string_view{"access_style"},
     std::string_view{"file_perm"},
     std::string_view{"striping_factor"},
@@ -176,7 +177,8 @@ std::expected<void, HintError> parse_storage_keys(const HintMap& hints, WindowHi
     }
     for (auto [key, flag] :
          {std::pair{"storage_alloc_unlink", &out.unlink}, std::pair{"storage_alloc_discard", &out.discard},
-          std::pair{"storage_alloc_allow_other_owner", &out.allow_other_owner}}) {
+          std::pair{"storage_alloc_allow_other_owner", &out.allow_other_owner},
+          std::pair{"storage_alloc_remote_sync", &out.remote_sync}}) {
         if (const auto* v = value_of(key)) {
             auto parsed = parse_bool(key, *v);
             if (!parsed) {

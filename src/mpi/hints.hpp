@@ -99,6 +99,7 @@ struct WindowHints {
     bool unlink = false;
     bool discard = false;
     bool allow_other_owner = false;  ///< storage_alloc_allow_other_owner: reuse another user's file
+    bool remote_sync = false;        ///< storage_alloc_remote_sync: MPI_Win_sync syncs the targets written to
     std::optional<Advice> advice;    ///< from the first access_style entry
     unsigned access_styles = 0;      ///< every access_style entry (access::...)
     mode_t file_perm = 0600;

@@ -5,12 +5,16 @@
 // The wake-ups travel on a duplicate of MPI_COMM_WORLD made in MPI_Init /
 // MPI_Init_thread (interposed here: a port opens without any collective
 // call), so they never match the application's receives.
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 
 #include <sched.h>
 
 #include "mpi/common.hpp"
+#include "mpi/hints.hpp"
+#include "mpi/remote_sync.hpp"
 #include "shm/mpi_waiter.hpp"
 #include "strata/mpi.h"
 
@@ -113,6 +117,26 @@ bool wait(int tag, long timeout_ns) noexcept {
     }
 }
 
+/// The thread level to ask MPI for: MPI_THREAD_MULTIPLE if the environment
+/// defaults ask for storage_alloc_remote_sync (whose agent thread calls MPI
+/// while the program does), so an unmodified program gets it; else `required`.
+int thread_level(int required) noexcept {
+    try {
+        const char* text = std::getenv("STRATA_MPI_WINDOW_HINTS");
+        if (text == nullptr) {
+            return required;
+        }
+        const auto hints = strata::mpi::parse_hint_list(text, "STRATA_MPI_WINDOW_HINTS");
+        if (!hints) {
+            return required;  // the first window reports the malformed variable
+        }
+        const auto parsed = strata::mpi::parse_hints(*hints);
+        return parsed && parsed->storage && parsed->remote_sync ? MPI_THREAD_MULTIPLE : required;
+    } catch (...) {
+        return required;
+    }
+}
+
 constexpr strata::shm_detail::MpiWaiterOps kOps{&rank_of, &tag_ub, &notify, &wait};
 
 __attribute__((constructor)) void register_waiter() {
@@ -126,7 +150,9 @@ __attribute__((destructor)) void unregister_waiter() {
 }  // namespace
 
 extern "C" int MPI_Init(int* argc, char*** argv) {
-    const int rc = PMPI_Init(argc, argv);
+    int provided = 0;
+    const int level = thread_level(MPI_THREAD_SINGLE);
+    const int rc = level == MPI_THREAD_SINGLE ? PMPI_Init(argc, argv) : PMPI_Init_thread(argc, argv, level, &provided);
     if (rc == MPI_SUCCESS) {
         make_comm();
     }
@@ -134,7 +160,7 @@ extern "C" int MPI_Init(int* argc, char*** argv) {
 }
 
 extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
-    const int rc = PMPI_Init_thread(argc, argv, required, provided);
+    const int rc = PMPI_Init_thread(argc, argv, std::max(required, thread_level(required)), provided);
     if (rc == MPI_SUCCESS) {
         make_comm();
     }
@@ -147,6 +173,8 @@ extern "C" int MPI_Init_thread(int* argc, char*** argv, int required, int* provi
 extern "C" int MPI_Finalize(void) {
     if (g_comm != MPI_COMM_NULL) {
         PMPI_Barrier(g_comm);
+        // No rank is in an MPI_Win_sync any more: no request can come.
+        strata::mpi::stop_all_serving();
         for (;;) {
             int flag = 0;
             MPI_Message message = MPI_MESSAGE_NULL;
@@ -159,6 +187,7 @@ extern "C" int MPI_Finalize(void) {
         PMPI_Comm_free(&g_comm);
         g_comm = MPI_COMM_NULL;
     }
+    strata::mpi::stop_all_serving();  // a no-op unless MPI was initialized around this library
     return PMPI_Finalize();
 }
 

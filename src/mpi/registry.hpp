@@ -20,6 +20,7 @@
 #include "mpi/common.hpp"
 #include "mpi/exposure.hpp"
 #include "mpi/hints.hpp"
+#include "mpi/remote_sync.hpp"
 #include "mpi/storage_part.hpp"
 
 namespace strata::mpi {
@@ -46,6 +47,7 @@ struct WindowRecord {
     std::shared_ptr<StoragePart> owned;    ///< released at MPI_Win_free (not for dynamic windows)
     bool unlink_at_free = false;           ///< shared windows: only rank 0 removes the file
     HintMap reported;                      ///< extra keys for MPI_Win_get_info (set before add_window)
+    std::shared_ptr<RemoteSync> remote;    ///< storage_alloc_remote_sync (set before add_window)
     std::byte* mapping = nullptr;          ///< shared windows: this rank's view of the whole file
     std::vector<SharedPeer> peers;         ///< shared windows, indexed by rank
     /// RMA displacements are translated (rma.cpp) and MPI_WIN_BASE/SIZE/

@@ -15,6 +15,12 @@ std::optional<Failure> parse_request(const char* routine, int rank, const HintMa
         return hint_failure(routine, rank, parsed.error());
     }
     out = std::move(*parsed);
+    const std::string_view name = routine;
+    if (out.remote_sync && (!name.starts_with("MPI_Win_allocate") || name.starts_with("MPI_Win_allocate_shared"))) {
+        return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_remote_sync", "true",
+                            "only windows of MPI_Win_allocate have remote sync (not shared windows, nor "
+                            "MPI_Alloc_mem allocations)");
+    }
     if (out.striping_factor || out.striping_unit) {
         detail::log().debug(
             "{}: striping_factor/striping_unit accepted but not applicable: strata maps files "

@@ -60,6 +60,14 @@ public:
     [[nodiscard]] const ReleasePolicy& policy() const noexcept { return policy_; }
     /// The write-back the storage part uses (kernel, explicit_sync or direct).
     [[nodiscard]] Writeback writeback() const noexcept { return region_.writeback(); }
+    /// True if sync() may run while another thread stores to the part (a
+    /// sync on another rank's behalf, storage_alloc_remote_sync): kernel
+    /// write-back, or direct write-back whose stores the kernel tracks. Not
+    /// where sync maps the file back over changed pages (discard, direct
+    /// without tracking): a store racing with it could be lost.
+    [[nodiscard]] bool syncs_while_storing() const noexcept {
+        return region_.writeback() == Writeback::kernel || region_.tracks_writes();
+    }
     /// True if a thread writes changed pages behind the program (write-behind).
     [[nodiscard]] bool writes_behind() const noexcept { return writer_.joinable(); }
     /// True if the storage part was read from the file into anonymous memory

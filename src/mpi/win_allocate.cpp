@@ -11,7 +11,9 @@
 //   5. agree again: on failure every rank abandons what it made (no mapping,
 //      descriptor or new file remains) and raises the same error;
 //   6. PMPI_Win_create over the region; the window still reports the
-//      allocate flavor through MPI_Win_get_attr.
+//      allocate flavor through MPI_Win_get_attr;
+//   7. storage_alloc_remote_sync (if any rank asks): a duplicate communicator
+//      and the sync agent (remote_sync.hpp).
 #include <array>
 #include <climits>
 
@@ -53,6 +55,41 @@ std::expected<Factor, Failure> automatic_share(const char* routine, MPI_Comm com
     return Factor::fixed(share);
 }
 
+/// The agent thread (remote_sync.hpp) calls MPI while the program does, and
+/// a sync on another rank's behalf runs while this rank stores.
+std::optional<Failure> check_remote_sync(const char* routine, int rank, const StoragePart* part) {
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    if (provided != MPI_THREAD_MULTIPLE) {
+        return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_remote_sync", "true",
+                            fmt::format("needs MPI_THREAD_MULTIPLE (MPI provides level {}): initialize MPI with "
+                                        "MPI_Init_thread(..., MPI_THREAD_MULTIPLE, ...), or give the hint in "
+                                        "STRATA_MPI_WINDOW_HINTS, which makes MPI_Init ask for it",
+                                        provided));
+    }
+    if (part == nullptr || part->storage_bytes() == 0 || part->syncs_while_storing()) {
+        return std::nullopt;
+    }
+    return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_remote_sync", "true",
+                        "this window's write-back (storage_alloc_discard, or direct write-back where the kernel "
+                        "does not track stores) must not run while the rank stores, and a sync on another "
+                        "rank's behalf does");
+}
+
+/// Step 7 (collective); on failure the window and the part are undone.
+int add_remote_sync(WindowRecord& record, MPI_Comm comm, StoragePart* part, MPI_Win* win) {
+    auto remote = RemoteSync::create(comm, part != nullptr && part->storage_bytes() > 0 ? part->path().string() : "");
+    if (!remote) {
+        PMPI_Win_free(win);
+        if (part != nullptr) {
+            part->abandon();
+        }
+        return raise_on_comm(comm, remote.error());
+    }
+    record.remote = std::move(*remote);
+    return MPI_SUCCESS;
+}
+
 /// The window MPI itself allocates; STRATA_LOG=info says so.
 int in_memory(const WindowRequest& r, std::string_view why) {
     const int rc = r.large ? PMPI_Win_allocate_c(r.size, r.disp_unit, r.info, r.comm, r.baseptr, r.win)
@@ -76,14 +113,15 @@ int allocate(const WindowRequest& request_args) {
     if (!failure) {
         failure = check_arguments(routine, rank, size, disp_unit);
     }
-    std::array<int, 3> agreed{hints.storage ? 0 : 1, hints.storage && hints.factor_auto ? 0 : 1,
-                              rank == 0 ? static_cast<int>(::getpid()) : INT_MAX};
+    std::array<int, 4> agreed{hints.storage ? 0 : 1, hints.storage && hints.factor_auto ? 0 : 1,
+                              rank == 0 ? static_cast<int>(::getpid()) : INT_MAX, hints.remote_sync ? 0 : 1};
     if (auto failed = agree(comm, failure, agreed)) {
         *win = MPI_WIN_NULL;
         return raise_on_comm(comm, *failed);
     }
     const bool all_memory = agreed[0] == 1;
     const bool any_auto = agreed[1] == 0;
+    const bool remote_sync = agreed[3] == 0;  // asked for by any rank: every rank serves requests
     if (all_memory) {
         return in_memory(request_args, "alloc_type=memory on every rank");
     }
@@ -117,6 +155,9 @@ int allocate(const WindowRequest& request_args) {
             failure = region_failure(routine, rank, made.error());
         }
     }
+    if (remote_sync && !failure) {
+        failure = check_remote_sync(routine, rank, part.get());
+    }
     if (auto failed = agree(comm, failure)) {
         if (part) {
             part->abandon();
@@ -134,6 +175,9 @@ int allocate(const WindowRequest& request_args) {
         return rc;
     }
     auto record = make_record(MPI_WIN_FLAVOR_ALLOCATE, rank);
+    if (const int rc = remote_sync ? add_remote_sync(*record, comm, part.get(), win) : MPI_SUCCESS; rc != MPI_SUCCESS) {
+        return rc;
+    }
     if (!targets.empty()) {
         record->translate(std::move(targets), base, size, disp_unit);
     }
@@ -148,6 +192,9 @@ int allocate(const WindowRequest& request_args) {
     }
     report_placement(routine, rank, "window " + std::to_string(index), bytes, part.get(),
                      hints.storage ? hints_source(request.from_environment) : "alloc_type=memory");
+    if (record->remote) {
+        start_serving(record);
+    }
     Registry::instance().add_window(*win, std::move(record));
     *static_cast<void**>(baseptr) = base;
     return MPI_SUCCESS;

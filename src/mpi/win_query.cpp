@@ -61,6 +61,12 @@ int get_info(MPI_Win win, MPI_Info* info_used) {
             return rc;
         }
     }
+    if (record->remote) {
+        const std::string served = std::to_string(record->remote->served());
+        if (const int rc = PMPI_Info_set(*info_used, "strata_remote_syncs", served.c_str()); rc != MPI_SUCCESS) {
+            return rc;
+        }
+    }
     if (record->owned && record->owned->fills_behind()) {
         // Changes after creation: the value now, not the one reported then.
         return PMPI_Info_set(*info_used, "strata_read_complete", record->owned->fill_complete() ? "true" : "false");

@@ -61,7 +61,8 @@ TEST(MpiHints, every_value_is_parsed) {
                                     {"access_style", "write_once,read_mostly"},
                                     {"file_perm", "644"},
                                     {"striping_factor", "4"},
-                                    {"alloc_shared_noncontig", "true"}}));
+                                    {"alloc_shared_noncontig", "true"},
+                                    {"storage_alloc_remote_sync", "true"}}));
     ASSERT_TRUE(sut) << sut.error().cause;
     EXPECT_EQ(sut->offset, 8192U);
     EXPECT_EQ(sut->order, Order::storage_first);
@@ -72,7 +73,8 @@ TEST(MpiHints, every_value_is_parsed) {
     EXPECT_EQ(sut->file_perm, 0644U);
     EXPECT_EQ(sut->striping_factor, 4U);
     EXPECT_TRUE(sut->shared_noncontig);
-    EXPECT_EQ(sut->given.size(), 10U);
+    EXPECT_TRUE(sut->remote_sync);
+    EXPECT_EQ(sut->given.size(), 11U);
 }
 
 TEST(MpiHints, bad_values_name_the_key_and_the_value) {
@@ -85,7 +87,8 @@ TEST(MpiHints, bad_values_name_the_key_and_the_value) {
           Case{"storage_alloc_offset", "100"}, Case{"storage_alloc_offset", "-1"},
           Case{"storage_alloc_order", "middle"}, Case{"storage_alloc_discard", "1"},
           Case{"storage_alloc_sync", "never"}, Case{"access_style", "sideways"}, Case{"file_perm", "0999"},
-          Case{"file_perm", "17777"}, Case{"striping_unit", "0"}, Case{"alloc_type", "disk"}}) {
+          Case{"file_perm", "17777"}, Case{"striping_unit", "0"}, Case{"alloc_type", "disk"},
+          Case{"storage_alloc_remote_sync", "yes"}}) {
         const HintError error = rejected(storage({{c.key, c.value}}));
         EXPECT_EQ(error.key, c.key);
         EXPECT_EQ(error.value, c.value);

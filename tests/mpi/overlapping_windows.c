@@ -103,6 +103,8 @@ static void shared(void) {
     EXPECT(segment[next][last], put, "load through MPI_Win_shared_query of a put through MPI_Win_create");
     EXPECT(get_int(shm, next, last), put, "MPI_Get through the shared window of a put through MPI_Win_create");
 
+    /* Every rank has checked its ints 0..3 before the next put lands on int 2. */
+    CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     /* Displacement unit 8: byte 8 × disp of the segment. */
     const int eighth = 100 * rank + 88;
     CHECK_MPI(MPI_Put(&eighth, 1, MPI_INT, next, 1, 1, MPI_INT, by8));

@@ -25,7 +25,7 @@ fails_once() { # fails_once TEXT HINTS: the run fails, and TEXT is on exactly on
 }
 
 # A typo in a key: named, with the known keys.
-fails_once "MPI_Win_allocate: rank 0 ($(hostname)): STRATA_MPI_WINDOW_HINTS=alloc_typ=storage: unknown key 'alloc_typ' (known keys: alloc_type, storage_alloc_filename, storage_alloc_offset, storage_alloc_factor, storage_alloc_order, storage_alloc_unlink, storage_alloc_discard, storage_alloc_sync, storage_alloc_allow_other_owner, access_style, file_perm, striping_factor, striping_unit, alloc_shared_noncontig)" \
+fails_once "MPI_Win_allocate: rank 0 ($(hostname)): STRATA_MPI_WINDOW_HINTS=alloc_typ=storage: unknown key 'alloc_typ' (known keys: alloc_type, storage_alloc_filename, storage_alloc_offset, storage_alloc_factor, storage_alloc_order, storage_alloc_unlink, storage_alloc_discard, storage_alloc_sync, storage_alloc_allow_other_owner, storage_alloc_remote_sync, access_style, file_perm, striping_factor, striping_unit, alloc_shared_noncontig)" \
     "alloc_typ=storage,storage_alloc_filename=$dir/w-%r.dat"
 # A bad value, the same on every rank.
 fails_once "MPI_Win_allocate: rank 0 ($(hostname)): storage_alloc_factor=1.5: " \
