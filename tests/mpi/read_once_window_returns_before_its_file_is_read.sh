@@ -6,41 +6,31 @@
 # for the held device.
 # Usage: read_once_window_returns_before_its_file_is_read.sh MPIEXEC NP PROGRAM EIO_FS
 set -eu
-mpiexec=$1 np=$2 program=$3 eio_fs=$4
-missing() {
-    if [ "${CI:-}" = true ]; then echo "missing capability (a failure in CI): $1"; exit 1; fi
-    echo "skipped, missing capability: $1"; exit 77
-}
-[ "$(id -u)" -eq 0 ] || missing "root, to mount a FUSE file system"
+mpiexec=$1 np=$2 program=$3
+. "$(dirname "$0")/eio_fs_mount.sh"
 release=$(uname -r)
 major=${release%%.*} rest=${release#*.}
 minor=${rest%%.*}
 [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 7 ]; } ||
     missing "a userfaultfd that handles kernel faults (Linux 6.7+), for reading behind the program"
-dir=$(mktemp -d /tmp/strata-mpi-held-XXXXXX)
-daemon=
-cleanup() {
-    umount "$dir/fs" 2>/dev/null || umount -l "$dir/fs" 2>/dev/null || true
-    if [ -n "$daemon" ]; then kill "$daemon" 2>/dev/null || true; wait "$daemon" 2>/dev/null || true; fi
-    rm -rf "$dir"
-}
-trap cleanup EXIT
-mkdir "$dir/fs"
-: > "$dir/hold"
-STRATA_TEST_HOLD_WHILE="$dir/hold" "$eio_fs" "$dir/fs" &
-daemon=$!
-tries=0
-until mountpoint -q "$dir/fs"; do
-    tries=$((tries + 1))
-    [ "$tries" -lt 200 ] || { echo "strata_test_eio_fs did not mount $dir/fs"; exit 1; }
-    sleep 0.05
-done
+# The hold file exists before the daemon starts: no read is ever answered early.
+hold_dir=$(mktemp -d /tmp/strata-mpi-hold-XXXXXX)
+: > "$hold_dir/hold"
+mount_eio_fs "$4" held STRATA_TEST_HOLD_WHILE="$hold_dir/hold"
+trap 'eio_fs_cleanup; rm -rf "$hold_dir"' EXIT
 # A hang guard inside ctest's timeout: after 60 s the device is released, so a
 # MPI_Win_allocate that waits for its file returns, and the program says so.
-( sleep 60; rm -f "$dir/hold" ) &
+# Its sleep ends with it: a sleep left running would hold ctest's output open for a minute.
+(
+    sleep 60 &
+    pause=$!
+    trap 'kill "$pause" 2>/dev/null; exit 0' TERM
+    wait "$pause"
+    rm -f "$hold_dir/hold"
+) &
 watchdog=$!
 status=0
-"$mpiexec" -n "$np" "$program" "$dir/fs/window.dat" "$dir/hold" || status=$?
+"$mpiexec" -n "$np" "$program" "$dir/fs/window.dat" "$hold_dir/hold" || status=$?
 kill "$watchdog" 2>/dev/null || true
 wait "$watchdog" 2>/dev/null || true
 exit "$status"
