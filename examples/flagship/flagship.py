@@ -98,8 +98,8 @@ class Companions:
 
     def start_steering(self, args: argparse.Namespace) -> None:
         if args.steer_below:
-            # -disable-auto-cleanup: a rank that leaves a deadlocked MPI_Finalize behind (steer.cpp)
-            # must not make mpiexec kill the others, as for strata ocr.
+            # -disable-auto-cleanup: a rank that dies must not make mpiexec kill the others before
+            # they report it, as for strata ocr.
             command = [*mpiexec("n0:2,n1:1"), "-disable-auto-cleanup", "-n", "3",
                        str(args.bin / "flagship_steer"), self.segment, str(args.steps), str(args.steer_below)]  # fmt: skip
             self.steer = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, start_new_session=True)
@@ -135,10 +135,10 @@ class Companions:
                 steer_said = self.steer.communicate()[0]
             steer_exit = self.steer.returncode
             # The ranks exit without MPI_Finalize (steer.cpp), past a barrier, each saying its exit
-            # code: that is the job's. mpiexec's own status then misses a rank's 1 now and then,
-            # or reports a SIGHUP of the proxies' teardown after every rank said 0 (seen 1 in 5).
+            # code after telling Hydra its end is deliberate: the job failed if mpiexec or a rank
+            # says so, or a rank said nothing.
             codes = [int(c) for c in re.findall(r"^steer: rank \d+ exit (\d+)$", steer_said, re.MULTILINE)]
-            steer_exit = max(codes) if len(codes) == 3 else steer_exit or 1
+            steer_exit = max([*codes, steer_exit]) if len(codes) == 3 else steer_exit or 1
         return self.analysis.returncode, said, steer_exit, steer_said
 
 

@@ -25,6 +25,7 @@
 
 #include <fmt/format.h>
 #include <mpi.h>
+#include <strata/launcher.h>
 #include <strata/dsm.hpp>
 #include <strata/shm.hpp>
 
@@ -184,15 +185,13 @@ int main(int argc, char** argv) {
         MPI_Barrier(MPI_COMM_WORLD);  // every rank's work is done
     }
     // No MPI_Finalize: MPICH 4.0.2's ch4:ucx finalize can deadlock across nodes (each rank
-    // disconnects its endpoints, then waits in a PMI barrier; MPICH PR #6596), and a rank that
-    // leaves one behind breaks its proxy's barrier for the others. As the OCR runtime does
-    // across networks, every rank exits past the barrier above; Hydra, run with
-    // -disable-auto-cleanup, takes that as a normal end.
-    // Without MPI_Finalize, mpiexec's exit status does not always carry the ranks' codes: each
-    // rank says its own, which flagship.py reads.
+    // disconnects its endpoints, then waits in a PMI barrier; MPICH PR #6596). Every rank exits
+    // past the barrier above after telling Hydra its end is deliberate (strata/launcher.h).
+    // Each rank also says its own code, which flagship.py reads.
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     std::printf("steer: rank %d exit %d\n", rank, code);
     std::fflush(nullptr);
+    (void)strata_launcher_finalize(2000);
     std::_Exit(code);
 }

@@ -280,7 +280,8 @@ int expose_shared(const WindowRequest& r, int rank, unsigned index, const Window
     const auto& part = file.part;
     const SharedPeer& me = file.peers[static_cast<std::size_t>(rank)];
     std::byte* mapping = part ? part->data() : nullptr;
-    void* base = mapping != nullptr ? static_cast<void*>(mapping + me.offset) : nullptr;
+    // A rank without a segment has no address, as in MPICH (its tests check for NULL).
+    void* base = mapping != nullptr && r.size > 0 ? static_cast<void*>(mapping + me.offset) : nullptr;
     // Every rank exposes the whole page-aligned mapping with disp_unit 1 and
     // RMA displacements are translated (rma.cpp) into the target's segment:
     // segments start at any byte, and MPICH 4.0.2 would expose a segment
@@ -375,7 +376,9 @@ int shared_query(const char* routine, MPI_Win win, int rank, MPI_Aint* size, Dis
     const SharedPeer& peer = peers[which];
     *size = peer.size;
     *disp_unit = static_cast<DispUnit>(peer.disp_unit);
-    *static_cast<void**>(baseptr) = record->mapping != nullptr ? record->mapping + peer.offset : nullptr;
+    // As MPI_Win_allocate_shared's base: no segment, no address.
+    *static_cast<void**>(baseptr) =
+        record->mapping != nullptr && peer.size > 0 ? record->mapping + peer.offset : nullptr;
     return MPI_SUCCESS;
 }
 

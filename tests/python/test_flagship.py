@@ -61,13 +61,23 @@ def shm_dir():
     shutil.rmtree(path, ignore_errors=True)
 
 
+def zombie(pid: str) -> bool:
+    """Dead, not yet reaped: the killed job's ranks, orphaned when their proxies died with
+    mpiexec, wait for init, which reaps late on some machines (seconds here). Not left running."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # gone since pgrep saw it
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
 def leftovers(shm_dir: Path, emulate_pid: int | None = None) -> list[str]:
     """What a run left: segments in its own directory, the flagship's processes, and its own
     emulation's namespaces, links and cgroups (apps/video/emulate names them after its pid)."""
     found = [f"segment file {p.name}" for p in shm_dir.iterdir()]
     for name in ("flagship_heat", "flagship_steer"):
         procs = subprocess.run(["pgrep", "-x", name], capture_output=True, text=True).stdout
-        found += [f"process {name} {pid}" for pid in procs.split()]
+        found += [f"process {name} {pid}" for pid in procs.split() if not zombie(pid)]
     return found + (emulation_leftovers(emulate_pid) if emulate_pid is not None else [])
 
 

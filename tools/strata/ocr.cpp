@@ -10,12 +10,14 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -99,13 +101,49 @@ void forward_signal(int sig) {
 // SIGKILLed, or killed by their proxies before they cleaned up): the segments
 // of their shared data blocks, named after the job, that nobody uses, and the
 // storage directories of dead runs.
+// mpiexec may end before the ranks do (MPICH 4.0.2's mpiexec exits 255 when
+// it cannot signal a proxy that just ended, and its proxies then kill their
+// ranks): segments still in use are collected again once their users are
+// gone, for up to `ranks_gone_wait`.
+constexpr auto ranks_gone_wait = std::chrono::seconds(10);
+
+// The job's segments still in use by a live process.
+std::size_t job_segments_in_use(const std::string& prefix) {
+    auto listed = list_segments();
+    if (!listed) {
+        return 0;
+    }
+    return static_cast<std::size_t>(std::ranges::count_if(
+        *listed, [&](const SegmentInfo& s) { return s.name.starts_with(prefix) && s.users_alive > 0; }));
+}
+
 void clean_up_job(const std::string& job) {
-    auto removed = collect_segments({}, ocr::job_segment_prefix(job));
-    if (!removed) {
-        fmt::print(stderr, "strata ocr: the segments the job left: {}\n", removed.error().what());
-    } else if (!removed->empty()) {
+    const std::string prefix = ocr::job_segment_prefix(job);
+    const auto until = std::chrono::steady_clock::now() + ranks_gone_wait;
+    std::size_t removed_count = 0;
+    std::size_t in_use = 0;
+    for (;;) {
+        auto removed = collect_segments({}, prefix);
+        if (!removed) {
+            fmt::print(stderr, "strata ocr: the segments the job left: {}\n", removed.error().what());
+            break;
+        }
+        removed_count += removed->size();
+        in_use = job_segments_in_use(prefix);
+        if (in_use == 0 || std::chrono::steady_clock::now() >= until) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (removed_count > 0) {
         fmt::print(stderr, "strata ocr: removed {} segment{} of shared data blocks the job's ranks left ({}*)\n",
-                   removed->size(), removed->size() == 1 ? "" : "s", ocr::job_segment_prefix(job));
+                   removed_count, removed_count == 1 ? "" : "s", prefix);
+    }
+    if (in_use > 0) {
+        fmt::print(stderr,
+                   "strata ocr: {} segment{} of the job ({}*) still in use {} s after mpiexec ended: left to "
+                   "their users (`strata shm gc` removes them once those are gone)\n",
+                   in_use, in_use == 1 ? "" : "s", prefix, ranks_gone_wait.count());
     }
     (void)ocr::collect_db_dirs(ocr::default_db_dir());
 }

@@ -229,6 +229,8 @@ void Cluster::end_after_death(int dead) {
         extension->stop();  // external programs of this rank end too
     }
     std::fflush(nullptr);
+    // Not finish(): the launcher's proxy may be gone with the dead rank's node, and waiting for
+    // its answer would keep this rank alive; exit 1 is a failure either way.
     ::_exit(1);
 }
 

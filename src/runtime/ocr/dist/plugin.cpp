@@ -8,7 +8,9 @@
 #include <mpi.h>
 
 #include "codec.hpp"
+#include "core/log.hpp"
 #include "net/mpi_channel.hpp"
+#include "strata/launcher.h"
 #include "wire.hpp"
 
 namespace strata::ocr::dist {
@@ -59,9 +61,22 @@ public:
     void flush(std::chrono::milliseconds limit) override { channel_->flush(limit); }
 
     bool finish(bool finalize, std::chrono::milliseconds limit) override {
+        if (!channel_) {
+            return true;  // finished before
+        }
         if (!finalize) {
             // The channel's requests stay with MPI, which the process exit releases.
+            const int rank = channel_->rank();
             (void)channel_.release();
+            if (initialized_here_) {
+                // Else Hydra may take this rank's exit for a failure (strata/launcher.h).
+                if (strata_launcher_finalize(2000) < 0) {
+                    detail::log().warn(
+                        "strata-ocr: rank {}: the launcher did not acknowledge this rank's end on PMI_FD; "
+                        "mpiexec may report it as failed",
+                        rank);
+                }
+            }
             return true;
         }
         channel_.reset();

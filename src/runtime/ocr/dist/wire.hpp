@@ -53,8 +53,9 @@ public:
     /// without returning). Else nothing: after a death MPI_Finalize would wait
     /// for the dead rank, and across hosts MPICH 4.0.2's ch4:ucx finalize can
     /// deadlock (each rank disconnects its endpoints, then waits in a PMI
-    /// barrier; fixed upstream by MPICH PR #6596), while Hydra takes a rank
-    /// that exits without it, its work done, as one that ended normally.
+    /// barrier; fixed upstream by MPICH PR #6596): when the runtime initialized
+    /// MPI, it tells the launcher that the rank ends on purpose
+    /// (strata/launcher.h), after which no MPI call may be made.
     virtual bool finish(bool finalize, std::chrono::milliseconds limit) = 0;
 };
 
