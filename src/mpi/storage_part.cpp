@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "core/log.hpp"
 
@@ -67,11 +68,48 @@ void populate_for_writing(std::byte* begin, std::size_t length, const std::files
 
 }  // namespace
 
-StoragePart::StoragePart(Region region, std::filesystem::path path, const ReleasePolicy& policy)
-    : region_(std::move(region)), path_(std::move(path)), policy_(policy) {}
+StoragePart::StoragePart(Region region, std::filesystem::path path, const ReleasePolicy& policy,
+                         std::optional<Region> target)
+    : region_(std::move(region)), target_(std::move(target)), path_(std::move(path)), policy_(policy) {}
+
+Result<std::shared_ptr<StoragePart>> StoragePart::create_over_copy(std::size_t size, const PartSpec& spec,
+                                                                   const ReleasePolicy& policy) {
+    // The window's file, opened, checked and reserved as any storage window's,
+    // but mapped only to be written at a sync.
+    const std::uint64_t held = spec.create_working_copy ? existing_bytes(spec.file.path, spec.file.offset) : 0;
+    StorageOptions file = spec.file;
+    file.writeback = Writeback::kernel;
+    file.fill = false;
+    auto target = Region::storage(size, file);
+    if (!target) {
+        return std::unexpected(target.error());
+    }
+    StorageOptions copy = file;
+    copy.path = spec.working_copy;
+    copy.offset = 0;
+    copy.permissions = 0600;
+    copy.create_only = spec.create_working_copy;
+    copy.allow_other_owner = false;
+    auto region = Region::storage(size, copy);
+    if (!region) {
+        (void)target->close({.roll_back = true});
+        return std::unexpected(region.error());
+    }
+    if (held > 0) {  // the copy starts as the file: one read of what it holds
+        std::memcpy(region->data(), target->data(), static_cast<std::size_t>(std::min<std::uint64_t>(held, size)));
+    }
+    if (spec.advice) {
+        (void)region->advise(*spec.advice);
+    }
+    return std::shared_ptr<StoragePart>(
+        new StoragePart(std::move(*region), spec.file.path, policy, std::optional<Region>(std::move(*target))));
+}
 
 Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const PartSpec& spec,
                                                          const ReleasePolicy& policy) {
+    if (spec.storage && !spec.working_copy.empty()) {
+        return create_over_copy(size, spec, policy);
+    }
     if (!spec.storage) {
         auto region = Region::memory(size);
         if (!region) {
@@ -158,6 +196,11 @@ void StoragePart::abandon() noexcept {
     if (auto closed = region_.close({.roll_back = true}); !closed) {
         detail::log().warn("releasing an abandoned window: {}", closed.error().what());
     }
+    if (target_ && target_->is_open()) {
+        if (auto closed = target_->close({.roll_back = true}); !closed) {
+            detail::log().warn("releasing an abandoned window: {}", closed.error().what());
+        }
+    }
 }
 
 Result<void> StoragePart::sync(std::size_t offset, std::size_t length) {
@@ -168,13 +211,22 @@ Result<void> StoragePart::sync(std::size_t offset, std::size_t length) {
     if (!region_.is_open() || region_.storage_bytes() == 0 || length == 0) {
         return {};
     }
+    if (target_) {
+        // The working copy's bytes become the file's; the copy itself never needs to be durable.
+        if (offset > region_.size() || length > region_.size() - offset) {
+            return make_error(Errc::invalid_argument, "sync of {}: range [{}, {}) beyond the window's {} bytes",
+                              path_.string(), offset, offset + length, region_.size());
+        }
+        std::memcpy(target_->data() + offset, region_.data() + offset, length);
+        return target_->sync(offset, length);
+    }
     return region_.sync(offset, length);
 }
 
 Result<void> StoragePart::flush_async() {
     const std::lock_guard lock(mutex_);
-    if (!region_.is_open() || region_.storage_bytes() == 0) {
-        return {};
+    if (!region_.is_open() || region_.storage_bytes() == 0 || target_) {
+        return {};  // a working copy's changes reach the file only at a sync
     }
     return region_.sync_async();
 }
@@ -186,6 +238,16 @@ Result<void> StoragePart::release(bool unlink) {
         return {};
     }
     const bool has_storage = region_.storage_bytes() > 0;
+    if (target_) {
+        // Discard: what was synced is in the file; the copy goes (its name is gone already).
+        auto copy = region_.close({});
+        auto file = target_->close({.unlink = unlink});
+        target_.reset();
+        if (!copy) {
+            return copy;
+        }
+        return file;
+    }
     Result<void> result;
     // A kernel write-back mapping must be synced before unmapping to be
     // durable; explicit_sync regions write back in close() unless discarding.

@@ -33,6 +33,13 @@ struct PartSpec {
     bool direct = false;           ///< Writeback::direct if the part fits in memory (AccessPlan)
     bool write_behind = false;     ///< write changed pages while the program stores (AccessPlan)
     bool fill = false;             ///< read the file into anonymous memory at creation (AccessPlan)
+    /// Discard on a shared window (whose ranks must see each other's stores,
+    /// so no private mapping): the part maps this file, a working copy beside
+    /// `file.path` holding its bytes, and sync() copies a range into
+    /// `file.path` before making it durable there, so changes reach the file
+    /// only at a sync. Empty: the part maps `file.path` itself.
+    std::filesystem::path working_copy;
+    bool create_working_copy = false;  ///< create it (O_EXCL) and copy the file's bytes in; else open it
 };
 
 /// What happens when the part is released.
@@ -79,6 +86,9 @@ public:
     /// True unless a read behind the program is still running.
     [[nodiscard]] bool fill_complete() const noexcept { return region_.fill_complete(); }
 
+    /// True if the part maps a working copy (PartSpec::working_copy).
+    [[nodiscard]] bool has_working_copy() const noexcept { return target_.has_value(); }
+
     /// Undoes create() after another rank failed: unmaps without writing
     /// back, removes the file if create() made it, else shrinks it back.
     void abandon() noexcept;
@@ -92,7 +102,11 @@ public:
     Result<void> release(bool unlink);
 
 private:
-    StoragePart(Region region, std::filesystem::path path, const ReleasePolicy& policy);
+    StoragePart(Region region, std::filesystem::path path, const ReleasePolicy& policy,
+                std::optional<Region> target = std::nullopt);
+    /// The part over a working copy (PartSpec::working_copy).
+    static Result<std::shared_ptr<StoragePart>> create_over_copy(std::size_t size, const PartSpec& spec,
+                                                                 const ReleasePolicy& policy);
     /// The write-behind thread: writes the pages changed since its last pass
     /// (all but the tail each run of them ends with), polling every
     /// millisecond while it finds some and backing off to 64 ms when not.
@@ -104,6 +118,7 @@ private:
     bool stopping_ = false;
     std::thread writer_;
     Region region_;
+    std::optional<Region> target_;  ///< the window's file behind a working copy, written at sync
     std::filesystem::path path_;
     ReleasePolicy policy_;
 };

@@ -9,11 +9,16 @@
 // alloc_shared_noncontig=true. The file-level hints (filename, offset,
 // file_perm, unlink, noncontig) are rank 0's.
 //
-// Not supported, as MPI_ERR_INFO_VALUE: storage_alloc_discard (it needs a
-// private mapping, but peers must see each other's stores) and a
-// storage_alloc_factor other than 1 in the MPI_Info (a memory part would be
-// private to each process). The same factor from STRATA_MPI_WINDOW_HINTS puts
-// the whole window on storage instead and says so once (whole_on_storage).
+// storage_alloc_discard: a private mapping would hide each rank's stores
+// from its peers, so the ranks share a working copy beside the file instead
+// (made by rank 0, its name removed once every rank mapped it), and a rank's
+// MPI_Win_sync copies its segment into the file (StoragePart). Not over a
+// block device (no directory beside it for the copy).
+//
+// Not supported, as MPI_ERR_INFO_VALUE: a storage_alloc_factor other than 1
+// in the MPI_Info (a memory part would be private to each process). The same
+// factor from STRATA_MPI_WINDOW_HINTS puts the whole window on storage
+// instead and says so once (whole_on_storage).
 #include <array>
 #include <atomic>
 #include <climits>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include <linux/limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mpi/hint_source.hpp"
@@ -44,11 +50,6 @@ PartSpec shared_spec(const WindowHints& hints, const std::string& path) {
 }
 
 std::optional<Failure> check_shared(const char* routine, int rank, const WindowHints& hints) {
-    if (hints.discard) {
-        return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_discard", "true",
-                            "not supported on shared windows: the ranks share the file's pages, so changes "
-                            "cannot be kept from the file");
-    }
     if (hints.factor_given && (hints.factor_auto || hints.storage_fraction != 1.0)) {
         return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_factor",
                             hints.given.at("storage_alloc_factor"),
@@ -79,7 +80,26 @@ struct FileParameters {
     std::uint64_t offset = 0;
     int noncontig = 0;
     std::array<char, PATH_MAX> path{};
+    std::array<char, PATH_MAX> working_copy{};  ///< empty unless storage_alloc_discard
 };
+
+/// With discard, rank 0's working copy beside the file: "<file>.strata-discard-<pid>-<index>".
+std::expected<std::string, Failure> working_copy_name(const char* routine, int rank, const std::string& file,
+                                                      unsigned index) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) == 0 && S_ISBLK(st.st_mode)) {
+        return std::unexpected(make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_discard", "true",
+                                            fmt::format("not supported on a shared window over a block device ({}): "
+                                                        "its ranks share a working copy made beside the file",
+                                                        file)));
+    }
+    std::string name = fmt::format("{}.strata-discard-{}-{}", file, ::getpid(), index);
+    if (name.size() >= PATH_MAX) {
+        return std::unexpected(make_failure(MPI_ERR_BAD_FILE, routine, rank, "storage_alloc_filename", file,
+                                            "path too long for the working copy of storage_alloc_discard"));
+    }
+    return name;
+}
 
 /// The segments side by side (page-aligned with noncontig). Every rank
 /// computes the same layout from the same sizes, so every rank finds an
@@ -237,8 +257,19 @@ int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints,
             std::strncpy(parameters.path.data(), name->c_str(), parameters.path.size() - 1);
             parameters.offset = hints.offset;
             parameters.noncontig = hints.shared_noncontig ? 1 : 0;
-            if (file.total > 0) {
-                auto made = StoragePart::create(file.total, shared_spec(hints, *name), release_policy(hints));
+            PartSpec spec = shared_spec(hints, *name);
+            if (hints.discard && file.total > 0) {
+                auto working = working_copy_name(r.routine, rank, *name, index);
+                if (!working) {
+                    failure = working.error();
+                } else {
+                    std::strncpy(parameters.working_copy.data(), working->c_str(), parameters.working_copy.size() - 1);
+                    spec.working_copy = *working;
+                    spec.create_working_copy = true;
+                }
+            }
+            if (file.total > 0 && !failure) {
+                auto made = StoragePart::create(file.total, spec, release_policy(hints));
                 file.part = made ? std::move(*made) : nullptr;
                 if (!made) {
                     failure = region_failure(r.routine, rank, made.error());
@@ -261,7 +292,9 @@ int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints,
     if (rank != 0 && file.total > 0) {
         WindowHints file_hints = hints;
         file_hints.offset = parameters.offset;
-        auto made = StoragePart::create(file.total, shared_spec(file_hints, file.path), release_policy(file_hints));
+        PartSpec spec = shared_spec(file_hints, file.path);
+        spec.working_copy = std::string(parameters.working_copy.data());
+        auto made = StoragePart::create(file.total, spec, release_policy(file_hints));
         file.part = made ? std::move(*made) : nullptr;
         if (!made) {
             failure = region_failure(r.routine, rank, made.error());
@@ -269,6 +302,10 @@ int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints,
     }
     if (auto failed = agree(r.comm, failure)) {
         return fail(r.comm, r.win, file.part, *failed);
+    }
+    if (rank == 0 && parameters.working_copy[0] != '\0') {
+        // Every rank maps the working copy: its name can go, so nothing is left if the job dies.
+        (void)::unlink(parameters.working_copy.data());
     }
     return MPI_SUCCESS;
 }
