@@ -36,16 +36,18 @@
 
 #ifdef __cplusplus
 #define STRATA_LAUNCHER_CAST(type, value) static_cast<type>(value)
+#define STRATA_LAUNCHER_NULL nullptr
 #else
 #define STRATA_LAUNCHER_CAST(type, value) ((type)(value))
+#define STRATA_LAUNCHER_NULL NULL
 #endif
 
 static inline int strata_launcher_finalize(int timeout_ms) {
     const char* text = getenv("PMI_FD");
-    if (text == NULL || *text == '\0') {
+    if (text == STRATA_LAUNCHER_NULL || *text == '\0') {
         return 0;
     }
-    char* end = NULL;
+    char* end = STRATA_LAUNCHER_NULL;
     errno = 0;
     const long value = strtol(text, &end, 10);
     if (errno != 0 || *end != '\0' || value < 0 || value > INT_MAX) {
