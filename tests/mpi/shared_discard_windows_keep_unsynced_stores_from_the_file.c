@@ -12,7 +12,9 @@
 /* Ints per rank: segments follow each other byte for byte and end inside pages. */
 enum { COUNT = 3 * 1024 + 7 };
 
-static int value(int tag, int rank, int i) { return tag * 1000000 + rank * 10000 + i % 10000; }
+static int value(int tag, int rank, int i) {
+    return tag * 1000000 + rank * 10000 + i % 10000;
+}
 
 static MPI_Win make_window(const char* path, const char* unlink_file, int** base) {
     MPI_Info info = make_info(STRATA_MPI_ALLOC_TYPE, STRATA_MPI_STORAGE, STRATA_MPI_FILENAME, path, STRATA_MPI_DISCARD,
@@ -40,8 +42,7 @@ static void check_window(MPI_Win win, int n, int tag) {
 /* The file holds `tag` in every rank's segment. */
 static void check_file(const char* path, int n, int tag) {
     static int stored[COUNT];
-    CHECK(file_size(path) == (long long)n * COUNT * (long long)sizeof(int), "%s has %lld bytes", path,
-          file_size(path));
+    CHECK(file_size(path) == (long long)n * COUNT * (long long)sizeof(int), "%s has %lld bytes", path, file_size(path));
     for (int r = 0; r < n; ++r) {
         read_file(path, (long long)r * COUNT * (long long)sizeof(int), stored, sizeof stored);
         for (int i = 0; i < COUNT; ++i)
@@ -82,7 +83,8 @@ int main(int argc, char** argv) {
     int* mine = NULL;
     MPI_Win win = make_window(path, "false", &mine);
     check_window(win, n, 1); /* the window starts as the file */
-    if (rank == 0) CHECK(count_files(dir) == 1, "%d files in %s: the working copy's name was left", count_files(dir), dir);
+    if (rank == 0)
+        CHECK(count_files(dir) == 1, "%d files in %s: the working copy's name was left", count_files(dir), dir);
 
     store(win, mine, rank, 2, 1); /* tag 2 synced by every rank */
     check_window(win, n, 2);      /* every rank sees the others' stores */
