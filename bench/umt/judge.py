@@ -346,7 +346,9 @@ def shared_rows(doc):
     out = judged_rows(doc, mode)
     if mode == DEFAULT_MODE:
         # The earlier definitions, on idle+standby, while the run still measures that mode.
-        out += [dict(r, superseded_by=f"default-{r['id']}", headline=False) for r in judged_rows(doc, JUDGED_MODE)]
+        out += [
+            dict(r, superseded_by=f"default-{r['id']}", headline=False) for r in judged_rows(doc, JUDGED_MODE)
+        ]
     return out
 
 
