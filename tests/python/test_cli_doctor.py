@@ -34,6 +34,7 @@ CAPABILITIES = [
     "loop-devices",
     "netns",
     "syscall-counter",
+    "container",
     "cgroup-cpu",
     "cgroup-memory",
     "cgroup-blkio",
@@ -51,6 +52,7 @@ OK_AS_ROOT = [
     "external-exposure",
     "loop-devices",
     "syscall-counter",
+    "container",
 ]
 STATUSES = {"ok", "degraded", "missing"}
 # Every probe is bounded (the slowest, mpi, by 10 s); this catches a hang.

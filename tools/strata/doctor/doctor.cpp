@@ -44,6 +44,7 @@ int run(const Options& options) {
     run_guarded(report, "loop-devices", false, probe_loop_devices);
     run_guarded(report, "netns", false, probe_netns);
     run_guarded(report, "syscall-counter", false, probe_syscall_counter);
+    run_guarded(report, "container", false, probe_container);
     try {
         for (auto& capability : probe_cgroups()) report.push_back(std::move(capability));
     } catch (const std::exception& error) {

@@ -51,6 +51,8 @@ Capability probe_external_exposure();
 Capability probe_loop_devices();
 Capability probe_netns();
 Capability probe_syscall_counter();
+/// A real container as `strata container run` makes it (probe_container.cpp).
+Capability probe_container();
 /// cgroup-cpu, cgroup-memory, cgroup-blkio, cgroup-cpuset, in that order.
 std::vector<Capability> probe_cgroups();
 
