@@ -82,3 +82,18 @@ foreach(mode clean stray)
 endforeach()
 set_tests_properties(mpi.a_foreign_message_among_the_application_tags_is_caught PROPERTIES
   PASS_REGULAR_EXPRESSION "a message that is not the application.s|is still waiting on MPI_COMM_WORLD")
+
+# The event log (Options::event_log) against the transport's counters, its capacity, and a planted file.
+strata_dsm_mpi_program(dsm_event_log_test)
+foreach(mode full small exists)
+  set(name dsm.mpi.the_event_log_records_every_message_the_counters_count)
+  if(mode STREQUAL small)
+    set(name dsm.mpi.an_event_log_past_its_capacity_counts_what_it_dropped)
+  elseif(mode STREQUAL exists)
+    set(name dsm.mpi.an_event_log_never_replaces_a_file_and_join_fails_on_every_rank)
+  endif()
+  add_test(NAME ${name}
+    COMMAND /bin/sh -c "d=$(mktemp -d /tmp/strata-dsm-log-XXXXXX) && \"$0\" -n 3 \"$1\" \"$d\" $2; rc=$?; rm -rf \"$d\"; exit $rc"
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_event_log_test> ${mode})
+  set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+endforeach()

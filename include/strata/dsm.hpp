@@ -84,6 +84,15 @@ struct Options {
     std::chrono::milliseconds timeout{5000};
     /// How often a waiting node pings the peers it waits for.
     std::chrono::milliseconds heartbeat{250};
+    /// The protocol's event log (paper 003 measured one): every message this rank sends or
+    /// receives — time, direction, kind, peer, client, chunk, version, size — is kept in memory
+    /// and written as text when the node ends (write_event_log() or the destructor) to this
+    /// path, every "%r" replaced by the rank; the file must not exist (O_EXCL). Empty: off,
+    /// unless $STRATA_DSM_EVENT_LOG gives the path.
+    std::string event_log{};
+    /// Events kept per rank (allocated at join: 56 bytes each); later ones are counted as
+    /// dropped, and the file's first line says how many.
+    std::size_t event_log_capacity = std::size_t{1} << 20;
 };
 
 struct SubscribeOptions {
@@ -181,6 +190,10 @@ public:
 
     /// Messages and bytes this rank sent and received, per kind.
     [[nodiscard]] Traffic traffic() const;
+    /// Writes the event log now (Options::event_log), once; on a client, after leave() (the
+    /// progress thread records until then). Returns how many events were written; 0 when the
+    /// log is off or was written already. Not called: the destructor writes it.
+    Result<std::uint64_t> write_event_log();
 
     struct Impl;
 

@@ -2,10 +2,13 @@
 // dsm::Node: joining, the public operations, leaving.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -31,6 +34,10 @@ Result<void> validate(MPI_Comm comm, const Options& o, int size) {
         return make_error(Errc::invalid_argument,
                           "dsm::Node::join: clients={}: at most {} clients (ranks minus servers)", size - o.servers,
                           proto::kMaxClients);
+    }
+    if (!o.event_log.empty() && o.event_log_capacity == 0) {
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::join: event_log_capacity=0: an event log needs room for one event at least");
     }
     if (o.timeout.count() <= 0 || o.heartbeat.count() <= 0 || o.heartbeat >= o.timeout) {
         return make_error(
@@ -63,6 +70,39 @@ Result<std::vector<std::string>> gather_nodes(MPI_Comm comm, int size) {
     return nodes;
 }
 
+// Options::event_log, else $STRATA_DSM_EVENT_LOG: the log starts recording before any message.
+// A path that exists is refused now rather than at the end, when the run's events would be lost.
+Result<void> start_event_log(Node::Impl& impl, const Options& options) {
+    std::string pattern = options.event_log;
+    const char* env = std::getenv("STRATA_DSM_EVENT_LOG");
+    if (pattern.empty() && env != nullptr) {
+        pattern = env;
+    }
+    if (pattern.empty()) {
+        return {};
+    }
+    const std::string path = event_log_path(pattern, impl.net->rank());
+    std::error_code ec;
+    // Every rank learns whether one refused, so that none goes on into join's collectives alone.
+    int exists = std::filesystem::exists(std::filesystem::symlink_status(path, ec)) ? 1 : 0;
+    int any = exists;
+    MPI_Allreduce(&exists, &any, 1, MPI_INT, MPI_MAX, impl.net->comm());
+    if (exists != 0) {
+        return make_error(Errc::already_exists,
+                          "dsm::Node::join: event_log={}: {} exists (the log never replaces a file)", pattern, path);
+    }
+    if (any != 0) {
+        return make_error(Errc::already_exists,
+                          "dsm::Node::join: event_log={}: another rank's log file exists (the log never replaces a "
+                          "file)",
+                          pattern);
+    }
+    impl.event_log = std::make_unique<EventLog>(std::max<std::size_t>(options.event_log_capacity, 1));
+    impl.event_log_path = path;
+    impl.net->set_event_log(impl.event_log.get());
+    return {};
+}
+
 }  // namespace
 
 Node::Node(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -75,6 +115,9 @@ Node::~Node() {
     }
     if (!impl_->is_server()) {
         impl_->stop_progress();
+    }
+    if (auto written = impl_->write_event_log(); !written) {
+        std::fprintf(stderr, "%s\n", written.error().what().c_str());
     }
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -123,6 +166,9 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     }
     impl->net = std::move(*net);
     impl->net->set_receive_timeout(options.timeout);
+    if (auto logged = start_event_log(*impl, options); !logged) {
+        return std::unexpected(logged.error());
+    }
     auto nodes = gather_nodes(impl->net->comm(), size);
     if (!nodes) {
         return std::unexpected(nodes.error());
@@ -161,6 +207,30 @@ MPI_Comm Node::clients_comm() const noexcept {
 }
 Traffic Node::traffic() const {
     return impl_->net->traffic();
+}
+
+Result<std::uint64_t> Node::write_event_log() {
+    if (!impl_->is_server() && impl_->progress.joinable()) {
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::write_event_log: rank {}: call it after leave() (the progress thread still "
+                          "records)",
+                          rank());
+    }
+    return impl_->write_event_log();
+}
+
+Result<std::uint64_t> Node::Impl::write_event_log() {
+    if (!event_log || event_log_written) {
+        return std::uint64_t{0};
+    }
+    event_log_written = true;
+    const int rank = net->rank();
+    const std::string who =
+        fmt::format("rank {} of {} ({}), node {}", rank, net->size(), is_server() ? "server" : "client", node_of(rank));
+    if (auto written = event_log->write(event_log_path, who); !written) {
+        return std::unexpected(written.error());
+    }
+    return event_log->recorded();
 }
 
 Result<void> Node::serve() {

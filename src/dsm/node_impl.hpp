@@ -56,6 +56,12 @@ struct Node::Impl {
 
     [[nodiscard]] const std::string& node_of(int rank) const { return nodes[static_cast<std::size_t>(rank)]; }
 
+    // ---- the event log (event_log.hpp): null when off ----
+    std::unique_ptr<EventLog> event_log;
+    std::string event_log_path;
+    bool event_log_written = false;
+    Result<std::uint64_t> write_event_log();
+
     [[nodiscard]] bool is_server() const { return net->rank() < servers; }
     [[nodiscard]] int client_index() const { return is_server() ? -1 : net->rank() - servers; }
     [[nodiscard]] int rank_of_client(int client) const { return client + servers; }

@@ -73,7 +73,24 @@ Result<std::unique_ptr<Transport>> Transport::create(MPI_Comm comm) {
 }
 
 Result<void> Transport::post(int dest, const wire::Header& h, std::span<const std::byte> payload) {
-    return channel_->post(dest, std::as_bytes(std::span(&h, 1)), payload);
+    auto posted = channel_->post(dest, std::as_bytes(std::span(&h, 1)), payload);
+    if (posted && log_ != nullptr) {
+        log_->record(true, dest, h);
+    }
+    return posted;
+}
+
+Result<void> Transport::post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
+    wire::Header h;
+    const bool has_header = buffer && buffer->size() >= sizeof h;
+    if (has_header) {
+        std::memcpy(&h, buffer->data(), sizeof h);
+    }
+    auto posted = channel_->post_buffer(dest, std::move(buffer));
+    if (posted && has_header && log_ != nullptr) {
+        log_->record(true, dest, h);
+    }
+    return posted;
 }
 
 Result<bool> Transport::poll(Incoming& in) {
@@ -89,6 +106,9 @@ Result<bool> Transport::poll(Incoming& in) {
     in.source = got.source;
     std::memcpy(&in.header, got.buffer->data(), sizeof(wire::Header));
     in.buffer = std::move(got.buffer);
+    if (log_ != nullptr) {
+        log_->record(false, in.source, in.header);
+    }
     return true;
 }
 

@@ -22,6 +22,7 @@
 
 #include <mpi.h>
 
+#include "dsm/event_log.hpp"
 #include "dsm/wire.hpp"
 #include "net/mpi_channel.hpp"
 #include "strata/dsm.hpp"
@@ -57,9 +58,7 @@ public:
     Result<void> post(int dest, const wire::Header& h, std::span<const std::byte> payload = {});
     /// Sends `buffer` (a header followed by its payload) as it is, without a copy;
     /// the buffer is kept alive until MPI is done with it.
-    Result<void> post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
-        return channel_->post_buffer(dest, std::move(buffer));
-    }
+    Result<void> post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
     /// Receives one waiting message, if any; also retires completed sends. A message whose
     /// sender stops sending it midway (it died during a large transfer) makes the sender
     /// dead after the receive timeout, and no message is returned.
@@ -79,6 +78,9 @@ public:
     [[nodiscard]] bool is_dead(int rank) const { return channel_->is_dead(rank); }
 
     [[nodiscard]] Traffic traffic() const;
+    /// Records every message posted or polled from now on in `log` (null: none);
+    /// set before the progress thread starts. The channel's own pings are not recorded.
+    void set_event_log(EventLog* log) { log_ = log; }
     /// Sends still in flight (kept until MPI completes them).
     [[nodiscard]] std::size_t sends_in_flight() const { return channel_->sends_in_flight(); }
     /// Waits up to `limit` for sends in flight; those to dead peers are abandoned.
@@ -87,6 +89,7 @@ public:
 private:
     explicit Transport(std::unique_ptr<net::MpiChannel> channel) : channel_(std::move(channel)) {}
     std::unique_ptr<net::MpiChannel> channel_;
+    EventLog* log_ = nullptr;
 };
 
 /// "<MPI error string>" of an MPI return code.
