@@ -15,6 +15,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,7 +37,13 @@ IMPLS = {
     "dsm": ("dsm", 1),
     "dsm-4servers": ("dsm", 4),
     "dsm-acquire": ("dsm-acquire", 1),
+    # Paper 003's four DSM configurations: 1 or 4 servers, with the event log off (above) or on.
+    "dsm-log": ("dsm", 1),
+    "dsm-4servers-log": ("dsm", 4),
 }
+# Implementations run with the DSM's event log on ($STRATA_DSM_EVENT_LOG, one file per rank,
+# written after the job; its recording is inside the job time).
+EVENT_LOGGED = {"dsm-log", "dsm-4servers-log"}
 
 
 def emu() -> dict:
@@ -103,6 +110,18 @@ def placement(e: dict, servers: int, workdir: Path) -> tuple[list[str], int]:
     return ["-f", str(machinefile)], servers + 2 + len(nodes)
 
 
+def event_counts(run_dir: Path) -> tuple[int, int]:
+    """Events kept and dropped over every rank's event log (each file's first line says both)."""
+    kept = dropped = 0
+    for log in run_dir.glob("events-*.txt"):
+        with log.open() as f:
+            m = re.search(r"(\d+) events, (\d+) dropped", f.readline())
+        if m:
+            kept += int(m.group(1))
+            dropped += int(m.group(2))
+    return kept, dropped
+
+
 def run_once(e, args, impl_name, size, video, reference, port) -> dict:
     impl, servers = IMPLS[impl_name]
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=args.work))
@@ -110,8 +129,10 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
     stats.mkdir()
     output = run_dir / "out.nut"
     where, n = placement(e, servers, run_dir)
+    logged = impl_name in EVENT_LOGGED
     cmd = [
         *e["mpiexec"],
+        *(["-genv", "STRATA_DSM_EVENT_LOG", str(run_dir / "events-%r.txt")] if logged else []),
         *where,
         "-n",
         str(n),
@@ -159,6 +180,8 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
         record["job_s"] = done - start
         record["output_md5"] = md5(output)
         record["output_matches_serial"] = record["output_md5"] == reference
+    if logged:
+        record["events"], record["events_dropped"] = event_counts(run_dir)
     shutil.rmtree(run_dir, ignore_errors=True)
     return record
 

@@ -36,7 +36,11 @@ LABELS = {
     "dsm": "DSM, 1 server, update-on-write",
     "dsm-4servers": "DSM, 4 servers, update-on-write",
     "dsm-acquire": "DSM, 1 server, notify + acquire",
+    "dsm-log": "DSM, 1 server, update-on-write, event log on",
+    "dsm-4servers-log": "DSM, 4 servers, update-on-write, event log on",
 }
+# The event log's cost: each logged configuration beside the same one without the log.
+LOGGED_PAIRS = {"dsm-log": "dsm", "dsm-4servers-log": "dsm-4servers"}
 SIZE_NAMES = {"hd": "HD 1920x1080", "uhd1": "UHD-1 3840x2160", "uhd2": "UHD-2 7680x4320"}
 # Named before the run (docs/benchmarks/video/README.md).
 TARGETS = {
@@ -205,6 +209,9 @@ def summarize(data: dict) -> dict:
                 "wait_s_per_node": {n: med([per_node(r, "wait_s").get(n, 0) for r in ok]) for n in nodes},
                 "outputs_match_serial": all(r["output_matches_serial"] for r in ok),
             }
+            if all("events" in r for r in ok):
+                entry["impls"][impl]["events"] = med([r["events"] for r in ok])
+                entry["impls"][impl]["events_dropped"] = max(r["events_dropped"] for r in ok)
         zmq = entry["impls"].get("zmq", {}).get("job_s")
         for v in entry["impls"].values():
             if zmq and v.get("job_s"):
@@ -335,6 +342,7 @@ def markdown(data: dict, summary: dict, verdict: dict) -> str:
                 ]
                 lines.append(f"| {LABELS.get(impl, impl)} | " + " | ".join(cells) + " |")
         lines.append("")
+    lines += event_log_section(summary)
     lines += ["## Verdicts (configurations named before the run)", ""]
     for v in verdict.values():
         detail = {k: val for k, val in v.items() if k not in ("target", "met")}
@@ -349,6 +357,34 @@ def markdown(data: dict, summary: dict, verdict: dict) -> str:
         lines.append(f"- **{'met' if v['met'] else 'missed'}**: {v['target']} ({'; '.join(shown)})")
     lines += ["", "![job times](results.png)", ""]
     return "\n".join(lines)
+
+
+def event_log_section(summary: dict) -> list[str]:
+    """Paper 003's four DSM configurations: the event log's cost as job time with it over without it."""
+    rows = []
+    for size, s in summary.items():
+        for logged, plain in LOGGED_PAIRS.items():
+            on, off = s["impls"].get(logged, {}), s["impls"].get(plain, {})
+            if on.get("job_s") and off.get("job_s"):
+                rows.append(
+                    f"| {SIZE_NAMES.get(size, size)} | {LABELS[plain]} | {fmt(off['job_s'])} | {fmt(on['job_s'])} | "
+                    f"{fmt(100 * (on['job_s'] / off['job_s'] - 1), 1)} % | {on.get('events', 0):.0f} | "
+                    f"{on.get('events_dropped', 0)} |"
+                )
+    if not rows:
+        return []
+    return [
+        "## The DSM's event log (paper 003's four configurations)",
+        "",
+        "Every message of every rank recorded in memory during the job and written after it "
+        "(`STRATA_DSM_EVENT_LOG`, docs/dsm.md); job times are medians, the cost is the logged run's "
+        "over the plain one's.",
+        "",
+        "| size | configuration | job time, log off (s) | job time, log on (s) | cost | events | dropped |",
+        "|---|---|---:|---:|---:|---:|---:|",
+        *rows,
+        "",
+    ]
 
 
 def plot(data: dict, summary: dict, path: Path) -> None:

@@ -190,6 +190,12 @@ struct CombinedOptions {
     StorageOptions storage;
     Factor factor = Factor::fixed(0.5);
     Order order = Order::memory_first;
+    /// A file to map the memory part from, shared (MAP_SHARED), instead of
+    /// private anonymous memory: processes that map the same file (a tmpfs
+    /// file, a memfd) see each other's stores there. Grown to the memory
+    /// part's size if shorter; not owned (the caller closes it, the mapping
+    /// outlives it). -1: private memory.
+    int shared_memory_fd = -1;
 };
 
 /// Options of close().

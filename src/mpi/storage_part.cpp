@@ -124,7 +124,9 @@ Result<std::shared_ptr<StoragePart>> StoragePart::create(std::size_t size, const
         file.writeback = Writeback::direct;
         file.fill = spec.fill;
     }
-    auto region = Region::combined(size, {.storage = file, .factor = spec.memory_share, .order = spec.order});
+    auto region = Region::combined(
+        size,
+        {.storage = file, .factor = spec.memory_share, .order = spec.order, .shared_memory_fd = spec.shared_memory_fd});
     if (!region) {
         return std::unexpected(region.error());
     }

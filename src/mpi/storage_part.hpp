@@ -40,6 +40,9 @@ struct PartSpec {
     /// only at a sync. Empty: the part maps `file.path` itself.
     std::filesystem::path working_copy;
     bool create_working_copy = false;  ///< create it (O_EXCL) and copy the file's bytes in; else open it
+    /// The memory part from this file, shared by every process that maps it
+    /// (CombinedOptions::shared_memory_fd): a shared window's ranks. -1: private memory.
+    int shared_memory_fd = -1;
 };
 
 /// What happens when the part is released.

@@ -15,18 +15,28 @@
 // MPI_Win_sync copies its segment into the file (StoragePart). Not over a
 // block device (no directory beside it for the copy).
 //
-// Not supported, as MPI_ERR_INFO_VALUE: a storage_alloc_factor other than 1
-// in the MPI_Info (a memory part would be private to each process). The same
-// factor from STRATA_MPI_WINDOW_HINTS puts the whole window on storage
-// instead and says so once (whole_on_storage).
+// storage_alloc_factor below 1 in the MPI_Info (rank 0's, with its
+// storage_alloc_order, for the whole window): the memory part is a tmpfs file
+// in the user's private segment directory, made by rank 0 and mapped shared
+// by every rank (its name removed once all mapped), so the ranks see each
+// other's stores there too; the file holds the storage part only.
+//
+// Not supported, as MPI_ERR_INFO_VALUE: storage_alloc_factor=auto (each
+// process decides it from its own memory budget, but the ranks need one
+// layout) and a factor below 1 with discard. A combined default from
+// STRATA_MPI_WINDOW_HINTS puts the whole window on storage instead and says so
+// once (whole_on_storage): an unmodified program's shared window stays one file.
 #include <array>
 #include <atomic>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <expected>
+#include <filesystem>
 #include <limits>
 #include <vector>
 
+#include <fcntl.h>
 #include <linux/limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,6 +44,7 @@
 #include "mpi/hint_source.hpp"
 #include "mpi/registry.hpp"
 #include "mpi/setup.hpp"
+#include "strata/shm/segment.hpp"
 
 namespace strata::mpi {
 
@@ -50,11 +61,16 @@ PartSpec shared_spec(const WindowHints& hints, const std::string& path) {
 }
 
 std::optional<Failure> check_shared(const char* routine, int rank, const WindowHints& hints) {
-    if (hints.factor_given && (hints.factor_auto || hints.storage_fraction != 1.0)) {
+    if (hints.factor_given && hints.factor_auto) {
+        return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_factor", "auto",
+                            "not for shared windows: each process would size the memory part from its own memory "
+                            "budget, but the ranks share one layout; give a fixed factor");
+    }
+    if (hints.factor_given && hints.storage_fraction < 1.0 && hints.discard) {
         return make_failure(MPI_ERR_INFO_VALUE, routine, rank, "storage_alloc_factor",
                             hints.given.at("storage_alloc_factor"),
-                            "a shared storage window must be entirely on storage (factor 1): a memory part "
-                            "would be private to each process, invisible to the other ranks");
+                            "a shared window with storage_alloc_discard=true must be entirely on storage (factor 1): "
+                            "its working copy and a memory part together are not supported");
     }
     return std::nullopt;
 }
@@ -81,7 +97,70 @@ struct FileParameters {
     int noncontig = 0;
     std::array<char, PATH_MAX> path{};
     std::array<char, PATH_MAX> working_copy{};  ///< empty unless storage_alloc_discard
+    std::array<char, PATH_MAX> memory_file{};   ///< the shared memory part's tmpfs file; empty: none
+    double storage_fraction = 1.0;              ///< rank 0's storage_alloc_factor
+    int order = 0;                              ///< rank 0's storage_alloc_order (Order)
 };
+
+/// Removes a file's name when the scope ends, unless it is empty: the shared
+/// memory part's and the working copy's names live only until every rank has
+/// opened them, or until the window fails.
+struct NameRemover {
+    std::string path;
+    NameRemover() = default;
+    NameRemover(const NameRemover&) = delete;
+    NameRemover& operator=(const NameRemover&) = delete;
+    ~NameRemover() {
+        if (!path.empty()) {
+            (void)::unlink(path.c_str());
+        }
+    }
+};
+
+/// Rank 0's tmpfs file for the memory part of a combined shared window, in the
+/// user's private segment directory ($STRATA_SHM_DIR, else /dev/shm/strata-<euid>,
+/// checked), created O_EXCL | O_NOFOLLOW, mode 0600. Its descriptor, or the failure.
+std::expected<int, Failure> create_memory_file(const char* routine, int rank, unsigned index, std::string& path) {
+    std::filesystem::path dir;
+    if (std::getenv("STRATA_SHM_DIR") != nullptr) {
+        dir = default_segment_dir();
+    } else {
+        auto made = private_segment_dir();
+        if (!made) {
+            return std::unexpected(
+                make_failure(MPI_ERR_FILE, routine, rank, "storage_alloc_factor", "<1", made.error().what()));
+        }
+        dir = *made;
+    }
+    path = (dir / fmt::format("mpi-shared-{}-{}.mem", ::getpid(), index)).string();
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        const int err = errno;
+        const std::string where = path;
+        path.clear();  // not ours to remove
+        return std::unexpected(
+            make_failure(MPI_ERR_FILE, routine, rank, "storage_alloc_factor", "<1",
+                         fmt::format("cannot create the shared memory part {}: {}", where, describe_errno(err))));
+    }
+    return fd;
+}
+
+/// Another rank's view of rank 0's memory file: opened O_NOFOLLOW and checked to be
+/// a regular file of this user, so nothing another user planted is mapped.
+std::expected<int, Failure> open_memory_file(const char* routine, int rank, const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st {};
+    if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+        const int err = errno;
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        return std::unexpected(make_failure(MPI_ERR_FILE, routine, rank, "storage_alloc_factor", "<1",
+                                            fmt::format("cannot open rank 0's shared memory part {}: {}", path,
+                                                        fd < 0 ? describe_errno(err) : "not a file of this user")));
+    }
+    return fd;
+}
 
 /// With discard, rank 0's working copy beside the file: "<file>.strata-discard-<pid>-<index>".
 std::expected<std::string, Failure> working_copy_name(const char* routine, int rank, const std::string& file,
@@ -152,13 +231,12 @@ int in_memory(const WindowRequest& r, std::string_view why) {
 }
 
 /// A combined default (storage_alloc_factor < 1 or auto in
-/// STRATA_MPI_WINDOW_HINTS) cannot be honoured on a shared window: the
-/// memory part would be private to each process. An unmodified program
-/// cannot change its hints, so instead of failing its MPI_Win_allocate_shared
-/// the whole window goes to storage — the placement nearest to a combined
-/// window that every rank of the node can see: its pages live in the shared
-/// page cache while memory lasts and the kernel writes them back when it is
-/// short. Said once per process, by rank 0 of the window's communicator.
+/// STRATA_MPI_WINDOW_HINTS) does not apply to shared windows: `auto` cannot
+/// (each process sizes it from its own budget), and an unmodified program's
+/// shared window stays one file that every rank maps, its pages in the shared
+/// page cache while memory lasts and written back by the kernel when it is
+/// short. A program asks for a combined shared window in its MPI_Info. Said
+/// once per process, by rank 0 of the window's communicator.
 void whole_on_storage(const char* routine, int rank, WindowHints& hints) {
     if (!hints.factor_given || (!hints.factor_auto && hints.storage_fraction == 1.0)) {
         return;
@@ -166,10 +244,10 @@ void whole_on_storage(const char* routine, int rank, WindowHints& hints) {
     static std::atomic<bool> said{false};
     if (rank == 0 && !said.exchange(true)) {
         detail::log().warn(
-            "{}: STRATA_MPI_WINDOW_HINTS storage_alloc_factor={} does not apply to shared windows (a memory part "
-            "would be private to each process, invisible to the other ranks): the whole window is on storage, "
-            "in the shared page cache while memory lasts; set STRATA_MPI_WINDOW_HINTS_SCOPE to leave shared "
-            "windows in memory. Said once.",
+            "{}: STRATA_MPI_WINDOW_HINTS storage_alloc_factor={} does not apply to shared windows (a program asks "
+            "for a combined shared window in its MPI_Info): the whole window is on storage, in the shared page "
+            "cache while memory lasts; set STRATA_MPI_WINDOW_HINTS_SCOPE to leave shared windows in memory. "
+            "Said once.",
             routine, hints.given.at("storage_alloc_factor"));
     }
     hints.factor_given = false;
@@ -227,7 +305,96 @@ struct SharedFile {
     std::vector<SharedPeer> peers;
     std::string path;
     std::size_t total = 0;
+    Order order = Order::memory_first;  ///< rank 0's: where the memory part lies
 };
+
+/// Rank 0's part of open_shared_file(): the layout, the file, and with a memory
+/// factor or discard the shared memory part's file or the working copy, whose
+/// names it fills into `parameters` for the others.
+std::optional<Failure> create_on_rank_zero(const WindowRequest& r, const WindowHints& hints, unsigned index,
+                                           int job_pid, const std::vector<MPI_Aint>& sizes_and_units,
+                                           FileParameters& parameters, NameRemover& memory_name, SharedFile& file) {
+    constexpr int rank = 0;
+    auto name = file_name(r.routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(job_pid),
+                          kind_name(Routine::win_allocate_shared));
+    auto planned = layout(r.routine, rank, sizes_and_units, hints.shared_noncontig, file.total);
+    if (!planned) {
+        return planned.error();
+    }
+    if (!name) {
+        return name.error();
+    }
+    if (name->size() >= parameters.path.size()) {
+        return make_failure(MPI_ERR_BAD_FILE, r.routine, rank, "storage_alloc_filename", *name, "path too long");
+    }
+    std::strncpy(parameters.path.data(), name->c_str(), parameters.path.size() - 1);
+    parameters.offset = hints.offset;
+    parameters.noncontig = hints.shared_noncontig ? 1 : 0;
+    parameters.storage_fraction = hints.factor_given ? hints.storage_fraction : 1.0;
+    parameters.order = static_cast<int>(hints.order);
+    if (file.total == 0) {
+        return std::nullopt;
+    }
+    PartSpec spec = shared_spec(hints, *name);
+    if (hints.discard) {
+        auto working = working_copy_name(r.routine, rank, *name, index);
+        if (!working) {
+            return working.error();
+        }
+        std::strncpy(parameters.working_copy.data(), working->c_str(), parameters.working_copy.size() - 1);
+        spec.working_copy = *working;
+        spec.create_working_copy = true;
+    }
+    int memory_fd = -1;
+    if (parameters.storage_fraction < 1.0) {
+        auto made = create_memory_file(r.routine, rank, index, memory_name.path);
+        if (!made) {
+            return made.error();
+        }
+        memory_fd = *made;
+        std::strncpy(parameters.memory_file.data(), memory_name.path.c_str(), parameters.memory_file.size() - 1);
+        spec.shared_memory_fd = memory_fd;
+        spec.memory_share = Factor::fixed(1.0 - parameters.storage_fraction);
+    }
+    auto made = StoragePart::create(file.total, spec, release_policy(hints));
+    if (memory_fd >= 0) {
+        ::close(memory_fd);  // the mapping keeps the memory part
+    }
+    if (!made) {
+        return region_failure(r.routine, rank, made.error());
+    }
+    file.part = std::move(*made);
+    return std::nullopt;
+}
+
+/// Another rank's part of open_shared_file(): maps what rank 0 made, as `parameters` name it.
+std::optional<Failure> map_on_other_rank(const WindowRequest& r, int rank, const WindowHints& hints,
+                                         const FileParameters& parameters, SharedFile& file) {
+    WindowHints file_hints = hints;
+    file_hints.offset = parameters.offset;
+    file_hints.order = static_cast<Order>(parameters.order);
+    PartSpec spec = shared_spec(file_hints, file.path);
+    spec.working_copy = std::string(parameters.working_copy.data());
+    int memory_fd = -1;
+    if (parameters.memory_file[0] != '\0') {
+        auto opened = open_memory_file(r.routine, rank, std::string(parameters.memory_file.data()));
+        if (!opened) {
+            return opened.error();
+        }
+        memory_fd = *opened;
+        spec.shared_memory_fd = memory_fd;
+        spec.memory_share = Factor::fixed(1.0 - parameters.storage_fraction);
+    }
+    auto made = StoragePart::create(file.total, spec, release_policy(file_hints));
+    if (memory_fd >= 0) {
+        ::close(memory_fd);
+    }
+    if (!made) {
+        return region_failure(r.routine, rank, made.error());
+    }
+    file.part = std::move(*made);
+    return std::nullopt;
+}
 
 /// Rank 0 plans the layout and creates the file; the others learn its name
 /// and map it once rank 0 has succeeded. MPI_SUCCESS, or the error every
@@ -243,39 +410,9 @@ int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints,
     // Rank 0 creates the file; the others wait for its outcome before mapping.
     FileParameters parameters;
     std::optional<Failure> failure;
+    NameRemover memory_name;  // rank 0: the shared memory part's name, gone when this returns
     if (rank == 0) {
-        auto name = file_name(r.routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(job_pid),
-                              kind_name(Routine::win_allocate_shared));
-        auto planned = layout(r.routine, rank, sizes_and_units, hints.shared_noncontig, file.total);
-        if (!planned) {
-            failure = planned.error();
-        } else if (!name) {
-            failure = name.error();
-        } else if (name->size() >= parameters.path.size()) {
-            failure = make_failure(MPI_ERR_BAD_FILE, r.routine, rank, "storage_alloc_filename", *name, "path too long");
-        } else {
-            std::strncpy(parameters.path.data(), name->c_str(), parameters.path.size() - 1);
-            parameters.offset = hints.offset;
-            parameters.noncontig = hints.shared_noncontig ? 1 : 0;
-            PartSpec spec = shared_spec(hints, *name);
-            if (hints.discard && file.total > 0) {
-                auto working = working_copy_name(r.routine, rank, *name, index);
-                if (!working) {
-                    failure = working.error();
-                } else {
-                    std::strncpy(parameters.working_copy.data(), working->c_str(), parameters.working_copy.size() - 1);
-                    spec.working_copy = *working;
-                    spec.create_working_copy = true;
-                }
-            }
-            if (file.total > 0 && !failure) {
-                auto made = StoragePart::create(file.total, spec, release_policy(hints));
-                file.part = made ? std::move(*made) : nullptr;
-                if (!made) {
-                    failure = region_failure(r.routine, rank, made.error());
-                }
-            }
-        }
+        failure = create_on_rank_zero(r, hints, index, job_pid, sizes_and_units, parameters, memory_name, file);
     }
     if (auto failed = agree(r.comm, failure)) {
         return fail(r.comm, r.win, file.part, *failed);
@@ -289,16 +426,9 @@ int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints,
     }
     file.peers = std::move(*planned);
     file.path = std::string(parameters.path.data());
+    file.order = static_cast<Order>(parameters.order);
     if (rank != 0 && file.total > 0) {
-        WindowHints file_hints = hints;
-        file_hints.offset = parameters.offset;
-        PartSpec spec = shared_spec(file_hints, file.path);
-        spec.working_copy = std::string(parameters.working_copy.data());
-        auto made = StoragePart::create(file.total, spec, release_policy(file_hints));
-        file.part = made ? std::move(*made) : nullptr;
-        if (!made) {
-            failure = region_failure(r.routine, rank, made.error());
-        }
+        failure = map_on_other_rank(r, rank, hints, parameters, file);
     }
     if (auto failed = agree(r.comm, failure)) {
         return fail(r.comm, r.win, file.part, *failed);
@@ -308,6 +438,21 @@ int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints,
         (void)::unlink(parameters.working_copy.data());
     }
     return MPI_SUCCESS;
+}
+
+/// (bytes in the memory part, bytes on storage) of the segment `me` of `size` bytes: the
+/// window's storage part starts after its memory part (memory_first) or at 0.
+std::pair<std::size_t, std::size_t> segment_split(const StoragePart* part, const SharedPeer& me, std::size_t size,
+                                                  Order order) {
+    if (part == nullptr || size == 0) {
+        return {0, 0};
+    }
+    const std::size_t begin = order == Order::memory_first ? part->memory_bytes() : 0;
+    const std::size_t end = begin + part->storage_bytes();
+    const std::size_t from = std::max<std::size_t>(me.offset, begin);
+    const std::size_t to = std::min<std::size_t>(me.offset + size, end);
+    const std::size_t on_storage = to > from ? to - from : 0;
+    return {size - on_storage, on_storage};
 }
 
 /// Creates the MPI window over the whole mapping and records how RMA reaches
@@ -345,7 +490,10 @@ int expose_shared(const WindowRequest& r, int rank, unsigned index, const Window
     record->peers = file.peers;
     record->translate(std::move(targets), base, r.size, r.disp_unit);
     record->reported = report(hints, file.path, part.get());
-    record->reported.insert_or_assign("strata_storage_bytes", std::to_string(r.size));  // this rank's segment
+    // This rank's segment: how much of it lies in the memory part and on storage.
+    const auto [in_memory, on_storage] = segment_split(part.get(), me, static_cast<std::size_t>(r.size), file.order);
+    record->reported.insert_or_assign("strata_memory_bytes", std::to_string(in_memory));
+    record->reported.insert_or_assign("strata_storage_bytes", std::to_string(on_storage));
     if (part && r.size > 0) {
         record->attach({.part = part, .offset = me.offset, .length = static_cast<std::size_t>(r.size), .base = base});
     }

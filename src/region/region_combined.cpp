@@ -5,6 +5,7 @@
 // tracker, fill) undo the rest.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmath>
 
@@ -178,10 +179,33 @@ Result<void> map_file_storage(const char* op, std::size_t size, const CombinedLa
     return {};
 }
 
+/// The memory part at `at`: private anonymous memory, or the file `shared_fd`
+/// (grown to `length` if shorter) mapped shared (CombinedOptions::shared_memory_fd).
+Result<void> map_memory_part(const char* op, std::size_t size, std::byte* at, std::size_t length, int shared_fd) {
+    if (shared_fd < 0) {
+        if (::mmap(at, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+            return make_sys_error(errno, "{}: size={}: cannot map the memory part", op, size);
+        }
+        return {};
+    }
+    struct stat st {};
+    if (::fstat(shared_fd, &st) != 0) {
+        return make_sys_error(errno, "{}: size={}: shared_memory_fd={}: cannot stat it", op, size, shared_fd);
+    }
+    if (static_cast<std::uint64_t>(st.st_size) < length && ::ftruncate(shared_fd, static_cast<off_t>(length)) != 0) {
+        return make_sys_error(errno, "{}: size={}: shared_memory_fd={}: cannot size it to {} bytes", op, size,
+                              shared_fd, length);
+    }
+    if (::mmap(at, length, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, shared_fd, 0) == MAP_FAILED) {
+        return make_sys_error(errno, "{}: size={}: cannot map the shared memory part", op, size);
+    }
+    return {};
+}
+
 /// Reserves the whole range first so both parts land side by side, then maps
 /// the memory part and the storage part into it.
 Result<void> map_combined(const char* op, std::size_t size, const CombinedLayout& layout, const StorageOptions& storage,
-                          const posix::StorageFile& file, CombinedParts& parts) {
+                          const posix::StorageFile& file, int shared_memory_fd, CombinedParts& parts) {
     void* reserved = ::mmap(nullptr, layout.mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (reserved == MAP_FAILED) {
         return make_sys_error(errno, "{}: size={}: cannot reserve the address range", op, size);
@@ -190,9 +214,11 @@ Result<void> map_combined(const char* op, std::size_t size, const CombinedLayout
     const std::size_t storage_mapped = layout.storage_mapped();
     const std::size_t memory_begin = layout.storage_begin == 0 ? storage_mapped : 0;
     const std::size_t memory_mapped = layout.mapped - storage_mapped;
-    if (memory_mapped > 0 && ::mmap(parts.range.get() + memory_begin, memory_mapped, PROT_READ | PROT_WRITE,
-                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
-        return make_sys_error(errno, "{}: size={}: cannot map the memory part", op, size);
+    if (memory_mapped > 0) {
+        if (auto mapped = map_memory_part(op, size, parts.range.get() + memory_begin, memory_mapped, shared_memory_fd);
+            !mapped) {
+            return mapped;
+        }
     }
     if (storage_mapped == 0) {
         return {};
@@ -244,7 +270,8 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
         file = std::move(*opened);
     }
     CombinedParts parts;
-    if (auto mapped = map_combined(op, size, *layout, options.storage, file, parts); !mapped) {
+    if (auto mapped = map_combined(op, size, *layout, options.storage, file, options.shared_memory_fd, parts);
+        !mapped) {
         file.roll_back(options.storage.path);
         return std::unexpected(mapped.error());
     }

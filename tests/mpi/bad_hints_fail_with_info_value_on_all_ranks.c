@@ -44,7 +44,6 @@ static const struct bad_hint window_cases[] = {
 
 /* Valid for MPI_Win_allocate, refused for shared windows. */
 static const struct bad_hint shared_cases[] = {
-    {STRATA_MPI_FACTOR, "0.5", "storage_alloc_factor=0.5"},
     {STRATA_MPI_FACTOR, "auto", "storage_alloc_factor=auto"},
 };
 

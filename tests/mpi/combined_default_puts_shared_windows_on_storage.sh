@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # A combined default (storage_alloc_factor < 1 or auto in STRATA_MPI_WINDOW_HINTS)
 # does not abort an unmodified program's MPI_Win_allocate_shared: the whole
-# shared window goes to storage (a memory part would be private to each
-# process), and the library says so once. Other routines still get the
+# shared window goes to storage (a program asks for a combined shared window in
+# its MPI_Info), and the library says so once. Other routines still get the
 # combined placement (MPI_Alloc_mem + MPI_Win_create, MPI_Win_allocate).
 # Usage: combined_default_puts_shared_windows_on_storage.sh MPIEXEC NP PROGRAM LIBRARY
 set -eu
