@@ -370,18 +370,22 @@ TEST(RuntimeCoverSuspend, a_woken_worker_at_a_scheduling_point_hands_the_core_ba
         ::close(fds[0]);
         ::close(fds[1]);
         // As in run_round: a woken worker that ran only after half the
-        // suspension's bound cannot judge it.
-        if (!scenario || Clock::time_point(Clock::duration(woken_at.load())) - written_at >= kSuspendBound / 2) {
+        // suspension's bound cannot judge it. Nor can a round whose cover was
+        // not yet asleep when the woken worker reached its scheduling point
+        // (its compute bound ran out first, beside busy loops): the hand-back
+        // of a suspended cover is what is tested here, and the suspension
+        // itself is a_woken_covered_worker_suspends_its_cover_until_it_blocks_again's.
+        if (!scenario || Clock::time_point(Clock::duration(woken_at.load())) - written_at >= kSuspendBound / 2 ||
+            !asleep_at_yield.load()) {
             ++set_up_again;
             continue;
         }
-        const bool ok = asleep_at_yield.load() && after_yield.load() > at_yield.load();
+        const bool ok = after_yield.load() > at_yield.load();
         handed += ok ? 1 : 0;
         handbacks += rt.stats()[0].suspend_handbacks;
         if (!ok) {
-            misses += "; round " + std::to_string(i) + ": cover asleep at yield() " +
-                      std::to_string(asleep_at_yield.load()) + ", progress at yield() " +
-                      std::to_string(at_yield.load()) + ", when it returned " + std::to_string(after_yield.load());
+            misses += "; round " + std::to_string(i) + ": progress at yield() " + std::to_string(at_yield.load()) +
+                      ", when it returned " + std::to_string(after_yield.load());
         }
         ++i;
     }
