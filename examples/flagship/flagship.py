@@ -138,7 +138,10 @@ class Companions:
             # code after telling Hydra its end is deliberate: the job failed if mpiexec or a rank
             # says so, or a rank said nothing.
             codes = [int(c) for c in re.findall(r"^steer: rank \d+ exit (\d+)$", steer_said, re.MULTILINE)]
-            steer_exit = max([*codes, steer_exit]) if len(codes) == 3 else steer_exit or 1
+            if len(codes) != 3:
+                steer_exit = steer_exit or 1
+            elif steer_exit == 0:  # mpiexec's own failure (or a signal, negative) wins over the ranks'
+                steer_exit = max(codes)
         return self.analysis.returncode, said, steer_exit, steer_said
 
 
