@@ -88,7 +88,12 @@ echo "checked ${#elves[@]} ELF files"
 # pkg-config and the CMake package point into this prefix.
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 cflags=$(pkg-config --cflags strata-ocr)
-[[ -f "$(sed -E 's/.*-I([^ ]*\/ocr)( |$).*/\1/' <<< "$cflags")/ocr.h" ]] || fail "pkg-config --cflags strata-ocr: $cflags"
+# One word per flag: a path may itself hold "-I" (mktemp's random letters do).
+ocr_include=
+for flag in $cflags; do
+  [[ "$flag" == -I*/ocr ]] && ocr_include=${flag#-I}
+done
+[[ -n "$ocr_include" && -f "$ocr_include/ocr.h" ]] || fail "pkg-config --cflags strata-ocr: $cflags"
 [[ "$(pkg-config --variable=libdir strata)" -ef "$prefix/lib" ]] || fail "pkg-config libdir of strata"
 [[ "$(pkg-config --modversion strata-mpi)" == "$version" ]] || fail "strata-mpi.pc version"
 pkg-config --libs strata-mpi | has -- "-lstrata-mpi .*-lmpich" || fail "strata-mpi.pc does not link MPI after -lstrata-mpi"
