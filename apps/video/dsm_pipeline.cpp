@@ -568,6 +568,11 @@ int run_dsm(const Options& options) {
         }
         ctx.exit_now(1);
     }
+    // finish_rank ends the process without the node's destructor: the log is written here, after
+    // leave() (clients) or serve() (servers), while every rank still waits for the others.
+    if (auto logged = node->write_event_log(); !logged) {
+        ctx.error(logged.error().what());
+    }
     const dsm::Traffic t = node->traffic();
     const dsm::TrafficCount sent = t.total_sent();
     ctx.stats.messages_sent = sent.messages;

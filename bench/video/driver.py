@@ -110,16 +110,18 @@ def placement(e: dict, servers: int, workdir: Path) -> tuple[list[str], int]:
     return ["-f", str(machinefile)], servers + 2 + len(nodes)
 
 
-def event_counts(run_dir: Path) -> tuple[int, int]:
-    """Events kept and dropped over every rank's event log (each file's first line says both)."""
-    kept = dropped = 0
+def event_counts(run_dir: Path) -> tuple[int, int, int]:
+    """Event logs, events kept and events dropped over every rank's log (each file's first line
+    says both)."""
+    logs = kept = dropped = 0
     for log in run_dir.glob("events-*.txt"):
+        logs += 1
         with log.open() as f:
             m = re.search(r"(\d+) events, (\d+) dropped", f.readline())
         if m:
             kept += int(m.group(1))
             dropped += int(m.group(2))
-    return kept, dropped
+    return logs, kept, dropped
 
 
 def run_once(e, args, impl_name, size, video, reference, port) -> dict:
@@ -181,7 +183,9 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
         record["output_md5"] = md5(output)
         record["output_matches_serial"] = record["output_md5"] == reference
     if logged:
-        record["events"], record["events_dropped"] = event_counts(run_dir)
+        logs, record["events"], record["events_dropped"] = event_counts(run_dir)
+        if logs != n and "error" not in record:
+            record["error"] = f"{logs} event logs written, one per rank expected ({n})"
     shutil.rmtree(run_dir, ignore_errors=True)
     return record
 

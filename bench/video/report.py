@@ -174,7 +174,7 @@ def summarize(data: dict) -> dict:
         }
         for impl in data["config"]["impls"]:
             recs = [r for r in data["records"] if r["size"] == size and r["impl"] == impl]
-            ok = [r for r in recs if "job_s" in r]
+            ok = [r for r in recs if "job_s" in r and "error" not in r]
             if not ok:
                 entry["impls"][impl] = {"runs": len(recs), "failures": len(recs)}
                 continue

@@ -38,10 +38,10 @@ def test_three_emulated_nodes_run_mpi_zmq_and_dsm_with_the_reference_frames(tmp_
         $STRATA_EMU_ADDRS
         EOF
         for impl in mpi-async-multi zmq-credit dsm; do
-          hosts="n0:3,n1:1,n2:1"; n=5
-          [ $impl = dsm ] && hosts="n0:4,n1:1,n2:1" && n=6
+          hosts="n0:3,n1:1,n2:1"; n=5; log=
+          [ $impl = dsm ] && hosts="n0:4,n1:1,n2:1" && n=6 && log="-genv STRATA_DSM_EVENT_LOG {tmp_path}/events-%r.txt"
           mkdir {tmp_path}/stats-$impl
-          timeout 90 $STRATA_EMU_MPIEXEC -hosts $hosts -n $n {binary} --impl $impl -i {video} \\
+          timeout 90 $STRATA_EMU_MPIEXEC $log -hosts $hosts -n $n {binary} --impl $impl -i {video} \\
             -o {tmp_path}/out-$impl.nut --timeout-ms 10000 --zmq-host $gateway --zmq-port 27500 \\
             --stats {tmp_path}/stats-$impl
         done
@@ -65,6 +65,14 @@ def test_three_emulated_nodes_run_mpi_zmq_and_dsm_with_the_reference_frames(tmp_
     for node in ("n1", "n2"):
         line = next(x for x in run.stderr.splitlines() if x.startswith(f"emulate: link {node}: received"))
         assert int(line.split()[4]) > 3 * 160 * 120, line
+    # The DSM job's event log (STRATA_DSM_EVENT_LOG): every rank, server and clients, wrote its
+    # own file although the program ends its ranks without the node's destructor.
+    logs = sorted(tmp_path.glob("events-*.txt"))
+    assert [p.name for p in logs] == [f"events-{r}.txt" for r in range(6)]
+    for p in logs:
+        header = p.read_text().splitlines()[0]
+        kept = int(header.split(" events, ")[0].rsplit(" ", 1)[1])
+        assert kept > 0 and " 0 dropped" in header, f"{p.name}: {header}"
     assert emulation_leftovers(run.pid) == []
 
 
