@@ -107,11 +107,15 @@ def main() -> int:
     rows = []
     index = 0
     for shape, n in configs:
-        for mode in ("process", "container"):
-            runs = []
-            for _ in range(args.repeats):
+        # Processes and containers alternate, repeat by repeat: a drift of the machine's load
+        # falls on both sides of the ratio alike.
+        runs_of = {"process": [], "container": []}
+        for _ in range(args.repeats):
+            for mode in ("process", "container"):
                 index += 1
-                runs.append(run_once(args, mode, shape, n, args.iterations, args.size, index))
+                runs_of[mode].append(run_once(args, mode, shape, n, args.iterations, args.size, index))
+        for mode in ("process", "container"):
+            runs = runs_of[mode]
             rows.append(
                 {
                     "shape": shape,

@@ -437,6 +437,16 @@ def _ocr_dist(data: dict) -> Iterator[Median]:
             yield Median({"ranks": row["ranks"]}, f"stencil_{metric}", float(row[metric]), repeats)
 
 
+def _containers(data: dict) -> Iterator[Median]:
+    for row in data["rows"]:
+        yield Median(
+            {"shape": row["shape"], "n": row["n"], "mode": row["mode"]},
+            "throughput_mb_s",
+            float(row["throughput_mb_s"]),
+            row.get("repeats"),
+        )
+
+
 def _mpich_rma_conformance(data: dict) -> Iterator[Median]:
     """A conformance table: per mode, the median run time of the tests that passed in it (each
     test ran once per mode), so a mode's overhead on MPICH's own tests can be read beside plain."""
@@ -479,5 +489,6 @@ _MEDIANS: dict[str, Callable[[dict], Iterator[Median]]] = {
     "storage-windows": _storage_windows,
     "video": _video,
     "ocr-dist": _ocr_dist,
+    "containers": _containers,
     "mpich-rma-conformance": _mpich_rma_conformance,
 }
