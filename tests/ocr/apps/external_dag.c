@@ -148,7 +148,11 @@ static ocrGuid_t external(const char* name, u32 nin, ocrGuid_t* inputs, ocrGuid_
         ocrAbort(2);
         return NULL_GUID;
     }
-    ocrEventCreate(&out, OCR_EVENT_ONCE_T, EVT_PROP_TAKES_ARG);
+    /* A task without inputs starts at its creation and may end before the
+     * check EDT depends on its output: a ONCE event would be gone by then
+     * (seen as "not ... a live event" when `fail` ended in 1 ms), so that
+     * output is a STICKY event, which stays satisfied. */
+    ocrEventCreate(&out, nin == 0 ? OCR_EVENT_STICKY_T : OCR_EVENT_ONCE_T, EVT_PROP_TAKES_ARG);
     ocrExternalTaskCreate(task, tpl, nin, inputs, 1, &out);
     ocrExternalTemplateDestroy(tpl);
     return out;
