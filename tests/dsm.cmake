@@ -97,3 +97,14 @@ foreach(mode full small exists)
             ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_event_log_test> ${mode})
   set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
 endforeach()
+
+# The channel under the DSM and distributed OCR (src/net): a sender stopped in the middle of a
+# large message holds up only its own messages. One "host" per rank and UCX over TCP, so that the
+# message moves only while its sender runs (UCX's shared-memory transports would read it anyway).
+add_executable(channel_stalled_sender_test mpi_dsm/channel_stalled_sender_test.cpp)
+target_link_libraries(channel_stalled_sender_test PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
+add_test(NAME dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages
+  COMMAND ${MPIEXEC_EXECUTABLE} -launcher fork -hosts 127.0.0.1,127.0.0.2,127.0.0.3 -ppn 1 -n 3
+          -genv UCX_TLS tcp,self $<TARGET_FILE:channel_stalled_sender_test>)
+set_tests_properties(dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages PROPERTIES
+  LABELS "integration;mpi" TIMEOUT 180)

@@ -209,6 +209,89 @@ void MpiChannel::complete_ranges() {
     }
 }
 
+// Matches one message waiting for the channel, if any, and starts its receive.
+// Never a blocking receive: a large message whose sender dies midway would never complete.
+Result<void> MpiChannel::match_locked() {
+    int flag = 0;
+    MPI_Message msg;
+    MPI_Status status;
+    if (int rc = MPI_Improbe(MPI_ANY_SOURCE, config_.tag, comm_, &flag, &msg, &status); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "{}: MPI_Improbe: {}", config_.who, mpi_error_text(rc));
+    }
+    if (flag == 0) {
+        return {};
+    }
+    int count_bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count_bytes);
+    Arriving a{.source = status.MPI_SOURCE,
+               .request = MPI_REQUEST_NULL,
+               .buffer = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(count_bytes)),
+               .deadline = Clock::now() + receive_timeout_,
+               .complete = false};
+    if (int rc = MPI_Imrecv(a.buffer->data(), count_bytes, MPI_BYTE, &msg, &a.request); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "{}: MPI_Imrecv from rank {}: {}", config_.who, a.source, mpi_error_text(rc));
+    }
+    arriving_.push_back(std::move(a));
+    return {};
+}
+
+// Tests every message still arriving. One past its deadline, or from a peer found
+// dead, makes its sender dead: its receive is abandoned (MPI may still write into
+// the buffer, kept for ever) with every later message of that sender, which may
+// not be returned before it. True when a message is complete.
+Result<bool> MpiChannel::test_arriving_locked() {
+    bool any_complete = false;
+    std::vector<int> cut_off;
+    for (auto it = arriving_.begin(); it != arriving_.end();) {
+        if (std::find(cut_off.begin(), cut_off.end(), it->source) != cut_off.end()) {
+            if (!it->complete) {
+                abandoned_.emplace_back(it->request, std::move(it->buffer));
+            }
+            it = arriving_.erase(it);
+            continue;
+        }
+        if (!it->complete) {
+            int done = 0;
+            if (int rc = MPI_Test(&it->request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
+                return make_error(Errc::io_error, "{}: receiving from rank {}: {}", config_.who, it->source,
+                                  mpi_error_text(rc));
+            }
+            it->complete = done != 0;
+        }
+        if (!it->complete && (dead_[static_cast<std::size_t>(it->source)] || Clock::now() > it->deadline)) {
+            mark_dead(it->source);
+            cut_off.push_back(it->source);
+            abandoned_.emplace_back(it->request, std::move(it->buffer));
+            it = arriving_.erase(it);
+            continue;
+        }
+        any_complete = any_complete || it->complete;
+        ++it;
+    }
+    return any_complete;
+}
+
+// Takes the first complete message that no earlier message of its sender precedes.
+bool MpiChannel::take_complete_locked(Received& in) {
+    std::vector<int> held;  // senders with an earlier message still arriving
+    for (auto it = arriving_.begin(); it != arriving_.end(); ++it) {
+        if (!it->complete) {
+            held.push_back(it->source);
+            continue;
+        }
+        if (std::find(held.begin(), held.end(), it->source) != held.end()) {
+            continue;
+        }
+        in.source = it->source;
+        in.buffer = std::move(it->buffer);
+        arriving_.erase(it);
+        count(recv_msgs_, recv_bytes_, in.buffer->empty() ? std::byte{0} : in.buffer->front(), in.buffer->size());
+        heard(in.source);
+        return true;
+    }
+    return false;
+}
+
 Result<bool> MpiChannel::poll(Received& in) {
     {
         std::lock_guard lock(send_mu_);
@@ -218,48 +301,28 @@ Result<bool> MpiChannel::poll(Received& in) {
     }
     complete_ranges();
     std::lock_guard lock(recv_mu_);
-    int flag = 0;
-    MPI_Message msg;
-    MPI_Status status;
-    if (int rc = MPI_Improbe(MPI_ANY_SOURCE, config_.tag, comm_, &flag, &msg, &status); rc != MPI_SUCCESS) {
-        return make_error(Errc::io_error, "{}: MPI_Improbe: {}", config_.who, mpi_error_text(rc));
+    if (auto matched = match_locked(); !matched) {
+        return std::unexpected(matched.error());
     }
-    if (flag == 0) {
-        return false;
-    }
-    int count_bytes = 0;
-    MPI_Get_count(&status, MPI_BYTE, &count_bytes);
-    auto buffer = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(count_bytes));
-    // Never a blocking receive: a large message whose sender dies midway would never complete.
-    MPI_Request request = MPI_REQUEST_NULL;
-    if (int rc = MPI_Imrecv(buffer->data(), count_bytes, MPI_BYTE, &msg, &request); rc != MPI_SUCCESS) {
-        return make_error(Errc::io_error, "{}: MPI_Imrecv from rank {}: {}", config_.who, status.MPI_SOURCE,
-                          mpi_error_text(rc));
-    }
-    const auto deadline = Clock::now() + receive_timeout_;
+    // MPI moves a message only inside its calls: one still arriving is tested in a
+    // tight loop, then in 50 us steps, for at most a slice, and the call returns so
+    // that its caller serves the other peers (and this sender's pings wait behind it).
+    constexpr auto slice = std::chrono::milliseconds(1);
+    const auto until = Clock::now() + slice;
     for (std::uint64_t round = 0;; ++round) {
-        int done = 0;
-        if (int rc = MPI_Test(&request, &done, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
-            return make_error(Errc::io_error, "{}: receiving from rank {}: {}", config_.who, status.MPI_SOURCE,
-                              mpi_error_text(rc));
+        auto tested = test_arriving_locked();
+        if (!tested) {
+            return std::unexpected(tested.error());
         }
-        if (done != 0) {
-            break;
-        }
-        if (dead_[static_cast<std::size_t>(status.MPI_SOURCE)] || Clock::now() > deadline) {
-            mark_dead(status.MPI_SOURCE);
-            abandoned_.emplace_back(request, std::move(buffer));
-            return false;
+        const bool taken = *tested && take_complete_locked(in);
+        if (taken || arriving_.empty() || Clock::now() > until) {
+            arriving_count_.store(arriving_.size(), std::memory_order_relaxed);
+            return taken;
         }
         if (round > 1000) {
             std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
     }
-    in.source = status.MPI_SOURCE;
-    in.buffer = std::move(buffer);
-    count(recv_msgs_, recv_bytes_, in.buffer->empty() ? std::byte{0} : in.buffer->front(), in.buffer->size());
-    heard(in.source);
-    return true;
 }
 
 void MpiChannel::heard(int rank) {

@@ -77,9 +77,15 @@ public:
     /// Sends `buffer` as it is, without a copy; it is kept alive until MPI is done with it.
     Result<void> post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
     /// Receives one waiting message, if any; also completes sends and byte ranges. A
-    /// message whose sender stops sending it midway (it died during a large transfer)
-    /// makes the sender dead after the receive timeout, and no message is returned.
+    /// message whose sender stops sending it midway (it died during a large transfer,
+    /// or its link was cut) makes the sender dead after the receive timeout, and no
+    /// message is returned. A message still arriving holds up only later messages of
+    /// its own sender: each call tests it for at most about a millisecond and then
+    /// returns, so the other peers' messages (their pings among them) are received
+    /// meanwhile. Messages of one sender are returned in the order it sent them.
     Result<bool> poll(Received& in);
+    /// Messages matched by poll() and still arriving (returned by a later poll()).
+    [[nodiscard]] std::size_t arriving() const { return arriving_count_.load(std::memory_order_relaxed); }
     /// How long a matched message may take to arrive in full.
     void set_receive_timeout(std::chrono::milliseconds timeout) { receive_timeout_ = timeout; }
 
@@ -118,6 +124,15 @@ private:
         std::shared_ptr<std::vector<std::byte>> buffer;
         int dest = -1;
     };
+    /// A message matched by MPI_Improbe, received by MPI_Imrecv: returned by poll()
+    /// once complete and no earlier message of its source is still arriving.
+    struct Arriving {
+        int source = -1;
+        MPI_Request request = MPI_REQUEST_NULL;
+        std::shared_ptr<std::vector<std::byte>> buffer;
+        Clock::time_point deadline;  ///< matched + the receive timeout
+        bool complete = false;
+    };
     /// A byte range in flight (send_bytes / receive_bytes): its requests, one per piece.
     struct Range {
         std::vector<MPI_Request> requests;
@@ -132,6 +147,9 @@ private:
                             Post post);
     Result<void> send_locked(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
     void retire_locked();
+    Result<void> match_locked();
+    Result<bool> test_arriving_locked();
+    bool take_complete_locked(Received& in);
     void complete_ranges();
     void count(std::vector<std::atomic<std::uint64_t>>& messages, std::vector<std::atomic<std::uint64_t>>& bytes,
                std::byte kind, std::size_t size);
@@ -145,6 +163,8 @@ private:
     std::list<Send> sends_;
     std::mutex recv_mu_;
     std::chrono::milliseconds receive_timeout_{5000};
+    std::list<Arriving> arriving_;  // in the order MPI matched them
+    std::atomic<std::size_t> arriving_count_{0};
     /// Receives abandoned because their peer died midway: MPI may still write into the buffer.
     std::list<std::pair<MPI_Request, std::shared_ptr<void>>> abandoned_;
     std::mutex range_mu_;
