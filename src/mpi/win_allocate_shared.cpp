@@ -117,6 +117,13 @@ struct NameRemover {
     }
 };
 
+/// The names rank 0 made for the others to open (set only once made, so that
+/// a planted file that refused the window is never removed).
+struct RankZeroNames {
+    NameRemover memory;        ///< the shared memory part's tmpfs file
+    NameRemover working_copy;  ///< the working copy of a discard window
+};
+
 /// Rank 0's tmpfs file for the memory part of a combined shared window, in the
 /// user's private segment directory ($STRATA_SHM_DIR, else /dev/shm/strata-<euid>,
 /// checked), created O_EXCL | O_NOFOLLOW, mode 0600. Its descriptor, or the failure.
@@ -313,7 +320,7 @@ struct SharedFile {
 /// names it fills into `parameters` for the others.
 std::optional<Failure> create_on_rank_zero(const WindowRequest& r, const WindowHints& hints, unsigned index,
                                            int job_pid, const std::vector<MPI_Aint>& sizes_and_units,
-                                           FileParameters& parameters, NameRemover& memory_name, SharedFile& file) {
+                                           FileParameters& parameters, RankZeroNames& names, SharedFile& file) {
     constexpr int rank = 0;
     auto name = file_name(r.routine, rank, hints, comm_rank(MPI_COMM_WORLD), index, job_id(job_pid),
                           kind_name(Routine::win_allocate_shared));
@@ -347,12 +354,12 @@ std::optional<Failure> create_on_rank_zero(const WindowRequest& r, const WindowH
     }
     int memory_fd = -1;
     if (parameters.storage_fraction < 1.0) {
-        auto made = create_memory_file(r.routine, rank, index, memory_name.path);
+        auto made = create_memory_file(r.routine, rank, index, names.memory.path);
         if (!made) {
             return made.error();
         }
         memory_fd = *made;
-        std::strncpy(parameters.memory_file.data(), memory_name.path.c_str(), parameters.memory_file.size() - 1);
+        std::strncpy(parameters.memory_file.data(), names.memory.path.c_str(), parameters.memory_file.size() - 1);
         spec.shared_memory_fd = memory_fd;
         spec.memory_share = Factor::fixed(1.0 - parameters.storage_fraction);
     }
@@ -364,6 +371,9 @@ std::optional<Failure> create_on_rank_zero(const WindowRequest& r, const WindowH
         return region_failure(r.routine, rank, made.error());
     }
     file.part = std::move(*made);
+    if (hints.discard) {
+        names.working_copy.path = spec.working_copy;  // created here (O_EXCL)
+    }
     return std::nullopt;
 }
 
@@ -410,9 +420,11 @@ int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints,
     // Rank 0 creates the file; the others wait for its outcome before mapping.
     FileParameters parameters;
     std::optional<Failure> failure;
-    NameRemover memory_name;  // rank 0: the shared memory part's name, gone when this returns
+    // Rank 0: the names the others open, gone when this returns: once every rank mapped
+    // them, or the window failed; so nothing is left if the job dies later.
+    RankZeroNames names;
     if (rank == 0) {
-        failure = create_on_rank_zero(r, hints, index, job_pid, sizes_and_units, parameters, memory_name, file);
+        failure = create_on_rank_zero(r, hints, index, job_pid, sizes_and_units, parameters, names, file);
     }
     if (auto failed = agree(r.comm, failure)) {
         return fail(r.comm, r.win, file.part, *failed);
@@ -432,10 +444,6 @@ int open_shared_file(const WindowRequest& r, int rank, const WindowHints& hints,
     }
     if (auto failed = agree(r.comm, failure)) {
         return fail(r.comm, r.win, file.part, *failed);
-    }
-    if (rank == 0 && parameters.working_copy[0] != '\0') {
-        // Every rank maps the working copy: its name can go, so nothing is left if the job dies.
-        (void)::unlink(parameters.working_copy.data());
     }
     return MPI_SUCCESS;
 }
