@@ -103,6 +103,7 @@ endforeach()
 # message moves only while its sender runs (UCX's shared-memory transports would read it anyway).
 add_executable(channel_stalled_sender_test mpi_dsm/channel_stalled_sender_test.cpp)
 target_link_libraries(channel_stalled_sender_test PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
+target_include_directories(channel_stalled_sender_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})  # support/process.hpp
 add_test(NAME dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages
   COMMAND ${MPIEXEC_EXECUTABLE} -launcher fork -hosts 127.0.0.1,127.0.0.2,127.0.0.3 -ppn 1 -n 3
           -genv UCX_TLS tcp,self $<TARGET_FILE:channel_stalled_sender_test>)

@@ -28,6 +28,7 @@
 #include <gtest/gtest.h>
 
 #include "strata/runtime.hpp"
+#include "support/process.hpp"
 
 namespace strata::test {
 
@@ -64,10 +65,7 @@ inline std::vector<int> allowed_cpus() {
 
 /// The one-letter state of thread `tid` of this process ('R', 'S', ...).
 inline char thread_state(pid_t tid) {
-    std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto paren = text.rfind(')');
-    return paren == std::string::npos || paren + 2 >= text.size() ? '?' : text[paren + 2];
+    return proc_state("/proc/self/task/" + std::to_string(tid) + "/stat");
 }
 
 /// CPU time the calling thread has run: not advanced while it waits for a core.

@@ -20,13 +20,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "net/mpi_channel.hpp"
 #include "strata/launcher.h"
+#include "support/process.hpp"
 
 namespace {
 
@@ -105,23 +105,11 @@ void receiver(MpiChannel& ch, std::string& order) {
     check(order == "pB", "rank 1's ping was answered while rank 2's message was arriving (order " + order + ")", 0);
 }
 
-// True once process `pid` is stopped (state T in /proc), within the hang bound.
+// True once process `pid` is stopped (state T), within the hang bound.
 bool stopped_state(pid_t pid) {
     const auto give_up = std::chrono::steady_clock::now() + kGiveUp;
     while (std::chrono::steady_clock::now() < give_up) {
-        std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
-        char state = '?';
-        if (f != nullptr) {
-            // pid (comm) state ...: comm may hold spaces, so read past its last ')'.
-            char line[512] = {};
-            const std::size_t n = std::fread(line, 1, sizeof line - 1, f);
-            std::fclose(f);
-            const char* close = std::strrchr(line, ')');
-            if (close != nullptr && close + 2 < line + n) {
-                state = close[2];
-            }
-        }
-        if (state == 'T') {
+        if (strata::test::proc_state("/proc/" + std::to_string(pid) + "/stat") == 'T') {
             return true;
         }
         std::this_thread::sleep_for(1ms);

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
@@ -122,6 +123,16 @@ ChildStatus run_in_child(Body&& body) {
         ::_exit(code);
     }
     return wait_for_child(pid);
+}
+
+/// The one-letter state ('R', 'S', 'T', ...) that a /proc stat file gives, '?'
+/// when it cannot be read (the task is gone). The command name before it is in
+/// parentheses and may hold spaces and ')', so the state is read after the last ')'.
+inline char proc_state(const std::string& stat_path) {
+    std::ifstream in(stat_path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto paren = text.rfind(')');
+    return paren == std::string::npos || paren + 2 >= text.size() ? '?' : text[paren + 2];
 }
 
 /// One line of /proc/self/maps.
