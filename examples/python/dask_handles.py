@@ -7,6 +7,11 @@ A LocalCluster of two worker processes: a task on one worker makes a 64 MiB
 array in a strata segment and returns its handle; a task on the other loads
 the handle (the same pages, no copy) and sums the array. What dask stores and
 moves between the workers is the handle, tens of bytes.
+
+The tasks do not close() their segment: they let it detach when its last
+array is collected. A dask worker samples its task thread's frames (its
+profiler), and a sampled frame briefly keeps that frame's arrays alive after
+`del`, so an explicit close() there can meet a live array and refuse (busy).
 """
 
 import os
@@ -22,19 +27,13 @@ def produce(segment: str):
     seg = strata.Segment(segment, "open_only")
     a = seg.vector("field", np.float64, N)
     a[:] = 0.5
-    handle = seg.save(a)
-    del a
-    seg.close()
-    return handle
+    return seg.save(a)
 
 
 def consume(segment: str, handle) -> float:
     seg = strata.Segment(segment, "open_only")
     a = seg.load(handle)  # checked: segment, generation, offset, type
-    total = float(a.sum())
-    del a
-    seg.close()
-    return total
+    return float(a.sum())
 
 
 if __name__ == "__main__":

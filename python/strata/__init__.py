@@ -143,7 +143,10 @@ class Segment:
         return Port(self, name, role, slots=slots, consumers=consumers, sync=sync)
 
     def close(self) -> None:
-        """Detaches (the last user removes the segment). Fails while arrays of it are alive."""
+        """Detaches (the last user removes the segment). Fails (busy) while arrays of it are
+        alive. A thread that samples frames (a profiler; dask's workers run one) can keep a
+        returned frame's arrays alive for a moment after `del`: in such a process, let the
+        segment detach when it and its arrays are collected instead of calling close()."""
         self._seg.close()
 
     def __enter__(self):
