@@ -304,6 +304,11 @@ public:
     [[nodiscard]] int workers() const noexcept;
     [[nodiscard]] std::string_view monitor_backend() const noexcept;
     [[nodiscard]] std::string_view monitor_reason() const noexcept;
+    /// True when no task is queued and no worker is active (each one parked
+    /// or standing by): nothing runs a task or is about to. A snapshot, for a
+    /// thread beside the workers that decides whether it may use the cores
+    /// (distributed OCR's communication thread polls without sleeping then).
+    [[nodiscard]] bool idle() const noexcept;
     /// The cover priority in effect (never automatic).
     [[nodiscard]] CoverPriority cover_priority() const noexcept;
     /// Why (one line), e.g. "auto: normal, because ... (EPERM)".

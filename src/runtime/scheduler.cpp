@@ -485,6 +485,14 @@ int Runtime::workers() const noexcept {
     return count;
 }
 
+bool Runtime::idle() const noexcept {
+    if (impl_->queued.load(std::memory_order_acquire) > 0) {
+        return false;
+    }
+    return std::ranges::all_of(impl_->cores,
+                               [](const auto& core) { return core->active.load(std::memory_order_acquire) <= 0; });
+}
+
 std::string_view Runtime::monitor_backend() const noexcept {
     return impl_->monitor ? impl_->monitor->backend() : std::string_view("off");
 }

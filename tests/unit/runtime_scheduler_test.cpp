@@ -177,6 +177,34 @@ TEST(RuntimeScheduler, parked_workers_wake_for_a_task_spawned_from_outside) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
 }
 
+TEST(RuntimeScheduler, is_idle_only_while_no_task_runs_or_waits) {
+    STRATA_ASSERT_ASSIGN(sut, Runtime::start(quiet_options()));
+    const auto becomes_idle = [&] {
+        const auto deadline = std::chrono::steady_clock::now() + 10s;  // a hang bound: workers park in µs
+        while (!sut->idle() && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(1ms);
+        }
+        return sut->idle();
+    };
+    ASSERT_TRUE(becomes_idle()) << "the workers never all parked";
+    std::atomic<bool> started{false};
+    std::atomic<bool> release{false};
+    std::atomic<bool> idle_inside{true};
+    TaskGroup group;
+    sut->spawn(
+        [&] {
+            started = true;
+            while (!release.load()) std::this_thread::sleep_for(100us);
+        },
+        &group);
+    while (!started.load()) std::this_thread::sleep_for(100us);
+    idle_inside = sut->idle();
+    release = true;
+    sut->wait(group);
+    EXPECT_FALSE(idle_inside.load()) << "idle() while a task ran";
+    EXPECT_TRUE(becomes_idle()) << "not idle again after the task ended";
+}
+
 TEST(RuntimeScheduler, a_core_without_a_ready_worker_gets_an_idle_worker_while_tasks_wait) {
     test::FakeMonitor* monitor = nullptr;
     Options options;

@@ -192,6 +192,7 @@ private:
     std::vector<std::pair<int, std::shared_ptr<std::vector<std::byte>>>> backlog_;  // before run()
     std::thread thread_;
     std::atomic<bool> stop_{false};
+    std::atomic<std::int64_t> last_sent_{0};  // steady_clock ticks of the last post (loop()'s Backoff)
 
     std::mutex dispatch_mutex_;   // held while a handler runs: quiesce() waits for it
     bool quiet_ = false;          // guarded by dispatch_mutex_
