@@ -133,6 +133,29 @@ void send_grant(Cluster& c, const std::shared_ptr<Db>& db, int rank, std::uint64
     }
 }
 
+// The copy a grant's bytes go into: the stale copy kept here, when it has the
+// same size and no EDT of this rank holds it any more (its pages are mapped:
+// a new buffer of a large block costs a page fault per 4 KiB on arrival), else
+// a new one. The caller holds no reference to the stale copy.
+std::shared_ptr<RemoteCopy> copy_for_grant(Cluster& c, std::uint64_t token, ocrGuid_t guid, std::uint64_t size,
+                                           std::uint64_t version) {
+    std::lock_guard lock(c.blocks_mutex());
+    auto asked = c.acquisitions.find(token);
+    auto kept = c.copies.find(id_of(guid));
+    if (asked != c.acquisitions.end() && asked->second.cached && kept != c.copies.end() &&
+        kept->second == asked->second.cached && kept->second->size == size) {
+        asked->second.cached.reset();
+        std::shared_ptr<RemoteCopy> stale = std::move(kept->second);
+        c.copies.erase(kept);
+        c.copies_bytes -= stale->size;
+        if (stale.use_count() == 1) {  // no hold has it, and nothing can reach it any more
+            stale->version = version;
+            return stale;
+        }
+    }
+    return std::make_shared<RemoteCopy>(size, version);
+}
+
 void finish_write(const std::shared_ptr<Db>& db) {
     db->release(db_mode_remote_write);
 }
@@ -223,7 +246,8 @@ void on_grant(Cluster& c, int source, Reader& in) {
         acquired(c, token, a.cached);
         return;
     }
-    auto copy = std::make_shared<RemoteCopy>(size, version);
+    a.cached.reset();
+    auto copy = copy_for_grant(c, token, hold.guid, size, version);
     if (sent == Sent::inline_bytes) {
         auto bytes = in.bytes();
         std::memcpy(copy->data, bytes.data(), std::min<std::size_t>(bytes.size(), copy->bytes().size()));
