@@ -14,6 +14,9 @@
 //   threads    all tasks are threads of one process; the consumer reads the
 //              producer's buffer through a pointer handed over with a mutex and
 //              a condition variable
+//   dsm        across nodes only, chosen by the placement (Placement::across),
+//              never by a workflow file: the producer writes a chunk of the
+//              strata DSM, each consumer is notified with its bytes
 //
 // Every iteration every producer writes all its data and every consumer reads
 // all of it and checks a checksum that depends on the producer and the
@@ -58,7 +61,7 @@
 namespace strata::workflow {
 
 /// How one edge hands data from its producer to its consumer (header comment).
-enum class Method { shm, copy_into, copy_from, copy, mpi, threads };
+enum class Method { shm, copy_into, copy_from, copy, mpi, threads, dsm };
 
 /// How a task waits for a handoff through the segment.
 enum class Wait {
@@ -66,7 +69,7 @@ enum class Wait {
     busy_poll,  ///< spin without sleeping (lowest latency while every task has a core)
 };
 
-/// "shm", "copy-into", "copy-from", "copy", "mpi", "threads".
+/// "shm", "copy-into", "copy-from", "copy", "mpi", "threads", "dsm".
 std::string_view to_string(Method method) noexcept;
 Result<Method> parse_method(std::string_view text, std::string_view param = "method");
 std::string_view to_string(Wait wait) noexcept;
@@ -156,8 +159,8 @@ Result<Workflow> generate(const GenerateOptions& options);
 
 /// Where each task runs (docs/workflow.md, "Placement"). An edge between two
 /// tasks on one node keeps its method (shm: a port of that node's segment); an
-/// edge across nodes runs as mpi. The tasks' code is the same either way: only
-/// the placement decides.
+/// edge across nodes runs as `across`: mpi (the default) or dsm. The tasks'
+/// code is the same either way: only the placement decides.
 ///
 ///   auto p = strata::workflow::placement_from_nodes(wf, "n0,n1", "--nodes");  // tasks in blocks
 ///   auto q = strata::workflow::placement_from_hosts(wf, "n0 t0 t1\nn1 t2\n", "hosts.txt");
@@ -165,6 +168,8 @@ Result<Workflow> generate(const GenerateOptions& options);
 struct Placement {
     /// The node of each task, in task order; empty: every task on this node (the default).
     std::vector<std::string> task_nodes;
+    /// How edges across nodes run: Method::mpi or Method::dsm (parse_across).
+    Method across = Method::mpi;
 
     [[nodiscard]] bool one_node() const noexcept;
     /// The distinct nodes in order of first use.
@@ -188,8 +193,13 @@ Result<Placement> load_placement(const Workflow& workflow, const std::filesystem
 Result<Placement> placement_from_task_nodes(const Workflow& workflow, std::string_view list, std::string_view param);
 /// True when edge `e` joins tasks on two nodes.
 bool across_nodes(const Workflow& workflow, const Placement& placement, std::size_t e);
-/// The method edge `e` runs with: its own within a node, mpi across nodes.
+/// The method edge `e` runs with: its own within a node, placement.across across nodes.
 Method edge_method(const Workflow& workflow, const Placement& placement, std::size_t e);
+/// "mpi" or "dsm": how edges across nodes run (`strata run --across`).
+Result<Method> parse_across(std::string_view text, std::string_view param);
+/// The DSM's server ranks a job needs: one per node of the placement when an edge runs dsm, else 0.
+/// They follow the tasks' ranks (server k runs on node k).
+std::size_t dsm_servers(const Workflow& workflow, const Placement& placement);
 /// Bytes of node `node`'s segment (0: no edge goes through a segment on it).
 std::size_t segment_bytes_on_node(const Workflow& workflow, const Placement& placement, std::size_t node);
 /// The name of node `node`'s segment of a run whose segments are named `base`: `base` itself on one

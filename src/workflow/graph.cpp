@@ -154,6 +154,12 @@ Result<void> validate_edge(const Workflow& wf, std::size_t i, EdgePairs& pairs) 
         return make_error(Errc::invalid_argument,
                           "edge[{}].from={}: the task produces no data (give it a data_size > 0)", i, e.from);
     }
+    if (e.method == Method::dsm) {
+        return make_error(Errc::invalid_argument,
+                          "edge[{}].method=dsm: the DSM carries edges across nodes only, chosen by the placement "
+                          "(strata run --nodes ... --across dsm), not by the workflow file",
+                          i);
+    }
     if ((e.method == Method::threads) != (wf.edges.front().method == Method::threads)) {
         return make_error(Errc::invalid_argument,
                           "edge[{}].method={}: threads cannot be mixed with process methods (edge[0] uses {}); "

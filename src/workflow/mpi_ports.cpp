@@ -43,35 +43,6 @@ Result<void> MpiSender::send(std::span<const std::uint64_t> message) {
                  fmt::format("MPI_Waitall for the sends to ranks {}", fmt::join(ranks_, ",")));
 }
 
-MpiOutput::MpiOutput(std::size_t words, std::vector<int> consumer_ranks, std::vector<int> tags)
-    : message_(words + 1, 0), sender_(words + 1, std::move(consumer_ranks), std::move(tags)) {}
-
-Result<std::span<std::uint64_t>> MpiOutput::buffer(std::uint64_t /*it*/) {
-    return std::span<std::uint64_t>(message_.data(), message_.size() - 1);
-}
-
-Result<void> MpiOutput::publish(std::uint64_t /*it*/) {
-    message_.back() = static_cast<std::uint64_t>(now_ns());
-    return sender_.send(message_);
-}
-
-PortAndMpiOutput::PortAndMpiOutput(PortOutput local, std::size_t words, std::vector<int> remote_ranks,
-                                   std::vector<int> tags)
-    : local_(std::move(local)), sender_(words + 1, std::move(remote_ranks), std::move(tags)) {}
-
-Result<std::span<std::uint64_t>> PortAndMpiOutput::buffer(std::uint64_t it) {
-    return local_.buffer(it);
-}
-
-Result<void> PortAndMpiOutput::publish(std::uint64_t it) {
-    // The committed slot stays as written until this producer loans it again, which is after the sends.
-    std::span<const std::uint64_t> slot;
-    if (auto r = local_.publish(it, &slot); !r) {
-        return r;
-    }
-    return sender_.send(slot);
-}
-
 MpiInput::MpiInput(std::size_t words, int producer_rank, int tag)
     : message_(words + 1, 0),
       pieces_(message_pieces(message_.size())),

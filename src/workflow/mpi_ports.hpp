@@ -3,57 +3,28 @@
 // MPI_Isend; the consumer receives into its own buffer (the serialized-data
 // baseline of the paper). The last word of each message is the send time.
 // Messages of any size travel in pieces of at most 1 GiB (mpi_pieces.hpp).
-//
-// Under a placement over several nodes (docs/workflow.md, "Placement") a
-// producer with consumers on its own node and on others writes into its
-// port's slot (PortOutput) and also sends that slot to the other nodes'
-// consumers: PortAndMpiOutput.
+// Producers use MpiSender through remote_outputs.hpp.
 #pragma once
 
 #include <mpi.h>
 
 #include "mpi_pieces.hpp"
 #include "ports.hpp"
-#include "shm_ports.hpp"
 
 namespace strata::workflow::detail {
 
 /// Sends one message (data words + the stamp) to every consumer rank, each with its edge's tag.
-class MpiSender {
+class MpiSender final : public Sender {
 public:
     MpiSender(std::size_t message_words, std::vector<int> consumer_ranks, std::vector<int> tags);
     /// Sends `message` to every consumer and waits until the sends are done (the buffer is reused after).
-    Result<void> send(std::span<const std::uint64_t> message);
+    Result<void> send(std::span<const std::uint64_t> message) override;
 
 private:
     std::vector<MessagePiece> pieces_;
     std::vector<int> ranks_;
     std::vector<int> tags_;
     std::vector<MPI_Request> requests_;  // per consumer, its pieces
-};
-
-class MpiOutput final : public OutputPort {
-public:
-    MpiOutput(std::size_t words, std::vector<int> consumer_ranks, std::vector<int> tags);
-    Result<std::span<std::uint64_t>> buffer(std::uint64_t it) override;
-    Result<void> publish(std::uint64_t it) override;
-
-private:
-    std::vector<std::uint64_t> message_;  // data words + the stamp
-    MpiSender sender_;
-};
-
-/// Consumers on this node read the port's slot in place; those on other nodes get the slot's words
-/// (data + stamp, the message MpiInput expects) by MPI, sent after the commit so that both proceed at once.
-class PortAndMpiOutput final : public OutputPort {
-public:
-    PortAndMpiOutput(PortOutput local, std::size_t words, std::vector<int> remote_ranks, std::vector<int> tags);
-    Result<std::span<std::uint64_t>> buffer(std::uint64_t it) override;
-    Result<void> publish(std::uint64_t it) override;
-
-private:
-    PortOutput local_;
-    MpiSender sender_;
 };
 
 class MpiInput final : public InputPort {

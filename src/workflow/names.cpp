@@ -13,13 +13,14 @@ namespace strata::workflow {
 
 namespace {
 
-constexpr std::array<std::pair<Method, std::string_view>, 6> kMethods{{
+constexpr std::array<std::pair<Method, std::string_view>, 7> kMethods{{
     {Method::shm, "shm"},
     {Method::copy_into, "copy-into"},
     {Method::copy_from, "copy-from"},
     {Method::copy, "copy"},
     {Method::mpi, "mpi"},
     {Method::threads, "threads"},
+    {Method::dsm, "dsm"},
 }};
 
 constexpr std::array<std::pair<Shape, std::string_view>, 3> kShapes{{

@@ -205,7 +205,26 @@ bool across_nodes(const Workflow& wf, const Placement& p, std::size_t e) {
 }
 
 Method edge_method(const Workflow& wf, const Placement& p, std::size_t e) {
-    return across_nodes(wf, p, e) ? Method::mpi : wf.edges.at(e).method;
+    return across_nodes(wf, p, e) ? p.across : wf.edges.at(e).method;
+}
+
+Result<Method> parse_across(std::string_view text, std::string_view param) {
+    if (text == "mpi") {
+        return Method::mpi;
+    }
+    if (text == "dsm") {
+        return Method::dsm;
+    }
+    return make_error(Errc::invalid_argument, "{}={}: edges across nodes run as mpi or dsm", param, text);
+}
+
+std::size_t dsm_servers(const Workflow& wf, const Placement& p) {
+    for (std::size_t e = 0; e < wf.edges.size(); ++e) {
+        if (edge_method(wf, p, e) == Method::dsm) {
+            return p.nodes().size();
+        }
+    }
+    return 0;
 }
 
 std::size_t segment_bytes_on_node(const Workflow& wf, const Placement& p, std::size_t node) {

@@ -38,6 +38,15 @@ public:
     virtual Result<void> publish(std::uint64_t it) = 0;
 };
 
+/// Hands one message (the data words, then the stamp) to a producer's consumers on other nodes: by MPI
+/// (mpi_ports.hpp) or through the DSM (dsm_ports.hpp).
+class Sender {
+public:
+    virtual ~Sender() = default;
+    /// Returns once `message` may be rewritten.
+    virtual Result<void> send(std::span<const std::uint64_t> message) = 0;
+};
+
 /// Fills `words` with the data of producer `task` at iteration `it`.
 void fill(std::span<std::uint64_t> words, int task, std::uint64_t it) noexcept;
 /// True when `words` hold exactly what fill(words, task, it) wrote (checks the sum of every word).

@@ -2,15 +2,16 @@
 // strata-workflow-task: one rank of a workflow started by `strata run` with
 // mpiexec, one rank per task (rank i runs task i of the workflow file).
 //
-//   mpiexec -n <tasks> strata-workflow-task WORKFLOW.toml --result report.json [--progress] [--segment NAME]
-//           [--nodes NODE,NODE,...]
+//   mpiexec -n <tasks + servers> strata-workflow-task WORKFLOW.toml --result report.json [--progress]
+//           [--segment NAME] [--nodes NODE,NODE,...] [--across mpi|dsm]
 //
 // --nodes is the placement (one node per task; default: all on one node).
 // On each node the first rank creates the node's shared segment
 // (strata::Segment, when an edge within the node goes through it), every rank
 // of the node attaches and opens its producers' and consumers' Ports; the last
-// rank to detach removes the segment. Edges across nodes go by MPI
-// (task_plan.hpp). Rank 0 writes the report.
+// rank to detach removes the segment. Edges across nodes go by MPI, or with
+// --across dsm through the strata DSM, whose servers are the ranks after the
+// tasks', one per node (task_plan.hpp, dsm_ports.hpp). Rank 0 writes the report.
 #include <mpi.h>
 #include <unistd.h>
 #include <chrono>
@@ -20,6 +21,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -46,6 +48,7 @@ struct Args {
     std::string result;
     std::string segment_name;
     std::string nodes;
+    std::string across = "mpi";
     bool progress = false;
 };
 
@@ -57,6 +60,7 @@ std::optional<int> parse_args(int argc, char** argv, int rank, Args& args) {
     app.add_option("--segment", args.segment_name, "Name of the shared segment to create");
     app.add_flag("--progress", args.progress, "Print 'progress <done> <total>' lines");
     app.add_option("--nodes", args.nodes, "The node of each task, comma-separated (default: all on one node)");
+    app.add_option("--across", args.across, "How edges across nodes run: mpi or dsm (default: mpi)");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -68,22 +72,43 @@ std::optional<int> parse_args(int argc, char** argv, int rank, Args& args) {
     return std::nullopt;
 }
 
-// The workflow file, checked against this job: one rank per task, processes only.
-Workflow load_for_job(const std::string& file, int rank, int size) {
+// The workflow file: processes only.
+Workflow load_for_job(const std::string& file, int rank) {
     auto wf = load(file);
     if (!wf) {
         die(rank, "?", wf.error());
     }
-    const std::string& name = wf->tasks[std::min(static_cast<std::size_t>(rank), wf->tasks.size() - 1)].name;
-    if (static_cast<std::size_t>(size) != wf->tasks.size()) {
-        die(rank, name,
-            Error{Errc::invalid_argument,
-                  fmt::format("mpiexec -n {}: the workflow has {} tasks (one rank per task)", size, wf->tasks.size())});
-    }
     if (wf->uses_threads()) {
-        die(rank, name, Error{Errc::invalid_argument, "method threads runs in one process (strata run does that)"});
+        die(rank, "?", Error{Errc::invalid_argument, "method threads runs in one process (strata run does that)"});
     }
     return std::move(*wf);
+}
+
+// The placement of --nodes and --across, checked against the job's size: one rank per task, then the
+// DSM's servers.
+Placement placement_for_job(const Workflow& wf, const Args& args, int rank, int size) {
+    const std::string& name = wf.tasks[std::min(static_cast<std::size_t>(rank), wf.tasks.size() - 1)].name;
+    Placement placement;
+    if (!args.nodes.empty()) {
+        auto p = placement_from_task_nodes(wf, args.nodes, "--nodes");
+        if (!p) {
+            die(rank, name, p.error());
+        }
+        placement = std::move(*p);
+    }
+    auto across = parse_across(args.across, "--across");
+    if (!across) {
+        die(rank, name, across.error());
+    }
+    placement.across = *across;
+    const std::size_t ranks = wf.tasks.size() + dsm_servers(wf, placement);
+    if (static_cast<std::size_t>(size) != ranks) {
+        die(rank, name,
+            Error{Errc::invalid_argument,
+                  fmt::format("mpiexec -n {}: the job has {} ranks ({} tasks, one rank each, and {} DSM servers)", size,
+                              ranks, wf.tasks.size(), ranks - wf.tasks.size())});
+    }
+    return placement;
 }
 
 // The first timed iteration's start and the last one's end on this rank.
@@ -94,7 +119,9 @@ struct Span {
 
 // The warm-up, then the timed iterations (all ranks start them together);
 // with `progress`, the task that finishes last prints how far it is.
-Span run_task(const Workflow& wf, int rank, const std::string& name, TaskIo& io, TaskOutcome& outcome, bool progress) {
+Span run_task(const Job& job, const std::string& name, TaskIo& io, TaskOutcome& outcome, bool progress) {
+    const Workflow& wf = job.wf;
+    const int rank = job.rank;
     const int reporter = wf.topological_order().back();
     const std::uint64_t total = wf.warmup + wf.iterations;
     const std::uint64_t step = std::max<std::uint64_t>(1, total / 200);
@@ -112,7 +139,7 @@ Span run_task(const Workflow& wf, int rank, const std::string& name, TaskIo& io,
     if (auto r = run_iterations(io, 0, wf.warmup, false, outcome, on_done); !r) {
         die(rank, name, r.error());
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(job.comm);
     Span span;
     span.start = now_ns();
     if (auto r = run_iterations(io, wf.warmup, wf.iterations, true, outcome, on_done); !r) {
@@ -130,10 +157,10 @@ std::optional<Report> gather_report(const Job& job, const TaskIo& io, TaskOutcom
     const int rank = job.rank;
     std::int64_t first_start = 0;
     std::int64_t last_end = 0;
-    MPI_Reduce(&span.start, &first_start, 1, MPI_INT64_T, MPI_MIN, 0, MPI_COMM_WORLD);
-    MPI_Reduce(&span.end, &last_end, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&span.start, &first_start, 1, MPI_INT64_T, MPI_MIN, 0, job.comm);
+    MPI_Reduce(&span.end, &last_end, 1, MPI_INT64_T, MPI_MAX, 0, job.comm);
     std::uint64_t errors = 0;
-    MPI_Reduce(&outcome.checksum_errors, &errors, 1, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&outcome.checksum_errors, &errors, 1, MPI_UINT64_T, MPI_SUM, 0, job.comm);
     constexpr int kFields = 5;
     std::vector<double> mine(wf.edges.size() * kFields, 0.0);
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
@@ -143,7 +170,7 @@ std::optional<Report> gather_report(const Job& job, const TaskIo& io, TaskOutcom
         std::copy(std::begin(fields), std::end(fields), mine.begin() + static_cast<std::ptrdiff_t>(e * kFields));
     }
     std::vector<double> all(mine.size(), 0.0);
-    MPI_Reduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, 0, job.comm);
     // Each edge has one consumer: the others add 0.
     std::vector<std::uint64_t> digests(wf.edges.size(), 0);
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
@@ -151,7 +178,7 @@ std::optional<Report> gather_report(const Job& job, const TaskIo& io, TaskOutcom
     }
     std::vector<std::uint64_t> all_digests(digests.size(), 0);
     MPI_Reduce(digests.data(), all_digests.data(), static_cast<int>(digests.size()), MPI_UINT64_T, MPI_SUM, 0,
-               MPI_COMM_WORLD);
+               job.comm);
     if (rank != 0) {
         return std::nullopt;
     }
@@ -225,6 +252,35 @@ void finalize_across_nodes(int rank, const std::string& task, int status) {
     watchdog.join();
 }
 
+// A DSM server rank: serves the tasks' chunks until every task left, then ends with them.
+int serve_dsm(const Job& job, int size) {
+    const std::string name = fmt::format("dsm-server-{}", job.rank - static_cast<int>(job.wf.tasks.size()));
+    MPI_Comm dsm_comm = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, job.rank - static_cast<int>(job.wf.tasks.size()), &dsm_comm);
+    {  // the node ends (its communicator too) before MPI does
+        auto node = dsm::Node::join(dsm_comm, {.servers = size - static_cast<int>(job.wf.tasks.size())});
+        if (!node) {
+            die(job.rank, name, node.error());
+        }
+        if (auto served = node->serve(); !served) {
+            die(job.rank, name, served.error());
+        }
+    }
+    MPI_Comm_free(&dsm_comm);
+    finalize_across_nodes(job.rank, name, 0);
+    return 0;
+}
+
+// A task rank's DSM membership: joins after the servers (they are the first ranks of its communicator).
+std::optional<dsm::Node> join_dsm(const Job& job, const std::string& name, int servers, MPI_Comm& dsm_comm) {
+    MPI_Comm_split(MPI_COMM_WORLD, 0, servers + job.rank, &dsm_comm);
+    auto node = dsm::Node::join(dsm_comm, {.servers = servers});
+    if (!node) {
+        die(job.rank, name, node.error());
+    }
+    return std::move(*node);
+}
+
 // The rank's whole life after MPI_Init; the exit status.
 int run_rank(int argc, char** argv, int rank, int size) {
     Args args;
@@ -232,17 +288,25 @@ int run_rank(int argc, char** argv, int rank, int size) {
         MPI_Finalize();
         return *status;
     }
-    const Workflow wf = load_for_job(args.file, rank, size);
-    const std::string& name = wf.tasks[static_cast<std::size_t>(rank)].name;
-    Placement placement;
-    if (!args.nodes.empty()) {
-        auto p = placement_from_task_nodes(wf, args.nodes, "--nodes");
-        if (!p) {
-            die(rank, name, p.error());
-        }
-        placement = std::move(*p);
+    const Workflow wf = load_for_job(args.file, rank);
+    const Placement placement = placement_for_job(wf, args, rank, size);
+    const int tasks = static_cast<int>(wf.tasks.size());
+    const int servers = size - tasks;
+    // The tasks' own communicator (rank i = task i): the servers keep out of the tasks' collectives.
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < tasks ? 0 : 1, rank, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    Job job{wf, placement, rank, comm, nullptr};
+    if (rank >= tasks) {
+        return serve_dsm(job, size);
     }
-    const Job job{wf, placement, rank};
+    const std::string& name = wf.tasks[static_cast<std::size_t>(rank)].name;
+    MPI_Comm dsm_comm = MPI_COMM_NULL;
+    std::optional<dsm::Node> node;
+    if (servers > 0) {
+        node = join_dsm(job, name, servers, dsm_comm);
+        job.dsm = &*node;
+    }
     const std::string base =
         args.segment_name.empty() ? fmt::format("strata-workflow-{}", ::getppid()) : args.segment_name;
     auto segment = open_node_segment(job, base);
@@ -254,15 +318,23 @@ int run_rank(int argc, char** argv, int rank, int size) {
         die(rank, name, planned.error());
     }
     TaskIo io = std::move(*planned);
-    // Every consumer has joined its ports before the first message.
-    MPI_Barrier(MPI_COMM_WORLD);
+    // Every consumer has joined its ports (and subscribed its DSM chunks) before the first message.
+    MPI_Barrier(comm);
     TaskOutcome outcome;
-    const Span span = run_task(wf, rank, name, io, outcome, args.progress);
+    const Span span = run_task(job, name, io, outcome, args.progress);
     const auto report = gather_report(job, io, outcome, span);
     const int status = report ? write_report(*report, args.result) : 0;
     // Ports, then the segment: the node's last rank to detach removes it, before MPI ends.
     io = TaskIo{};
     segment->reset();
+    if (node) {
+        if (auto left = node->leave(); !left) {
+            die(rank, name, left.error());
+        }
+        node.reset();
+        MPI_Comm_free(&dsm_comm);
+    }
+    MPI_Comm_free(&comm);
     if (placement.task_nodes.empty()) {  // this machine's mpiexec: ranks meet through shared memory
         MPI_Finalize();
     } else {
@@ -273,8 +345,25 @@ int run_rank(int argc, char** argv, int rank, int size) {
 
 }  // namespace
 
+// True when the command line asks for the DSM across nodes, which needs MPI_THREAD_MULTIPLE (its progress
+// thread); read before MPI_Init, as mpiexec passes the arguments unchanged.
+bool asks_for_dsm(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg(argv[i]);
+        if (arg == "--across=dsm" || (arg == "--across" && i + 1 < argc && std::string_view(argv[i + 1]) == "dsm")) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int main(int argc, char** argv) {
-    MPI_Init(&argc, &argv);
+    if (asks_for_dsm(argc, argv)) {
+        int provided = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     int rank = 0;
     int size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -3,7 +3,13 @@
 
 #include <mpi.h>
 
+#include <array>
+
+#include <fmt/format.h>
+
+#include "dsm_ports.hpp"
 #include "mpi_ports.hpp"
+#include "remote_outputs.hpp"
 #include "shm_ports.hpp"
 
 namespace strata::workflow::detail {
@@ -11,7 +17,12 @@ namespace strata::workflow::detail {
 namespace {
 
 bool through_port(const Job& job, std::size_t e) {
-    return edge_method(job.wf, job.placement, e) != Method::mpi;
+    const Method m = edge_method(job.wf, job.placement, e);
+    return m != Method::mpi && m != Method::dsm;
+}
+
+bool through_dsm(const Job& job, std::size_t e) {
+    return edge_method(job.wf, job.placement, e) == Method::dsm;
 }
 
 // The port of producer `t`: its consumers are those on its node reached through the segment.
@@ -28,12 +39,14 @@ Result<Port> open_port(const Job& job, Segment& segment, std::size_t t, PortRole
                          .sync = PortSync::blocking});
 }
 
-// Where this rank's output goes: consumers by port (on this node) and by MPI (ranks and edge tags).
+// Where this rank's output goes: consumers by port (on this node), by MPI (ranks and edge tags) or by
+// the DSM (edges).
 struct Consumers {
     bool by_port = false;
     std::optional<Method> method;  // the producer's own method (copy-into copies, shm does not)
     std::vector<int> mpi_ranks;
     std::vector<int> mpi_tags;
+    std::vector<std::size_t> dsm_edges;
 };
 
 Consumers consumers_of(const Job& job) {
@@ -45,6 +58,8 @@ Consumers consumers_of(const Job& job) {
         c.method = job.wf.edges[e].method;
         if (through_port(job, e)) {
             c.by_port = true;
+        } else if (through_dsm(job, e)) {
+            c.dsm_edges.push_back(e);
         } else {
             c.mpi_ranks.push_back(job.wf.task_index(job.wf.edges[e].to));
             c.mpi_tags.push_back(static_cast<int>(e));
@@ -53,16 +68,93 @@ Consumers consumers_of(const Job& job) {
     return c;
 }
 
-Result<void> add_inputs(const Job& job, Segment* segment, Port::Timeout timeout, TaskIo& io) {
-    for (const bool by_mpi : {true, false}) {
+// The chunks of one edge through the DSM, sent by the producer to the consumer in plan().
+struct DsmEdgeChunks {
+    dsm::ChunkId data = 0;
+    dsm::ChunkId ack = 0;
+};
+
+Result<void> check_mpi(int rc, const std::string& what) {
+    if (rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "{}: MPI error {}", what, rc);
+    }
+    return {};
+}
+
+// The producer's side of its edges through the DSM: the data chunk, homed on the node of its first such
+// consumer; per consumer an acknowledgement chunk homed on this node, subscribed here; both chunks' ids
+// sent to the consumer (tag: the edge).
+Result<std::unique_ptr<Sender>> dsm_sender(const Job& job, const std::shared_ptr<DsmMailbox>& mailbox,
+                                           const std::vector<std::size_t>& edges) {
+    const auto& wf = job.wf;
+    const auto self = static_cast<std::size_t>(job.rank);
+    const auto node_of = [&](const std::string& task) {
+        return static_cast<int>(job.placement.node_of(static_cast<std::size_t>(wf.task_index(task))));
+    };
+    auto data = job.dsm->allocate(port_slot_bytes(wf.tasks[self].data_size),
+                                  dsm::HomePolicy::node(node_of(wf.edges[edges.front()].to)));
+    if (!data) {
+        return std::unexpected(data.error());
+    }
+    std::vector<dsm::ChunkId> acks;
+    std::vector<std::string> names;
+    for (const std::size_t e : edges) {
+        auto ack = job.dsm->allocate(sizeof(std::uint64_t), dsm::HomePolicy::node(node_of(wf.tasks[self].name)));
+        if (!ack) {
+            return std::unexpected(ack.error());
+        }
+        if (auto r = job.dsm->subscribe(*ack); !r) {
+            return std::unexpected(r.error());
+        }
+        const std::array<std::uint64_t, 2> ids{*data, *ack};
+        const int to = wf.task_index(wf.edges[e].to);
+        if (auto r = check_mpi(MPI_Send(ids.data(), 2, MPI_UINT64_T, to, static_cast<int>(e), job.comm),
+                               fmt::format("sending edge {}'s DSM chunks to rank {}", e, to));
+            !r) {
+            return std::unexpected(r.error());
+        }
+        acks.push_back(*ack);
+        names.push_back(wf.edges[e].to);
+    }
+    return std::make_unique<DsmSender>(mailbox, *data, std::move(acks), std::move(names), wf.slots);
+}
+
+// The consumer's side of an edge through the DSM: the producer's chunk ids, and the data chunk subscribed
+// with its bytes.
+Result<std::unique_ptr<InputPort>> dsm_input(const Job& job, const std::shared_ptr<DsmMailbox>& mailbox,
+                                             std::size_t e) {
+    const int from = job.wf.task_index(job.wf.edges[e].from);
+    std::array<std::uint64_t, 2> ids{};
+    if (auto r =
+            check_mpi(MPI_Recv(ids.data(), 2, MPI_UINT64_T, from, static_cast<int>(e), job.comm, MPI_STATUS_IGNORE),
+                      fmt::format("receiving edge {}'s DSM chunks from rank {}", e, from));
+        !r) {
+        return std::unexpected(r.error());
+    }
+    if (auto r = job.dsm->subscribe(ids[0], {.update_on_write = true}); !r) {
+        return std::unexpected(r.error());
+    }
+    const auto size = job.wf.tasks[static_cast<std::size_t>(from)].data_size;
+    return std::make_unique<DsmInput>(mailbox, ids[0], ids[1], size / 8, job.wf.edges[e].from);
+}
+
+Result<void> add_inputs(const Job& job, Segment* segment, Port::Timeout timeout,
+                        const std::shared_ptr<DsmMailbox>& mailbox, TaskIo& io) {
+    for (const bool remote : {true, false}) {
         for (std::size_t e = 0; e < job.wf.edges.size(); ++e) {
             const auto& edge = job.wf.edges[e];
             const int from = job.wf.task_index(edge.from);
-            if (job.wf.task_index(edge.to) != job.rank || through_port(job, e) == by_mpi) {
+            if (job.wf.task_index(edge.to) != job.rank || through_port(job, e) == remote) {
                 continue;
             }
             const auto size = job.wf.tasks[static_cast<std::size_t>(from)].data_size;
-            if (by_mpi) {
+            if (remote && through_dsm(job, e)) {
+                auto input = dsm_input(job, mailbox, e);
+                if (!input) {
+                    return std::unexpected(input.error());
+                }
+                io.inputs.push_back(std::move(*input));
+            } else if (remote) {
                 io.inputs.push_back(std::make_unique<MpiInput>(size / 8, from, static_cast<int>(e)));
             } else {
                 auto port = open_port(job, *segment, static_cast<std::size_t>(from), PortRole::consumer);
@@ -102,7 +194,7 @@ Result<std::optional<Segment>> open_node_segment(const Job& job, const std::stri
         }
     }
     // Every rank joins the barrier, also one whose create failed: the others must not wait for it.
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Barrier(job.comm);
     if (!created) {
         return std::unexpected(created.error());
     }
@@ -132,25 +224,40 @@ Result<TaskIo> plan(const Job& job, Segment* segment) {
         }
         own_port.emplace(std::move(*port));
     }
-    MPI_Barrier(MPI_COMM_WORLD);
+    const std::size_t size = job.wf.tasks[self].data_size;
+    std::shared_ptr<DsmMailbox> mailbox;
+    if (job.dsm != nullptr) {
+        mailbox =
+            std::make_shared<DsmMailbox>(*job.dsm, std::chrono::duration_cast<std::chrono::milliseconds>(timeout));
+    }
+    // Consumers on other nodes: by MPI, or through the DSM (whose chunk ids go out before the barrier).
+    std::unique_ptr<Sender> remote;
+    if (!consumers.mpi_ranks.empty()) {
+        remote = std::make_unique<MpiSender>(size / 8 + 1, consumers.mpi_ranks, consumers.mpi_tags);
+    } else if (!consumers.dsm_edges.empty()) {
+        auto sender = dsm_sender(job, mailbox, consumers.dsm_edges);
+        if (!sender) {
+            return std::unexpected(sender.error());
+        }
+        remote = std::move(*sender);
+    }
+    MPI_Barrier(job.comm);
     TaskIo io;
     io.task = job.rank;
     io.period_us = job.wf.tasks[self].period_us;
-    if (auto r = add_inputs(job, segment, timeout, io); !r) {
+    if (auto r = add_inputs(job, segment, timeout, mailbox, io); !r) {
         return std::unexpected(r.error());
     }
-    const std::size_t size = job.wf.tasks[self].data_size;
     if (own_port) {
         const bool copy_into = *consumers.method == Method::copy_into || *consumers.method == Method::copy;
         PortOutput local(std::move(*own_port), size, copy_into, timeout, job.wf.wait == Wait::busy_poll);
-        if (consumers.mpi_ranks.empty()) {
+        if (!remote) {
             io.output = std::make_unique<PortOutput>(std::move(local));
         } else {
-            io.output =
-                std::make_unique<PortAndMpiOutput>(std::move(local), size / 8, consumers.mpi_ranks, consumers.mpi_tags);
+            io.output = std::make_unique<PortAndSenderOutput>(std::move(local), std::move(remote));
         }
-    } else if (!consumers.mpi_ranks.empty()) {
-        io.output = std::make_unique<MpiOutput>(size / 8, consumers.mpi_ranks, consumers.mpi_tags);
+    } else if (remote) {
+        io.output = std::make_unique<SenderOutput>(size / 8, std::move(remote));
     }
     return io;
 }

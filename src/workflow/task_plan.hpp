@@ -4,9 +4,12 @@
 // gives it (docs/workflow.md, "Placement").
 #pragma once
 
+#include <mpi.h>
+
 #include <optional>
 #include <string>
 
+#include "strata/dsm.hpp"
 #include "strata/shm.hpp"
 #include "strata/workflow.hpp"
 #include "task_loop.hpp"
@@ -18,6 +21,10 @@ struct Job {
     const Workflow& wf;
     const Placement& placement;
     int rank = 0;
+    /// The tasks' ranks, rank i = task i (the world without the DSM's servers): the job's collectives.
+    MPI_Comm comm = MPI_COMM_WORLD;
+    /// This task's DSM membership when an edge runs dsm (Placement::across), else null.
+    dsm::Node* dsm = nullptr;
 };
 
 /// The segment of this rank's node, when an edge within the node goes through one: the node's first

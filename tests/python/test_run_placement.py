@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
 """`strata run` with a placement (docs/workflow.md, "Placement"): the same workflow gives the same data on
 every edge with all tasks on one node and split over 2 emulated nodes (apps/video/emulate), every edge runs
-as the placement implies (shm within a node, MPI across nodes, and the bytes of the MPI edges cross the
-emulated link), a task killed on the other node fails the run instead of hanging, and a bad placement is an
-error naming the option, the value and the cause that leaves nothing behind. The emulated tests need root."""
+as the placement implies (shm within a node, MPI across nodes, or the DSM across nodes with --across dsm, and
+the bytes of the edges across nodes cross the emulated link), a task killed on the other node fails the run
+instead of hanging, and a bad placement is an error naming the option, the value and the cause that leaves
+nothing behind. The emulated tests need root."""
 
 from __future__ import annotations
 
@@ -63,7 +64,7 @@ def run_args(shape: str, tasks: int) -> list[str]:
     ]  # fmt: skip
 
 
-def check_report(report: dict, task_nodes: list[str]) -> None:
+def check_report(report: dict, task_nodes: list[str], across_method: str = "mpi") -> None:
     """Every edge delivered every iteration's exact data, by the method its nodes imply."""
     assert report["checksum_errors"] == 0
     names = [f"t{i}" for i in range(len(task_nodes))]
@@ -71,7 +72,7 @@ def check_report(report: dict, task_nodes: list[str]) -> None:
     for edge in report["edges"]:
         across = node[edge["from"]] != node[edge["to"]]
         assert edge["across_nodes"] == across, edge
-        assert edge["method"] == ("mpi" if across else "shm"), edge
+        assert edge["method"] == (across_method if across else "shm"), edge
         assert edge["samples"] == ITERATIONS, edge
         producer = names.index(edge["from"])
         assert edge["digest"] == expected_digest(producer, DATA // 8, WARMUP + ITERATIONS), edge
@@ -142,20 +143,49 @@ def test_a_workflow_moves_the_same_data_on_one_node_and_split_over_two_emulated_
     for placed in (blocks, alternate):
         assert [e["digest"] for e in placed["edges"]] == [e["digest"] for e in one_node["edges"]]
     # The MPI edges' data went over the emulated links: n1 received at least what crosses to it.
-    to_n1 = 0
-    for placed in (blocks, alternate):
-        nodes = dict(zip([f"t{i}" for i in range(tasks)], placed["task_nodes"], strict=True))
-        to_n1 += sum(
-            DATA * (WARMUP + ITERATIONS)
-            for e in placed["edges"]
-            if nodes[e["from"]] == "n0" and nodes[e["to"]] == "n1"
-        )
+    to_n1 = sum(crossing_bytes(placed, tasks, "n1") for placed in (blocks, alternate))
     assert to_n1 > 0
     assert link_bytes(run.stderr)["n1"] >= to_n1, run.stderr
     assert leftovers(shm_dir) == []
 
 
-def test_a_task_killed_on_the_other_node_fails_the_run_instead_of_hanging(tmp_path, shm_dir, emulation_ready):
+def crossing_bytes(report: dict, tasks: int, to: str, once_per_producer: bool = False) -> int:
+    """The data bytes the report's edges carried from the other node to node `to`: once per edge, or once per
+    producer (the DSM: one chunk per producer, whose bytes reach a node once for all its consumers there)."""
+    nodes = dict(zip([f"t{i}" for i in range(tasks)], report["task_nodes"], strict=True))
+    crossing = [e for e in report["edges"] if nodes[e["from"]] != to and nodes[e["to"]] == to]
+    count = len({e["from"] for e in crossing}) if once_per_producer else len(crossing)
+    return DATA * (WARMUP + ITERATIONS) * count
+
+
+@pytest.mark.parametrize("shape,tasks", [("pipeline", 4), ("scatter-gather", 6)])
+def test_edges_across_nodes_go_through_the_dsm_by_choice_with_the_same_data(
+    tmp_path, shm_dir, emulation_ready, shape, tasks
+):
+    script = tmp_path / "dsm.sh"
+    script.write_text(
+        f"export STRATA_SHM_DIR={shm_dir}\n"
+        + " ".join(run_args(shape, tasks))
+        + f" --nodes n0,n1 --across dsm > {tmp_path}/dsm.json\n"
+    )
+    run = emulate(script, 250)
+    assert run.returncode == 0, run.stderr
+    report = json.loads((tmp_path / "dsm.json").read_text())
+    assert report["task_nodes"] == block_nodes(tasks, ["n0", "n1"])
+    # The digests are computed here from the data's definition, as on one node and over MPI.
+    check_report(report, report["task_nodes"], across_method="dsm")
+    assert any(e["across_nodes"] for e in report["edges"])
+    # Through the DSM too the bytes crossed the emulated link to n1.
+    to_n1 = crossing_bytes(report, tasks, "n1", once_per_producer=True)
+    assert to_n1 > 0
+    assert link_bytes(run.stderr)["n1"] >= to_n1, run.stderr
+    assert leftovers(shm_dir) == []
+
+
+@pytest.mark.parametrize("across", ["mpi", "dsm"])
+def test_a_task_killed_on_the_other_node_fails_the_run_instead_of_hanging(
+    tmp_path, shm_dir, emulation_ready, across
+):
     workflow = tmp_path / "slow.toml"
     subprocess.run(
         [str(STRATA_BIN), "run", "--shape", "pipeline", "--tasks", "4", "--data-size", "4096", "--iterations",
@@ -168,7 +198,7 @@ def test_a_task_killed_on_the_other_node_fails_the_run_instead_of_hanging(tmp_pa
     script.write_text(
         textwrap.dedent(f"""\
         export STRATA_SHM_DIR={shm_dir}
-        timeout 120 {STRATA_BIN} run {workflow} -q --nodes n0,n1 > {out} 2>&1 &
+        timeout 120 {STRATA_BIN} run {workflow} -q --nodes n0,n1 --across {across} > {out} 2>&1 &
         job=$!
         victim=""
         for i in $(seq 1 600); do
@@ -247,6 +277,14 @@ def write(path: Path, text: str) -> str:
         (
             lambda d: ["--method", "threads", "--nodes", "a,b"],
             r"invalid_argument: --nodes=a,b: method threads runs every task",
+        ),
+        (
+            lambda d: ["--across", "dsm"],
+            r"invalid_argument: --across=dsm: edges cross nodes only with a placement \(give --nodes or --hosts\)",
+        ),
+        (
+            lambda d: ["--nodes", "a,b", "--across", "tcp"],
+            r"invalid_argument: --across=tcp: edges across nodes run as mpi or dsm",
         ),
     ],
 )

@@ -118,7 +118,8 @@ TEST(WorkflowParse, defaults_apply_without_a_workflow_section) {
 }
 
 TEST(WorkflowParse, every_method_name_parses_and_prints_back) {
-    for (auto m : {Method::shm, Method::copy_into, Method::copy_from, Method::copy, Method::mpi, Method::threads}) {
+    for (auto m :
+         {Method::shm, Method::copy_into, Method::copy_from, Method::copy, Method::mpi, Method::threads, Method::dsm}) {
         STRATA_ASSERT_ASSIGN(parsed, parse_method(to_string(m)));
         EXPECT_EQ(parsed, m);
     }
@@ -259,6 +260,29 @@ TEST(WorkflowValidate, threads_mixed_with_process_methods_is_an_error) {
     wf.tasks = {{"a", 0, 8}, {"b", 0, 8}, {"c", 0, 0}};
     wf.edges = {{"a", "b", Method::threads}, {"b", "c", Method::shm}};
     EXPECT_TRUE(fails_with(validate(wf), Errc::invalid_argument, {"edge[1].method=shm", "threads cannot be mixed"}));
+}
+
+TEST(WorkflowValidate, method_dsm_in_a_workflow_is_an_error_pointing_to_the_placement) {
+    Workflow wf;
+    wf.tasks = {{"a", 0, 8}, {"b", 0, 0}};
+    wf.edges = {{"a", "b", Method::dsm}};
+    EXPECT_TRUE(fails_with(validate(wf), Errc::invalid_argument, {"edge[0].method=dsm", "--across dsm"}));
+}
+
+TEST(WorkflowPlacement, edges_across_nodes_take_the_placements_method_and_the_dsm_one_server_per_node) {
+    Workflow wf;
+    wf.tasks = {{"a", 0, 8}, {"b", 0, 8}, {"c", 0, 0}};
+    wf.edges = {{"a", "b", Method::shm}, {"b", "c", Method::shm}};
+    STRATA_ASSERT_ASSIGN(placement, placement_from_nodes(wf, "n0,n1", "--nodes"));  // a b | c
+    EXPECT_EQ(edge_method(wf, placement, 0), Method::shm);
+    EXPECT_EQ(edge_method(wf, placement, 1), Method::mpi);
+    EXPECT_EQ(dsm_servers(wf, placement), 0U);
+    STRATA_ASSERT_ASSIGN(across, parse_across("dsm", "--across"));
+    placement.across = across;
+    EXPECT_EQ(edge_method(wf, placement, 0), Method::shm);
+    EXPECT_EQ(edge_method(wf, placement, 1), Method::dsm);
+    EXPECT_EQ(dsm_servers(wf, placement), 2U);
+    EXPECT_TRUE(fails_with(parse_across("shm", "--across"), Errc::invalid_argument, {"--across=shm", "mpi or dsm"}));
 }
 
 TEST(WorkflowValidate, a_producer_with_two_methods_is_an_error) {

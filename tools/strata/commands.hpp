@@ -72,6 +72,7 @@ struct RunOptions {
                                    ///< apps/video/emulate, else the mpiexec strata was built with
     std::string nodes;             ///< placement: tasks in blocks over these nodes (comma-separated)
     std::string hosts;             ///< placement: a hosts file (docs/workflow.md, "Placement")
+    std::string across = "mpi";    ///< with a placement: edges across nodes run as mpi or dsm
     bool json = false;
     bool quiet = false;  ///< no progress line
 };

@@ -103,12 +103,17 @@ int main(int argc, char** argv) {
     auto* nodes_opt = run_cmd->add_option(
         "--nodes", run.nodes,
         "Placement: split the tasks, in file order, into blocks over these nodes (host or emulated node names, "
-        "comma-separated); edges across nodes go by MPI (default: every task on this node)");
+        "comma-separated); edges across nodes go by MPI unless --across says otherwise (default: every task on "
+        "this node)");
     run_cmd
         ->add_option("--hosts", run.hosts,
                      "Placement from a hosts file: lines of NODE [TASK...] (docs/workflow.md; default: every task on "
                      "this node)")
         ->excludes(nodes_opt);
+    run_cmd
+        ->add_option("--across", run.across,
+                     "How edges across nodes run with a placement: mpi, or dsm (the strata DSM, a server per node)")
+        ->capture_default_str();
     run_cmd->add_flag("--json", run.json, "Print the report as JSON");
     run_cmd->add_flag("--quiet,-q", run.quiet,
                       "No progress line (shown after 2 s only when stderr is a terminal, and never with --json)");

@@ -155,7 +155,16 @@ std::vector<std::string> launcher_of(const RunOptions& options, bool placed) {
 // --nodes or --hosts, checked against the workflow (and, inside the emulation with its
 // launcher, against the emulated nodes). No placement: every task on this node.
 Result<wf::Placement> placement_of(const wf::Workflow& workflow, const RunOptions& options) {
+    auto across = wf::parse_across(options.across, "--across");
+    if (!across) {
+        return std::unexpected(across.error());
+    }
     if (options.nodes.empty() && options.hosts.empty()) {
+        if (*across != wf::Method::mpi) {
+            return make_error(Errc::invalid_argument,
+                              "--across={}: edges cross nodes only with a placement (give --nodes or --hosts)",
+                              options.across);
+        }
         return wf::Placement{};
     }
     const std::string param = options.hosts.empty() ? "--nodes=" + options.nodes : "--hosts=" + options.hosts;
@@ -170,6 +179,7 @@ Result<wf::Placement> placement_of(const wf::Workflow& workflow, const RunOption
     if (!placement) {
         return placement;
     }
+    placement->across = *across;
     const char* emulated = env_or_null("STRATA_EMU_NODES");
     if (emulated != nullptr && options.mpiexec.empty()) {
         const auto known = split_words(emulated);
@@ -184,8 +194,10 @@ Result<wf::Placement> placement_of(const wf::Workflow& workflow, const RunOption
 }
 
 // mpiexec's arguments that place rank i (task i) on its node: -hosts A:k,B:m,... in task order, so
-// that hydra fills each entry's k slots before the next; and the task's --nodes.
-void add_placement(const wf::Placement& placement, std::vector<std::string>& launch, std::vector<std::string>& task) {
+// that hydra fills each entry's k slots before the next, then one DSM server per node (node k's is rank
+// tasks + k) when an edge runs dsm; and the task's --nodes and --across.
+void add_placement(const wf::Workflow& workflow, const wf::Placement& placement, std::vector<std::string>& launch,
+                   std::vector<std::string>& task) {
     if (placement.task_nodes.empty()) {
         return;
     }
@@ -202,8 +214,13 @@ void add_placement(const wf::Placement& placement, std::vector<std::string>& lau
     for (const auto& node : placement.task_nodes) {
         nodes += (nodes.empty() ? "" : ",") + node;
     }
+    if (wf::dsm_servers(workflow, placement) > 0) {
+        for (const auto& node : placement.nodes()) {
+            hosts += fmt::format(",{}:1", node);
+        }
+    }
     launch.insert(launch.end(), {"-hosts", hosts});
-    task.insert(task.end(), {"--nodes", nodes});
+    task.insert(task.end(), {"--nodes", nodes, "--across", std::string(wf::to_string(placement.across))});
 }
 
 Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions& options,
@@ -240,8 +257,9 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
     std::vector<std::string> args = launcher_of(options, !placement.task_nodes.empty());
     const std::string launcher = fmt::format("{}", fmt::join(args, " "));
     std::vector<std::string> task_args{task.string(), file.string(), "--result", result.string(), "--segment", segment};
-    add_placement(placement, args, task_args);
-    args.insert(args.end(), {"-n", std::to_string(workflow.tasks.size())});
+    add_placement(workflow, placement, args, task_args);
+    const std::size_t ranks = workflow.tasks.size() + wf::dsm_servers(workflow, placement);
+    args.insert(args.end(), {"-n", std::to_string(ranks)});
     args.insert(args.end(), task_args.begin(), task_args.end());
     if (line.active()) {
         args.emplace_back("--progress");
@@ -322,8 +340,8 @@ Result<wf::Report> run_processes(const wf::Workflow& workflow, const RunOptions&
         return report;
     }
     if (failed) {
-        return make_error(Errc::io_error, "{} -n {} {}: failed (exit status {}; its errors are above)", launcher,
-                          workflow.tasks.size(), task.string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        return make_error(Errc::io_error, "{} -n {} {}: failed (exit status {}; its errors are above)", launcher, ranks,
+                          task.string(), WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
     return report;
 }
