@@ -118,6 +118,7 @@ public:
     void flush(std::chrono::milliseconds limit);
 
 private:
+    void drain_unreceived() noexcept;
     explicit MpiChannel(ChannelConfig config) : config_(std::move(config)) {}
     struct Send {
         MPI_Request request = MPI_REQUEST_NULL;
