@@ -20,10 +20,12 @@ target_link_libraries(blocking_tasks PRIVATE strata::ocr)
 
 # The flagship workflow (examples/flagship, docs/getting-started/flagship.md): a distributed
 # OCR heat diffusion whose frames go to a Python analysis through a shm port (frames.cpp).
+# Its checkpoints are MPI storage windows (heat_ckpt.c): libstrata-mpi before MPI on the link line.
 add_executable(flagship_heat ${PROJECT_SOURCE_DIR}/examples/flagship/heat.c
                              ${PROJECT_SOURCE_DIR}/examples/flagship/heat_frames.c
+                             ${PROJECT_SOURCE_DIR}/examples/flagship/heat_ckpt.c
                              ${PROJECT_SOURCE_DIR}/examples/flagship/frames.cpp)
-target_link_libraries(flagship_heat PRIVATE strata::ocr strata::strata)
+target_link_libraries(flagship_heat PRIVATE strata::ocr strata::strata strata::mpi MPI::MPI_C)
 # Its steering job: global statistics and alpha shared across nodes through the DSM.
 if(TARGET strata::dsm)
   add_executable(flagship_steer ${PROJECT_SOURCE_DIR}/examples/flagship/steer.cpp)

@@ -7,8 +7,8 @@
 Under apps/video/emulate (STRATA_EMU_MPIEXEC set) the heat program's 2 ranks run on the
 emulated nodes n0 and n1, the analysis on n0 beside rank 0, and the steering job's DSM server
 and bridge on n0, its console on n1; elsewhere everything runs here. --steer-below 0 runs
-without steering. With --kill-at S the heat job is SIGKILLed once the checkpoint of step S is
-complete (with --hold, once every tile stopped after it: a known point), and run again: it
+without steering. With --kill-at S the heat job is SIGKILLed once a checkpoint of step S or later
+is complete (with --hold, once every tile stopped after the one of S: a known point), and run again: it
 continues from the last complete checkpoint. --check compares the
 final field and the steering decisions with the serial numpy reference (reference.py). DIR
 receives field.bin, ckpt/, heat.mp4, stats.json, heat.png, report.json and report.md.
@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+import checkpoints
 import numpy as np
 import reference
 from report import counters, link_bytes, write_report
@@ -152,19 +153,17 @@ def heat_command(args: argparse.Namespace, segment: str) -> list[str]:
             *(["steer"] if args.steer_below else [])]  # fmt: skip
 
 
-def checkpoint_complete(args: argparse.Namespace, step: int) -> bool:
-    tile = (args.n // args.q) ** 2 * 8
-    files = [args.out / "ckpt" / f"step-{step}" / f"tile-{t}" for t in range(args.q * args.q)]
-    return all(f.is_file() and f.stat().st_size == tile for f in files)
+def checkpoint_reached(args: argparse.Namespace, step: int) -> bool:
+    return checkpoints.reached(checkpoints.read(args.out / "ckpt", args.n, args.q), args.q, step)
 
 
 def run_killed(args: argparse.Namespace) -> dict:
-    """Runs the job until the checkpoint of step --kill-at is complete, then SIGKILLs it."""
+    """Runs the job until a checkpoint of step --kill-at or later is complete, then SIGKILLs it."""
     with Companions(args) as companions:
         env = job_env() | ({"STRATA_FLAGSHIP_HOLD_AT": str(args.kill_at)} if args.hold else {})
         job = subprocess.Popen(heat_command(args, companions.segment), env=env, start_new_session=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
-        while not checkpoint_complete(args, args.kill_at):
+        while not checkpoint_reached(args, args.kill_at):
             if job.poll() is not None:
                 raise Failed(
                     f"heat: ended (exit {job.returncode}) before step {args.kill_at}: {job.stdout.read()}"

@@ -9,10 +9,10 @@
  * on the ranks by affinity. One EDT per tile and step computes the tile from its previous
  * value and the edges its neighbours sent; an edge bound for another rank travels as a data
  * block created there (MPI, the runtime's communication thread: no worker waits for it).
- *   - every k steps each tile saves itself with ocrDbCheckpoint to
- *     <dir>/ckpt/step-<s>/tile-<t> (write, fdatasync, rename: the worker blocks in the kernel
- *     and the monitor wakes another one). Started again, the program continues from the last
- *     step whose every tile is on disk;
+ *   - every k steps each tile saves itself into its rank's MPI storage window, whose memory is
+ *     the file <dir>/ckpt/rank-<r>.win (heat_ckpt.c; MPI_Win_sync makes it durable: the worker
+ *     blocks in the kernel and the monitor wakes another one). Started again, the program
+ *     continues from the last step whose every tile is in the files;
  *   - every m steps each tile sends a copy of itself to rank 0, where a frame EDT assembles the
  *     field: into a vector of the shm segment [frames-segment] whose port "frames" hands it by
  *     handle to the Python analysis (frames.cpp), and as 8-bit pixels into the movie block;
@@ -35,7 +35,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "extensions/ocr-db-checkpoint.h"
 #include "extensions/ocr-labeling.h"
 #include "heat.h"
 
@@ -122,48 +121,15 @@ static void send_edges(const u64* g, u64 step, u64 tile, const double* grid) {
     }
 }
 
-/* <dir>/ckpt/step-<step>[/tile-<tile>] into path[PATH_MAX]. */
-static void checkpoint_path(char* path, size_t size, const char* dir, u64 step, long long tile) {
-    if (tile < 0) {
-        snprintf(path, size, "%s/ckpt/step-%llu", dir, (unsigned long long)step);
-    } else {
-        snprintf(path, size, "%s/ckpt/step-%llu/tile-%lld", dir, (unsigned long long)step, tile);
-    }
-}
-
-static void save_checkpoint(const u64* g, u64 step, ocrGuid_t tile_db, const char* dir) {
-    char path[4096];
-    checkpoint_path(path, sizeof path, dir, step, -1);
-    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
-        ocrPrintf("heat: cannot make %s: %s\n", path, strerror(errno));
-        ocrAbort(4);
-        return;
-    }
-    checkpoint_path(path, sizeof path, dir, step, (long long)g[P_TILE]);
+static void save_checkpoint(const u64* g, u64 step, const double* grid) {
     const u64 t0 = now_ns();
-    if (ocrDbCheckpoint(tile_db, path, OCR_DB_CHECKPOINT_SAVE) != 0) {
+    if (!ckpt_save(g, step, g[P_TILE], grid)) {
         ocrAbort(4);
         return;
     }
     HEAT_COUNT(checkpoints, 1);
     HEAT_COUNT(checkpoint_bytes, side(g) * side(g) * sizeof(double));
     HEAT_COUNT(checkpoint_ns, now_ns() - t0);
-}
-
-/* The last step <= steps, a multiple of k, whose every tile file is complete; 0 if none. */
-static u64 last_complete_checkpoint(const char* dir, u64 n, u64 q, u64 steps, u64 k) {
-    const off_t tile_bytes = (off_t)((n / q) * (n / q) * sizeof(double));
-    for (u64 s = k == 0 ? 0 : steps / k * k; s > 0; s -= k) {
-        u64 tile = 0;
-        for (; tile < q * q; ++tile) {
-            char path[4096];
-            struct stat st;
-            checkpoint_path(path, sizeof path, dir, s, (long long)tile);
-            if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != tile_bytes) break;
-        }
-        if (tile == q * q) return s;
-    }
-    return 0;
 }
 
 static void create_step(const u64* g, u64 step, ocrGuid_t in, ocrGuid_t out) {
@@ -215,7 +181,7 @@ static ocrGuid_t step_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]
     }
     send_frame_part(g, step, tile, out);
     if (step < g[P_STEPS]) {
-        if (g[P_K] != 0 && step % g[P_K] == 0) save_checkpoint(g, step, depv[1].guid, dir_of(args));
+        if (g[P_K] != 0 && step % g[P_K] == 0) save_checkpoint(g, step, out);
         if (step == g[P_HOLD]) return NULL_GUID;  // held: the run waits here to be killed
         send_edges(g, step, tile, out);
         ocrDbRelease(depv[1].guid);
@@ -241,13 +207,9 @@ static ocrGuid_t init_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]
         for (u64 i = 0; i < b; ++i) {
             for (u64 j = 0; j < b; ++j) grid[i * b + j] = heat_initial(n, ti * b + i, tj * b + j);
         }
-    } else {
-        char path[4096];
-        checkpoint_path(path, sizeof path, dir_of(depv[0].ptr), g[P_START], (long long)g[P_TILE]);
-        if (ocrDbCheckpoint(in, path, OCR_DB_CHECKPOINT_RESTORE) != 0) {
-            ocrAbort(4);
-            return NULL_GUID;
-        }
+    } else if (!ckpt_restore(g, g[P_START], g[P_TILE], grid)) {
+        ocrAbort(4);
+        return NULL_GUID;
     }
     send_frame_part(g, g[P_START], g[P_TILE], grid);
     send_edges(g, g[P_START], g[P_TILE], grid);
@@ -257,10 +219,15 @@ static ocrGuid_t init_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]
     return NULL_GUID;
 }
 
-/* One per rank: the range of the events that bring this rank's tiles their edges. */
+/* One per rank: opens the rank's checkpoint window (collective: every rank's set-up EDT takes
+ * part), and makes the range of the events that bring this rank's tiles their edges. */
 static ocrGuid_t setup_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     const u64* g = paramv;
     const u64 q = g[P_Q], here = current_rank();
+    if (!ckpt_open(g, dir_of(depv[0].ptr))) {
+        ocrAbort(4);
+        return NULL_GUID;
+    }
     ocrGuid_t range, db;
     u64* out;
     ocrGuidRangeCreate(&range, (g[P_STEPS] + 1) * q * q * EDGES, GUID_USER_EVENT_STICKY);
@@ -305,13 +272,42 @@ static ocrGuid_t start_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[
     return NULL_GUID;
 }
 
-/* Ends the run once every step ended and the video is written. */
+/* One per rank, at the end: frees the rank's checkpoint window (collective). */
+static ocrGuid_t close_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
+    if (!ckpt_close()) ocrAbort(4);
+    return NULL_GUID;
+}
+
+/* FINISH: a closing EDT on every rank. */
+static ocrGuid_t close_all_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
+    ocrGuid_t tpl;
+    ocrEdtTemplateCreate(&tpl, close_edt, 0, 0);
+    for (u64 r = 0; r < paramv[0]; ++r) {
+        ocrHint_t hint;
+        ocrGuid_t edt;
+        ocrEdtCreate(&edt, tpl, 0, NULL, 0, NULL, EDT_PROP_NONE, on_rank(&hint, r, 1), NULL);
+    }
+    return NULL_GUID;
+}
+
+static ocrGuid_t shutdown_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
+    ocrShutdown();
+    return NULL_GUID;
+}
+
+/* Once every step ended and the video is written: the windows are freed, then the run ends. */
 static ocrGuid_t done_edt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     ocrPrintf("heat: n=%llu q=%llu steps %llu..%llu on %llu rank(s), %llu frame(s): seconds %.6f\n",
               (unsigned long long)paramv[P_N], (unsigned long long)paramv[P_Q], (unsigned long long)paramv[P_START],
               (unsigned long long)paramv[P_STEPS], (unsigned long long)paramv[P_RANKS],
               (unsigned long long)paramv[P_FRAMES], (double)(now_ns() - paramv[P_T0]) / 1e9);
-    ocrShutdown();
+    ocrGuid_t close_all, shutdown, closer, closed, ender;
+    ocrEdtTemplateCreate(&close_all, close_all_edt, 1, 1);
+    ocrEdtTemplateCreate(&shutdown, shutdown_edt, 0, 1);
+    ocrEdtCreate(&closer, close_all, 1, &paramv[P_RANKS], 1, NULL, EDT_PROP_FINISH, NULL_HINT, &closed);
+    ocrEdtCreate(&ender, shutdown, 0, NULL, 1, &closed, EDT_PROP_NONE, NULL_HINT, NULL);
+    /* Started only now that the ender depends on its output event (satisfied once, at its end). */
+    ocrAddDependence(NULL_GUID, closer, 0, DB_MODE_RO);
     return NULL_GUID;
 }
 
@@ -362,7 +358,7 @@ ocrGuid_t mainEdt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     const char* segment = getArgc(argv) >= 8 ? getArgv(argv, 7) : "";
     char path[4096];
     snprintf(path, sizeof path, "%s/ckpt", dir);
-    params[P_START] = last_complete_checkpoint(dir, params[P_N], params[P_Q], params[P_STEPS], params[P_K]);
+    params[P_START] = ckpt_last_complete(params, dir);
     if (params[P_START] > 0)
         ocrPrintf("heat: restarting from the checkpoint of step %llu\n", (unsigned long long)params[P_START]);
     params[P_FIRST] = (params[P_START] + params[P_M] - 1) / params[P_M] * params[P_M];
@@ -410,7 +406,7 @@ ocrGuid_t mainEdt(u32 paramc_, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
         ocrGuid_t edt, made;
         ocrEdtCreate(&edt, setup, (u32)paramc(params), params, 1, NULL, EDT_PROP_NONE, on_rank(&hint, r, 1), &made);
         ocrAddDependence(made, starter, 1 + (u32)r, DB_MODE_RO);
-        ocrAddDependence(NULL_GUID, edt, 0, DB_MODE_RO);
+        ocrAddDependence(args, edt, 0, DB_MODE_RO);
     }
     ocrAddDependence(args, starter, 0, DB_MODE_RO);
     return NULL_GUID;

@@ -72,6 +72,19 @@ void create_frames(u64* params, ocrGuid_t args);
 void send_frame_part(const u64* g, u64 step, u64 tile, const double* grid);
 ocrGuid_t alpha_event_of(const u64* g, u64 step);
 
+/* heat_ckpt.c: checkpoints in an MPI storage window per rank (its file <dir>/ckpt/rank-<r>.win),
+ * the last CKPT_SLOTS saves of each tile. ckpt_open and ckpt_close are collective (one EDT per
+ * rank calls each); ckpt_save makes a tile's values of `step` durable; ckpt_restore copies them
+ * back; ckpt_last_complete reads the files (before any window exists): the last step whose every
+ * tile is saved, 0 if none. The int ones return 0 on failure, after saying why. */
+enum { CKPT_SLOTS = 3 };
+int ckpt_open(const u64* g, const char* dir);
+int ckpt_save(const u64* g, u64 step, u64 tile, const double* grid);
+int ckpt_restore(const u64* g, u64 step, u64 tile, double* grid);
+int ckpt_close(void);
+u64 ckpt_last_complete(const u64* g, const char* dir);
+void ckpt_path(char* path, size_t size, const char* dir, u64 rank);
+
 /* Counted by each rank, printed when it exits (heat.c): the report's figures. */
 struct heat_counters {
     u64 rank;

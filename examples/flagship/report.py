@@ -64,7 +64,10 @@ def markdown(args, data: dict) -> str:
     s = 1e-9
     rows = [
         ("OCR job (strata ocr -n 2, wall)", f"{data['job_seconds']:.3f} s"),
-        ("checkpoints (ocrDbCheckpoint in EDTs, summed)", f"{h['checkpoint_ns'] * s:.3f} s"),
+        (
+            "checkpoints (MPI storage windows, MPI_Win_sync in EDTs, summed)",
+            f"{h['checkpoint_ns'] * s:.3f} s",
+        ),
         ("shm port handoff (frame EDT's send, with backpressure)", f"{h['frame_send_ns'] * s:.3f} s"),
         ("DSM steering round trip (frame EDT waiting)", f"{h['steer_ns'] * s:.3f} s"),
         ("ffmpeg external task", f"{h['ffmpeg_ns'] * s:.3f} s"),

@@ -59,7 +59,7 @@ check_heat() {
   output=$("$prefix/bin/strata" ocr --external-config "$tmp/examples/flagship/flagship.toml" "$1" 32 2 10 5 5 "$2" 2>&1) ||
     fail "flagship_heat $1: $output"
   has "heat: video $2/heat.mp4" <<< "$output" || fail "flagship_heat $1: $output"
-  [[ -s "$2/field.bin" && -s "$2/ckpt/step-5/tile-3" ]] || fail "flagship_heat $1: no field.bin or checkpoint in $2"
+  [[ -s "$2/field.bin" && -s "$2/ckpt/rank-0.win" ]] || fail "flagship_heat $1: no field.bin or checkpoint window in $2"
   echo "$output"
 }
 check_heat "$tmp/cmake-build/flagship_heat" "$tmp/heat-cmake"

@@ -514,8 +514,11 @@ int Cluster::leave(int code) {
     if (thread_.joinable()) {
         thread_.join();
     }
-    // MPI_Finalize only when every rank said bye and all run in this network (wire.hpp).
-    if (!wire_->finish(clean && one_network_, 10000ms)) {
+    // MPI_Finalize only when every rank said bye, all run in this network (wire.hpp) and the
+    // program ended by ocrShutdown: after ocrAbort it may still hold MPI objects that only a
+    // collective call could free (an MPI window: MPI_Finalize then fails in MPICH's UCX
+    // clean-up, SIGABRT instead of the abort's code).
+    if (!wire_->finish(clean && one_network_ && code == 0, 10000ms)) {
         std::fflush(nullptr);
         ::_exit(clean ? code : 1);
     }
