@@ -218,15 +218,20 @@ TEST(RuntimePriority, stop_drops_queued_prioritized_tasks) {
     options.monitor = no_monitor();
     options.workers = 1;
     STRATA_ASSERT_ASSIGN(sut, Runtime::start(options));
+    std::atomic<bool> started{false};
     std::atomic<bool> release{false};
     std::atomic<int> ran{0};
     sut->spawn([&] {
+        started = true;
         while (!release.load()) std::this_thread::sleep_for(1ms);
     });
-    std::this_thread::sleep_for(5ms);
+    // The one worker runs the blocker before anything is queued (else the prioritized tasks go first).
+    while (!started.load()) std::this_thread::sleep_for(1ms);
     for (int i = 0; i < 10; ++i) sut->spawn_prioritized([&] { ran.fetch_add(1); }, 1);
+    // The blocker ends once stop() has begun: stop() sets its flag first, well within 500 ms even
+    // under TSan beside busy loops (a proof run failed with 20 ms).
     std::thread releaser([&] {
-        std::this_thread::sleep_for(20ms);
+        std::this_thread::sleep_for(500ms);
         release = true;
     });
     sut->stop();
