@@ -150,13 +150,14 @@ Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& 
             return std::unexpected(started.error());
         }
         cluster = std::move(*started);
+        auto allowed = runtime::allowed_cpus();
+        if (!allowed) {
+            return std::unexpected(allowed.error());
+        }
         if (runtime_options.cpus.empty()) {
-            auto allowed = runtime::allowed_cpus();
-            if (!allowed) {
-                return std::unexpected(allowed.error());
-            }
             runtime_options.cpus = dist::cpus_of_rank(*allowed, cluster->local_rank(), cluster->local_size());
         }
+        cluster->set_spin_when_idle(static_cast<std::size_t>(cluster->cpu_sharers()) <= allowed->size());
     }
     auto runtime = runtime::Runtime::start(runtime_options);
     if (!runtime) {

@@ -7,12 +7,16 @@
 #include <dlfcn.h>
 #include <sys/prctl.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/log.hpp"
 
@@ -37,6 +41,21 @@ Result<int> env_int(const char* name, int fallback) {
     return value;
 }
 
+// A hello's CPU list ("0,1,5"); what does not parse is left out (the rank then shares nothing).
+std::vector<int> parse_cpus(std::string_view text) {
+    std::vector<int> cpus;
+    while (!text.empty()) {
+        const auto comma = std::min(text.find(','), text.size());
+        int cpu = -1;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + comma, cpu);
+        if (ec == std::errc() && end == text.data() + comma && cpu >= 0) {
+            cpus.push_back(cpu);
+        }
+        text.remove_prefix(std::min(comma + 1, text.size()));
+    }
+    return cpus;
+}
+
 // The directory of libstrata-ocr itself: the plugin sits beside it.
 std::filesystem::path own_directory() {
     Dl_info info{};
@@ -53,7 +72,8 @@ std::filesystem::path own_directory() {
 //   than kSpinIdle ago, it polls with only a yield: its cores have nothing
 //   else to run, and a reply is what the rank waits for. (Sleeping there made
 //   every hop of a remote EDT's round trip wait out a pause: 1.7 ms per round
-//   trip instead of tens of µs.)
+//   trip instead of tens of µs.) Not when the node's ranks outnumber its CPUs
+//   (set_spin_when_idle): the cores are then another rank's.
 // - otherwise (a task runs, or nothing moved for kSpinIdle) it yields for
 //   50 µs after the last message, then sleeps from 10 µs doubling to 500 µs,
 //   leaving the cores to the workers; a pause then costs under 5 % of the
@@ -177,7 +197,7 @@ Result<void> Cluster::meet() {
         Writer hello(Msg::hello);
         hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
         hello.str(here.segment_dir).str(here.segment_prefix);
-        hello.str(here.node);
+        hello.str(here.node).str(fmt::format("{}", fmt::join(here.cpus, ",")));
         send(r, hello);
     }
     const auto until = std::chrono::steady_clock::now() + 60s;
@@ -207,6 +227,9 @@ Result<void> Cluster::meet() {
     for (int r = 0; r < size_; ++r) {
         const Place& there = peers_[static_cast<std::size_t>(r)];
         one_network_ = one_network_ && there.network == here.network;
+        const bool overlap =
+            std::ranges::any_of(there.cpus, [&](int c) { return std::ranges::find(here.cpus, c) != here.cpus.end(); });
+        cpu_sharers_ += there.machine == here.machine && overlap ? 1 : 0;
         if (there.machine != here.machine) {
             continue;
         }
@@ -288,7 +311,7 @@ void Cluster::loop() {
             dispatch(source, message);
             continue;
         } else {
-            backoff.idle(state_.runtime && state_.runtime->idle());
+            backoff.idle(spin_when_idle_.load(std::memory_order_relaxed) && state_.runtime && state_.runtime->idle());
         }
         if (const auto now = std::chrono::steady_clock::now(); now >= next_check) {
             check_peers();
@@ -335,6 +358,7 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
             place.segment_dir = in.str();
             place.segment_prefix = in.str();
             place.node = in.str();
+            place.cpus = parse_cpus(in.str());
             std::lock_guard lock(peers_mutex_);
             peers_[static_cast<std::size_t>(source)] = std::move(place);
             return true;

@@ -21,6 +21,7 @@
 
 #include "../db_shared.hpp"
 #include "cluster.hpp"
+#include "cpuset.hpp"
 #include "strata/shm/admin.hpp"
 #include "strata/shm/segment.hpp"
 
@@ -109,6 +110,9 @@ Place this_place(std::string_view job) {
     place.segment_prefix = shared_block_prefix(job);
     const char* node = std::getenv("STRATA_NODE");
     place.node = node != nullptr && *node != '\0' ? std::string(node) : std::string(name);
+    if (auto cpus = runtime::allowed_cpus()) {
+        place.cpus = std::move(*cpus);
+    }
     return place;
 }
 
