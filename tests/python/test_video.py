@@ -147,7 +147,9 @@ def test_a_missing_input_fails_on_every_rank_naming_the_file_and_leaves_no_outpu
     assert f"--input={tmp_path / 'nope.mkv'}: cannot open: No such file or directory" in first, first
     for rank in range(4):
         log = (logs / f"rank{rank}.log").read_text()
-        assert ": error: " in log and "exiting with status 1" in log, f"rank {rank}:\n{log}"
+        # mpiexec's own output too: a proof run once found rank 0's log ending at its error (open).
+        said = f"rank {rank}:\n{log}\n--- mpiexec (exit {run.returncode}):\n{run.stdout}{run.stderr}"
+        assert ": error: " in log and "exiting with status 1" in log, said
     assert not out.exists()
 
 
