@@ -29,12 +29,11 @@ import time
 from pathlib import Path
 
 import pytest
-from video_support import free_port_base, make_video, program
+from video_support import HYDRA_TEARDOWN, free_port_base, make_video, program, running
 
 pytestmark = pytest.mark.timeout(90)
 TIMEOUT_MS = 2000
 BOUND_S = 20  # detection (timeouts of 2 and 4 s, abort notices) with room for a loaded machine
-HYDRA_TEARDOWN = "unable to send SIGUSR1 downstream"  # MPICH 4.0.2 mpiexec giving up (module docstring)
 
 
 @pytest.fixture(scope="module")
@@ -64,14 +63,6 @@ def wait_for_frames(log_dir: Path, victim: int, deadline: float) -> None:
             return
         time.sleep(0.02)
     pytest.fail(f"rank {rank} got no frame (no 'first frame' in {log})")
-
-
-def running(pid: int) -> bool:
-    status = Path(f"/proc/{pid}/status")
-    try:
-        return "zombie" not in status.read_text()
-    except FileNotFoundError:
-        return False
 
 
 def common_args(video: Path, output: Path, log_dir: Path) -> list[str]:

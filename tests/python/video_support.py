@@ -17,6 +17,20 @@ import numpy as np
 from capability import require
 from conftest import REPO
 
+# MPICH 4.0.2's mpiexec giving up when its SIGUSR1 notice meets a proxy that just ended; its other
+# proxies then SIGKILL their ranks (test_video_failures.py's docstring).
+HYDRA_TEARDOWN = "unable to send SIGUSR1 downstream"
+
+
+def running(pid: int) -> bool:
+    """True while process `pid` exists and is not a zombie."""
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "zombie" not in status.read_text()
+    except FileNotFoundError:
+        return False
+
+
 KERNEL = np.array([[-1, -1, -1], [-1, 8, -1], [-1, -1, -1]], dtype=np.int32)
 WIDTH, HEIGHT, FRAMES = 160, 120, 24
 
