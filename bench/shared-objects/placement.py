@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
 """The placement experiment of bench/shared-objects/run --placement (issue 27, docs/workflow.md "Placement").
 
-The same pipeline(4) and scatter-gather(6) workflows three ways, each run inside apps/video/emulate (2
+The same pipeline(4) and scatter-gather(6) workflows four ways, each run inside apps/video/emulate (2
 emulated nodes, links unshaped) so that every configuration pays the same launcher: all tasks on one node
-(shm), split over the 2 nodes in blocks (hybrid: shm within a node, MPI across), and split with every edge
-MPI (all-MPI). The split leaves at least half of the edges within a node (pipeline 2 of 3, scatter-gather 4
-of 8). Writes the rows into results.json's "placement" (the rest of the file is kept).
+(shm), split over the 2 nodes in blocks (hybrid: shm within a node, MPI across), the same split with the
+edges across nodes through the DSM (hybrid DSM: `strata run --across dsm`, reported, no target), and split
+with every edge MPI (all-MPI). The split leaves at least half of the edges within a node (pipeline 2 of 3,
+scatter-gather 4 of 8). Writes the rows into results.json's "placement" (the rest of the file is kept).
 """
 
 from __future__ import annotations
@@ -24,17 +25,26 @@ from bench_progress import step  # noqa: E402
 
 MB = 1_000_000
 EMULATE = Path(__file__).resolve().parents[2] / "apps" / "video" / "emulate"
-# (name, method, nodes)
-PLACEMENTS = [("one node", "shm", "n0"), ("hybrid", "shm", "n0,n1"), ("all-MPI", "mpi", "n0,n1")]
+# (name, method, nodes, how edges across nodes run)
+PLACEMENTS = [
+    ("one node", "shm", "n0", "mpi"),
+    ("hybrid", "shm", "n0,n1", "mpi"),
+    ("hybrid DSM", "shm", "n0,n1", "dsm"),
+    ("all-MPI", "mpi", "n0,n1", "mpi"),
+]
 SHAPES = [("pipeline", 4), ("scatter-gather", 6)]
 
 
-def emulated_run(bin_dir: Path, shape: str, tasks: int, method: str, nodes: str, size: int, iterations: int):
+def emulated_run(
+    bin_dir: Path, shape: str, tasks: int, method: str, nodes: str, across: str, size: int, iterations: int
+):
     cmd = [
         str(EMULATE), "--nodes", "n0=none,n1=none", "--rate", "none", "--",
         str(bin_dir / "strata"), "run", "--json", "-q", "--shape", shape, "--tasks", str(tasks),
         "--method", method, "--data-size", str(size), "--iterations", str(iterations), "--nodes", nodes,
     ]  # fmt: skip
+    if "," in nodes:
+        cmd += ["--across", across]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {done.stdout}{done.stderr}")
@@ -71,12 +81,12 @@ def main() -> int:
         section["not_run"] = "needs root and apps/video/emulate (emulated nodes)"
     else:
         total = len(SHAPES) * len(PLACEMENTS)
-        for i, ((shape, tasks), (name, method, nodes)) in enumerate(
+        for i, ((shape, tasks), (name, method, nodes, across)) in enumerate(
             (s, p) for s in SHAPES for p in PLACEMENTS
         ):
             step(i + 1, total, f"placement: {shape}({tasks}) {name}")
             runs = [
-                emulated_run(args.bin_dir, shape, tasks, method, nodes, size, iterations)
+                emulated_run(args.bin_dir, shape, tasks, method, nodes, across, size, iterations)
                 for _ in range(repeats)
             ]
             edges = runs[0]["edges"]
@@ -86,6 +96,7 @@ def main() -> int:
                 "placement": name,
                 "method": method,
                 "nodes": nodes,
+                "across": across,
                 "edges": len(edges),
                 "local_edges": sum(1 for e in edges if not e["across_nodes"]),
                 "edge_methods": [e["method"] for e in edges],

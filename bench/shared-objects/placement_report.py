@@ -7,6 +7,8 @@ from __future__ import annotations
 from target_rows import Definition, row
 
 EXPERIMENT = "one workflow placed three ways on 2 emulated nodes, iterations/s (placement run)"
+# The target rows keep their words as defined at a83af7c; the run also has a fourth way (hybrid DSM),
+# reported beside them with no target.
 RULE = "hybrid (shm within a node, MPI across) ≥ 1.5× all-MPI iterations/s, tasks split in blocks over 2 emulated nodes"
 DEFINITIONS = {
     "hybrid-mpi-pipeline": Definition(
@@ -70,4 +72,9 @@ def section(doc: dict) -> tuple[list[str], list[dict]]:
             f"hybrid / all-MPI, {shape}({tasks}): {ratio:.2f}× (target ≥ 1.5: {'yes' if ratio >= 1.5 else '**no**'})"
         )
         targets.append(row(DEFINITIONS, id, f"{ratio:.2f}×", ratio >= 1.5))
+    for shape, tasks in (("pipeline", 4), ("scatter-gather", 6)):
+        dsm, mpi = one(placed["rows"], shape, "hybrid DSM"), one(placed["rows"], shape, "hybrid")
+        if dsm and mpi and not placed["quick"]:
+            ratio = dsm["iterations_per_s"] / mpi["iterations_per_s"]
+            md += ["", f"hybrid DSM / hybrid MPI, {shape}({tasks}): {ratio:.2f}× (reported; no target)"]
     return md + [""], targets
