@@ -109,12 +109,3 @@ add_test(NAME dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages
           -genv UCX_TLS tcp,self $<TARGET_FILE:channel_stalled_sender_test>)
 set_tests_properties(dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages PROPERTIES
   LABELS "integration;mpi" TIMEOUT 180)
-
-# A peer quiet for longer than the timeout is alive while it answers pings; one that answers nothing
-# is found dead (check_alive measures from the first unanswered ping, not from the last message).
-add_executable(channel_liveness_test mpi_dsm/channel_liveness_test.cpp)
-target_link_libraries(channel_liveness_test PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
-add_test(NAME dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_for_the_timeout
-  COMMAND ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:channel_liveness_test>)
-set_tests_properties(dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_for_the_timeout
-  PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
