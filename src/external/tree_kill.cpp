@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <array>
@@ -103,6 +104,30 @@ bool parent_and_group(pid_t pid, pid_t& ppid, pid_t& pgid) {
     return true;
 }
 
+// False once `pid` is gone or a zombie (it has ended); true while it runs or is still dying.
+bool still_running(pid_t pid) {
+    char path[32];
+    stat_path(pid, path);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return false;
+    }
+    char buffer[512];
+    const ssize_t n = ::read(fd, buffer, sizeof(buffer) - 1);
+    ::close(fd);
+    if (n <= 0) {
+        return false;
+    }
+    buffer[n] = '\0';
+    const char* p = nullptr;
+    for (const char* q = buffer; *q != '\0'; ++q) {
+        if (*q == ')') {
+            p = q;
+        }
+    }
+    return p != nullptr && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X' && p[2] != '\0';
+}
+
 template <std::size_t N>
 bool contains(const std::array<pid_t, N>& set, std::size_t n, pid_t pid) {
     for (std::size_t i = 0; i < n; ++i) {
@@ -177,6 +202,20 @@ std::size_t kill_trees(const pid_t* groups, std::size_t n) noexcept {
     }
     for (std::size_t i = 0; i < count; ++i) {
         ::kill(members[i], SIGKILL);
+    }
+    // SIGKILL is delivered at once, but a process ends only when it next runs; on a loaded machine
+    // that can be after the caller went on (the OCR program even exited, and a killed program it
+    // ran was still there for a moment: a proof run saw it). Wait until each has ended, at most 2 s.
+    const timespec pause{0, 2'000'000};
+    for (int round = 0; round < 1000; ++round) {
+        bool any = false;
+        for (std::size_t i = 0; i < count && !any; ++i) {
+            any = still_running(members[i]);
+        }
+        if (!any) {
+            break;
+        }
+        ::nanosleep(&pause, nullptr);
     }
     return outside;
 }

@@ -12,7 +12,8 @@
 //   2. scan /proc: a process whose group is one of `groups`, or whose parent
 //      was found already, is a member: SIGSTOP it too; repeat until a scan
 //      finds nothing new (a child can be listed before its parent);
-//   3. SIGKILL every group and every member found.
+//   3. SIGKILL every group and every member found, and wait (at most 2 s) until
+//      each has ended (gone, or a zombie its parent has yet to reap).
 // A process reparented to init before the scan (its parent had exited: a
 // double fork) is out of the tree and is not found.
 //
