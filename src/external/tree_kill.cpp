@@ -61,32 +61,42 @@ void stat_path(pid_t pid, char (&path)[32]) {
     path[at] = '\0';
 }
 
-// Parent and process group of `pid` from /proc/<pid>/stat; false if it is gone.
-bool parent_and_group(pid_t pid, pid_t& ppid, pid_t& pgid) {
+// /proc/<pid>/stat read into `buffer`: what follows the command name, from the
+// state letter on ("S ppid pgrp ..."), or nullptr if the process is gone or
+// the line is not one. The command name may hold spaces and ')': the last ')' ends it.
+const char* stat_after_comm(pid_t pid, char (&buffer)[512]) {
     char path[32];
     stat_path(pid, path);
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        return false;
+        return nullptr;
     }
-    char buffer[512];
     const ssize_t n = ::read(fd, buffer, sizeof(buffer) - 1);
     ::close(fd);
     if (n <= 0) {
-        return false;
+        return nullptr;
     }
     buffer[n] = '\0';
-    // "pid (comm) state ppid pgrp ...": comm may hold spaces and ')'; the last ')' ends it.
     const char* p = nullptr;
     for (const char* q = buffer; *q != '\0'; ++q) {
         if (*q == ')') {
             p = q;
         }
     }
-    if (p == nullptr || p[1] != ' ' || p[2] == '\0' || p[3] != ' ') {
+    if (p == nullptr || p[1] != ' ' || p[2] == '\0') {
+        return nullptr;
+    }
+    return p + 2;
+}
+
+// Parent and process group of `pid` from /proc/<pid>/stat; false if it is gone.
+bool parent_and_group(pid_t pid, pid_t& ppid, pid_t& pgid) {
+    char buffer[512];
+    const char* p = stat_after_comm(pid, buffer);
+    if (p == nullptr || p[1] != ' ') {
         return false;
     }
-    p += 4;  // past ") S "
+    p += 2;  // past "S "
     long fields[2] = {0, 0};
     for (long& field : fields) {
         if (*p < '0' || *p > '9') {
@@ -106,26 +116,9 @@ bool parent_and_group(pid_t pid, pid_t& ppid, pid_t& pgid) {
 
 // False once `pid` is gone or a zombie (it has ended); true while it runs or is still dying.
 bool still_running(pid_t pid) {
-    char path[32];
-    stat_path(pid, path);
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return false;
-    }
     char buffer[512];
-    const ssize_t n = ::read(fd, buffer, sizeof(buffer) - 1);
-    ::close(fd);
-    if (n <= 0) {
-        return false;
-    }
-    buffer[n] = '\0';
-    const char* p = nullptr;
-    for (const char* q = buffer; *q != '\0'; ++q) {
-        if (*q == ')') {
-            p = q;
-        }
-    }
-    return p != nullptr && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X' && p[2] != '\0';
+    const char* state = stat_after_comm(pid, buffer);
+    return state != nullptr && *state != 'Z' && *state != 'X';
 }
 
 template <std::size_t N>
