@@ -15,10 +15,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include "core/log.hpp"
+#include "cpuset.hpp"
 
 namespace strata::ocr::dist {
 
@@ -39,21 +37,6 @@ Result<int> env_int(const char* name, int fallback) {
                           text);
     }
     return value;
-}
-
-// A hello's CPU list ("0,1,5"); what does not parse is left out (the rank then shares nothing).
-std::vector<int> parse_cpus(std::string_view text) {
-    std::vector<int> cpus;
-    while (!text.empty()) {
-        const auto comma = std::min(text.find(','), text.size());
-        int cpu = -1;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + comma, cpu);
-        if (ec == std::errc() && end == text.data() + comma && cpu >= 0) {
-            cpus.push_back(cpu);
-        }
-        text.remove_prefix(std::min(comma + 1, text.size()));
-    }
-    return cpus;
 }
 
 // The directory of libstrata-ocr itself: the plugin sits beside it.
@@ -197,7 +180,7 @@ Result<void> Cluster::meet() {
         Writer hello(Msg::hello);
         hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
         hello.str(here.segment_dir).str(here.segment_prefix);
-        hello.str(here.node).str(fmt::format("{}", fmt::join(here.cpus, ",")));
+        hello.str(here.node).str(runtime::describe_cpus(here.cpus));
         send(r, hello);
     }
     const auto until = std::chrono::steady_clock::now() + 60s;
@@ -358,7 +341,8 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
             place.segment_dir = in.str();
             place.segment_prefix = in.str();
             place.node = in.str();
-            place.cpus = parse_cpus(in.str());
+            // What does not parse leaves the list empty: the rank then shares no CPU.
+            place.cpus = runtime::parse_cpus(in.str(), "hello cpus").value_or(std::vector<int>{});
             std::lock_guard lock(peers_mutex_);
             peers_[static_cast<std::size_t>(source)] = std::move(place);
             return true;
