@@ -148,22 +148,35 @@ Result<RunDbDir> RunDbDir::make(const std::filesystem::path& base) {
             detail::log().info("strata-ocr: removed {}, the data block directory of a run that died", dir.string());
         }
     }
-    std::string pattern = (base / fmt::format("{}{}-XXXXXX", kPrefix, ::getpid())).string();
-    if (::mkdtemp(pattern.data()) == nullptr) {
-        return make_sys_error(errno, "storage data blocks: db_dir={}: cannot make the run's private directory",
-                              base.string());
-    }
-    const int fd = ::open(pattern.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        const int err = errno;
+    // A collector of this user (another rank's make, `strata shm gc`) may hold
+    // the new directory's lock for a moment while it checks the pid: the lock is
+    // waited for. One whose pid it could not see (another pid namespace) may
+    // even have removed the directory: then another one is made.
+    for (int attempt = 0;; ++attempt) {
+        std::string pattern = (base / fmt::format("{}{}-XXXXXX", kPrefix, ::getpid())).string();
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            return make_sys_error(errno, "storage data blocks: db_dir={}: cannot make the run's private directory",
+                                  base.string());
+        }
+        const int fd = ::open(pattern.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st {};
+        int err = 0;
+        if (fd < 0 || ::flock(fd, LOCK_EX) != 0 || ::fstat(fd, &st) != 0) {
+            err = errno;
+        } else if (st.st_nlink == 0) {
+            err = ENOENT;
+        } else {
+            return RunDbDir(pattern, fd);
+        }
         if (fd >= 0) {
             ::close(fd);
         }
         ::rmdir(pattern.c_str());
-        return make_sys_error(err, "storage data blocks: dir={}: cannot open and lock the run's private directory",
-                              pattern);
+        if (err != ENOENT || attempt == 2) {
+            return make_sys_error(err, "storage data blocks: dir={}: cannot open and lock the run's private directory",
+                                  pattern);
+        }
     }
-    return RunDbDir(pattern, fd);
 }
 
 RunDbDir::RunDbDir(RunDbDir&& other) noexcept : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}

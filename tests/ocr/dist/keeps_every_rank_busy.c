@@ -31,7 +31,12 @@ static ocrGuid_t hop(u32 paramc, u64* paramv, u32 depc, ocrEdtDep_t depv[]) {
     usleep(2000);
     ocrGuid_t tpl = {.guid = (intptr_t)paramv[0]}, db, edt;
     u64* data;
-    ocrDbCreate(&db, (void**)&data, 4096, DB_PROP_NONE, NULL_HINT, NO_ALLOC);
+    u8 made = ocrDbCreate(&db, (void**)&data, 4096, DB_PROP_NONE, NULL_HINT, NO_ALLOC);
+    if (made != 0) {
+        ocrPrintf("rank %llu: ocrDbCreate failed: %u\n", (unsigned long long)current_rank(), (unsigned)made);
+        ocrAbort(2);
+        return NULL_GUID;
+    }
     u64 next[3] = {paramv[0], paramv[1], paramv[2] + 1};
     *data = next[2];
     ocrDbRelease(db);

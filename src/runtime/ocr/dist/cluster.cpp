@@ -180,7 +180,7 @@ Result<void> Cluster::meet() {
         Writer hello(Msg::hello);
         hello.u64(static_cast<std::uint64_t>(here.pid)).str(here.machine).str(here.network);
         hello.str(here.segment_dir).str(here.segment_prefix);
-        hello.str(here.node).str(runtime::describe_cpus(here.cpus));
+        hello.str(here.node).str(runtime::describe_cpus(here.cpus)).str(here.processes);
         send(r, hello);
     }
     const auto until = std::chrono::steady_clock::now() + 60s;
@@ -244,12 +244,18 @@ Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
     peers_.assign(static_cast<std::size_t>(size_), Place{});
     peers_[static_cast<std::size_t>(rank_)] = this_place(state.options().job);
     cleaned_.assign(static_cast<std::size_t>(size_), false);
+    pidfds_.assign(static_cast<std::size_t>(size_), -1);
 }
 
 Cluster::~Cluster() {
     stop_ = true;
     if (thread_.joinable()) {
         thread_.join();
+    }
+    for (const int fd : pidfds_) {
+        if (fd >= 0) {
+            ::close(fd);
+        }
     }
 }
 
@@ -343,6 +349,8 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
             place.node = in.str();
             // What does not parse leaves the list empty: the rank then shares no CPU.
             place.cpus = runtime::parse_cpus(in.str(), "hello cpus").value_or(std::vector<int>{});
+            place.processes = in.str();
+            watch_process(source, place);
             std::lock_guard lock(peers_mutex_);
             peers_[static_cast<std::size_t>(source)] = std::move(place);
             return true;

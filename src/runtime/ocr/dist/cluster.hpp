@@ -65,6 +65,9 @@ struct Launch {
 struct Place {
     long pid = 0;
     std::string machine;
+    /// The machine and the pid namespace: a rank with the same one is watched
+    /// through a pidfd of `pid`, so that its death is known at once (failure.cpp).
+    std::string processes;
     std::string network;
     std::string segment_dir;
     std::string segment_prefix;
@@ -183,6 +186,10 @@ private:
     bool handle(int source, const std::shared_ptr<std::vector<std::byte>>& message);
     // failure.cpp
     void check_peers();
+    /// Opens a pidfd of `place`'s process when it shares this rank's processes.
+    void watch_process(int rank, const Place& place);
+    /// Whether rank `rank`'s process is watched and ended (also a zombie).
+    bool process_ended(int rank);
     void on_dead(int source, Reader& in);
     void on_cleaned(int source);
     [[noreturn]] void end_after_death(int dead);
@@ -211,6 +218,7 @@ private:
     std::mutex peers_mutex_;
     std::vector<Place> peers_;                           // guarded by peers_mutex_: of each rank
     std::vector<bool> cleaned_;                          // guarded by peers_mutex_: after a death
+    std::vector<int> pidfds_;                            // guarded by peers_mutex_: -1 if not watched
     std::chrono::steady_clock::time_point notice_at_{};  // when Hydra said a rank died (comm thread only)
 
     std::mutex pending_mutex_;

@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: MIT
 // A rank of the job died (docs/runtime.md, "Failures").
 //
-// Found three ways: a send to it fails (UCX over TCP says so at once), Hydra's
-// notice (SIGUSR1 to every survivor under mpiexec -disable-auto-cleanup) and
-// then its silence, or its silence alone (pings after `heartbeat`, dead after
-// STRATA_OCR_PEER_TIMEOUT_MS). The survivor that finds it prints an error
-// naming it and tells the others, who print it too. Every survivor then
-// removes its files (its shared data blocks, its storage directory) and
-// those the dead rank left on its host, tells the others, and exits 1 once every live
-// peer said so too, or after clean_up_wait: MPICH 4.0.2's mpiexec may SIGKILL
-// the remaining ranks of a proxy as soon as one of them exits, so nobody
-// exits before the others cleaned up. MPI_Finalize is not called: it would
-// wait for the dead rank.
+// Found four ways: the process of a rank on this machine ended (a pidfd of it,
+// opened at hello, is readable), a send to it fails (UCX over TCP says so at
+// once), Hydra's notice (SIGUSR1 to every survivor under mpiexec
+// -disable-auto-cleanup) and then its silence, or its silence alone (pings
+// after `heartbeat`, dead after STRATA_OCR_PEER_TIMEOUT_MS). The pidfd comes
+// first: a live rank whose communication thread waits (on the dead one, say)
+// is silent too, and a survivor that timed it out first named the wrong rank.
+// The survivor that finds it prints an error naming it and tells the others,
+// who print it too. Every survivor then removes its files (its shared data
+// blocks, its storage directory) and those the dead rank left on its host,
+// tells the others, and exits 1 once every live peer said so too, or after
+// clean_up_wait: MPICH 4.0.2's mpiexec may SIGKILL the remaining ranks of a
+// proxy as soon as one of them exits, so nobody exits before the others
+// cleaned up. MPI_Finalize is not called: it would wait for the dead rank.
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <vector>
 
 #include "../db_shared.hpp"
 #include "cluster.hpp"
@@ -110,6 +116,7 @@ Place this_place(std::string_view job) {
     place.segment_prefix = shared_block_prefix(job);
     const char* node = std::getenv("STRATA_NODE");
     place.node = node != nullptr && *node != '\0' ? std::string(node) : std::string(name);
+    place.processes = fmt::format("{} {}", place.machine, namespace_of("pid"));
     if (auto cpus = runtime::allowed_cpus()) {
         place.cpus = std::move(*cpus);
     }
@@ -125,21 +132,60 @@ void watch_hydra_notice() {
     ::signal(SIGPIPE, SIG_IGN);
 }
 
+void Cluster::watch_process(int rank, const Place& place) {
+    if (place.pid <= 0 || place.processes.empty()) {
+        return;
+    }
+    std::lock_guard lock(peers_mutex_);
+    auto& fd = pidfds_[static_cast<std::size_t>(rank)];
+    if (fd >= 0 || place.processes != peers_[static_cast<std::size_t>(rank_)].processes) {
+        return;
+    }
+    // Opened while the rank runs (its hello just came): a pid reused since can
+    // only be one that is not the rank, which then is gone.
+    fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(place.pid), 0));
+}
+
+bool Cluster::process_ended(int rank) {
+    std::lock_guard lock(peers_mutex_);
+    const int fd = pidfds_[static_cast<std::size_t>(rank)];
+    if (fd < 0) {
+        return false;
+    }
+    pollfd ended{.fd = fd, .events = POLLIN, .revents = 0};
+    return ::poll(&ended, 1, 0) == 1 && (ended.revents & POLLIN) != 0;
+}
+
 void Cluster::check_peers() {
     const bool notice = g_hydra_notice.load();
     if (notice && notice_at_ == std::chrono::steady_clock::time_point{}) {
         notice_at_ = std::chrono::steady_clock::now();
     }
-    const auto timeout = peer_timeout();
+    std::vector<int> live;
     for (int r = 0; r < size_; ++r) {
         if (r == rank_ || wire_->is_dead(r)) {
             continue;
         }
-        {
-            std::lock_guard lock(dispatch_mutex_);
-            if (said_bye_[static_cast<std::size_t>(r)]) {
-                continue;
+        std::lock_guard lock(dispatch_mutex_);
+        if (!said_bye_[static_cast<std::size_t>(r)]) {
+            live.push_back(r);
+        }
+    }
+    // Every ended process before any silence: the silent one may only wait on it.
+    for (const int r : live) {
+        if (process_ended(r)) {
+            long pid = 0;
+            {
+                std::lock_guard lock(peers_mutex_);
+                pid = peers_[static_cast<std::size_t>(r)].pid;
             }
+            peer_died(r, fmt::format("its process (pid {}) ended", pid));
+        }
+    }
+    const auto timeout = peer_timeout();
+    for (const int r : live) {
+        if (wire_->is_dead(r)) {
+            continue;
         }
         if (notice) {
             // Silent since the notice (or before it) for notice_timeout: the dead one.
