@@ -36,6 +36,13 @@ foreach(mode client server)
             ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> ${mode})
   set_tests_properties(dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
 endforeach()
+# A client that stops answering (SIGSTOP, as behind a cut link): the client that meets the end of
+# the first one to report it still names the silent one (the dead notice), not the one that ended.
+add_test(NAME dsm.mpi.a_survivor_names_the_silent_client_not_the_survivor_that_ended_first
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_failure_test.sh
+          ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> silent)
+set_tests_properties(dsm.mpi.a_survivor_names_the_silent_client_not_the_survivor_that_ended_first PROPERTIES
+  LABELS "integration;mpi" TIMEOUT 120)
 strata_dsm_mpi_program(dsm_lock_test)
 strata_dsm_mpi_test(dsm.mpi.four_clients_contending_for_a_lock_never_overlap_and_count_exactly
   PROGRAM dsm_lock_test NP 5 ARGS contention 1 150)
@@ -109,3 +116,12 @@ add_test(NAME dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages
           -genv UCX_TLS tcp,self $<TARGET_FILE:channel_stalled_sender_test>)
 set_tests_properties(dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages PROPERTIES
   LABELS "integration;mpi" TIMEOUT 180)
+
+# A peer quiet for longer than the timeout is alive while it answers pings; one that answers nothing
+# is found dead (check_alive measures from the first unanswered ping, not from the last message).
+add_executable(channel_liveness_test mpi_dsm/channel_liveness_test.cpp)
+target_link_libraries(channel_liveness_test PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
+add_test(NAME dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_for_the_timeout
+  COMMAND ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:channel_liveness_test>)
+set_tests_properties(dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_for_the_timeout
+  PROPERTIES LABELS "integration;mpi" TIMEOUT 120)

@@ -8,8 +8,8 @@
 namespace strata::dsm::wire {
 
 std::string_view kind_name(int kind) noexcept {
-    constexpr std::string_view extra[] = {"alloc_req",  "alloc_ack", "error", "adopt", "lock_req",
-                                          "lock_grant", "unlock",    "bye",   "ping",  "pong"};
+    constexpr std::string_view extra[] = {"alloc_req", "alloc_ack", "error", "adopt", "lock_req", "lock_grant",
+                                          "unlock",    "bye",       "ping",  "pong",  "dead"};
     if (kind < proto::kWireMsgCount) {
         return proto::to_string(static_cast<proto::Msg>(kind));
     }

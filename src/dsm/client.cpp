@@ -78,6 +78,10 @@ void Node::Impl::client_handle(Incoming& in) {
     if (kind == Kind::pong) {
         return;
     }
+    if (kind == Kind::dead) {
+        take_dead_notice(in);
+        return;
+    }
     if (kind == Kind::error) {
         Error err{static_cast<Errc>(in.header.code),
                   std::string(reinterpret_cast<const char*>(in.payload().data()), in.payload().size()), 0};
@@ -169,12 +173,66 @@ Result<void> Node::Impl::wait_for_peer(std::unique_lock<std::mutex>& lock, int r
         }
         if (!net->check_alive(rank, options.heartbeat, options.timeout)) {
             net->mark_dead(rank);
-            return make_error(Errc::peer_dead, "{}: rank {} (node {}) stopped answering for {} ms", what, rank,
-                              node_of(rank), options.timeout.count());
+            return std::unexpected(peer_lost(lock, rank, what,
+                                             fmt::format("rank {} (node {}) stopped answering for {} ms", rank,
+                                                         node_of(rank), options.timeout.count())));
         }
         cv.wait_for(lock, options.heartbeat / 4);
     }
     return {};
+}
+
+void Node::Impl::take_dead_notice(const Incoming& in) {
+    const auto rank = static_cast<int>(in.header.code);
+    if (rank < 0 || rank >= servers + clients || rank == net->rank()) {
+        return;  // not another rank of this job: nothing to name
+    }
+    const auto payload = in.payload();
+    std::string error(reinterpret_cast<const char*>(payload.data()), payload.size());
+    if (error.find("(found by rank ") == std::string::npos) {
+        error += fmt::format(" (found by rank {})", in.source);
+    }
+    if (!told) {
+        told = Told{.rank = rank, .error = error};
+    }
+    // A client tells only once it gave up its own call; on a client's death it
+    // gave up the barriers too, which never complete now. (A server's death
+    // leaves the clients' barriers whole.)
+    if (in.source >= servers && rank >= servers && !barrier_broken) {
+        barrier_broken = error;
+    }
+}
+
+Error Node::Impl::peer_lost(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, std::string error) {
+    // The peer may have ended because it failed on an earlier death, which it
+    // told this client of just before: its notice is given a moment to come.
+    const auto until = std::chrono::steady_clock::now() + std::min(options.heartbeat, std::chrono::milliseconds(200));
+    while (!told && cv.wait_until(lock, until) != std::cv_status::timeout) {
+    }
+    if (!told) {
+        told = Told{.rank = rank, .error = std::move(error)};
+    }
+    const Told cause = *told;
+    if (!announced) {
+        announced = true;
+        wire::Header h;
+        h.kind = static_cast<std::uint8_t>(wire::Kind::dead);
+        h.code = static_cast<std::uint32_t>(cause.rank);
+        const std::span<const std::byte> why(reinterpret_cast<const std::byte*>(cause.error.data()),
+                                             cause.error.size());
+        for (int c = 0; c < clients; ++c) {
+            const int r = rank_of_client(c);
+            if (r != net->rank() && !net->is_dead(r)) {
+                (void)net->post(r, h, why);
+            }
+        }
+        // Sent before the caller fails (and maybe exits at once); without mu,
+        // which the progress thread needs.
+        lock.unlock();
+        net->flush(options.heartbeat);
+        lock.lock();
+    }
+    return Error{Errc::peer_dead, fmt::format("{}: {}", what, cause.error), 0};
 }
 
 Result<void> Node::Impl::check_chunk_id(std::string_view op, ChunkId id) const {

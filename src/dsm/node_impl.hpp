@@ -107,6 +107,18 @@ struct Node::Impl {
     std::thread progress;
     bool left = false;
     std::optional<Error> progress_error;
+    /// Deaths other ranks told of (Kind::dead), guarded by mu. A rank that
+    /// finds a peer dead tells the clients before its call fails, so that a
+    /// survivor that then finds that rank gone (it failed, and ended) names the
+    /// death that began it. A notice only names; it never makes a rank dead
+    /// here: the teller's link to it may be all that failed.
+    struct Told {
+        int rank = -1;
+        std::string error;  ///< the finder's message, "(found by rank S)" added
+    };
+    std::optional<Told> told;                   ///< the first notice, or this client's own finding
+    std::optional<std::string> barrier_broken;  ///< a client gave up its barriers on this death
+    bool announced = false;                     ///< this client told the others of a death
 
     void start_progress();
     void stop_progress();
@@ -120,6 +132,12 @@ struct Node::Impl {
     Result<void> check_chunk_id(std::string_view op, ChunkId id) const;
     Result<CacheChunk*> acquire(std::string_view op, ChunkId id, bool write);
     Result<void> wait_reply(std::string_view op, int kind, std::uint64_t key, int rank);
+    /// The error of a wait (`what`) that found `rank` dead (caller holds mu via
+    /// `lock`): a death another rank told of first, else this one; the first
+    /// time, it is told to every other live client (sent before this returns).
+    Error peer_lost(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, std::string error);
+    /// Records a client's Kind::dead notice (progress thread, mu held).
+    void take_dead_notice(const Incoming& in);
 };
 
 /// Sleeps a little longer each time nothing arrived, up to 100 us, so that an

@@ -105,16 +105,24 @@ Result<void> Node::barrier() {
         if (done != 0) {
             return {};
         }
-        // Every other client is pinged while it is silent: a dead one ends the wait.
-        for (int c = 0; c < d.clients; ++c) {
-            const int r = d.rank_of_client(c);
-            if (c != d.client_index() && !d.net->check_alive(r, d.options.heartbeat, d.options.timeout)) {
-                d.net->mark_dead(r);
-                // The barrier never completes now; a nonblocking collective's
-                // request cannot be freed or cancelled, so it is abandoned.
-                return make_error(Errc::peer_dead,
-                                  "dsm::Node::barrier: rank {} (client {}, node {}) stopped answering for {} ms", r, c,
-                                  d.node_of(r), d.options.timeout.count());
+        // Every other client is pinged while it is silent: a dead one ends the
+        // wait, and so does another client's notice that it gave up on a death.
+        // The barrier never completes then; a nonblocking collective's request
+        // cannot be freed or cancelled, so it is abandoned.
+        {
+            std::unique_lock lock(d.mu);
+            if (d.barrier_broken) {
+                return make_error(Errc::peer_dead, "dsm::Node::barrier: {}", *d.barrier_broken);
+            }
+            for (int c = 0; c < d.clients; ++c) {
+                const int r = d.rank_of_client(c);
+                if (c != d.client_index() && !d.net->check_alive(r, d.options.heartbeat, d.options.timeout)) {
+                    d.net->mark_dead(r);
+                    return std::unexpected(d.peer_lost(lock, r, "dsm::Node::barrier",
+                                                       fmt::format("rank {} (client {}, node {}) stopped answering "
+                                                                   "for {} ms",
+                                                                   r, c, d.node_of(r), d.options.timeout.count())));
+                }
             }
         }
         std::this_thread::sleep_for(std::chrono::microseconds(50));

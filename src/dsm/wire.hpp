@@ -26,6 +26,7 @@ enum class Kind : std::uint8_t {
     bye,   ///< client -> server: this client is done
     ping,  ///< "are you there" (answered by the progress loop whatever the user does)
     pong,
+    dead,  ///< client -> clients: a rank it found dead (code: the rank; payload: why), before it fails
     count_,
 };
 inline constexpr int kKinds = static_cast<int>(Kind::count_);

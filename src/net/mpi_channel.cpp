@@ -45,11 +45,13 @@ Result<std::unique_ptr<MpiChannel>> MpiChannel::create(MPI_Comm comm, ChannelCon
     const auto n = static_cast<std::size_t>(t->size_);
     t->last_heard_ = std::make_unique<std::atomic<std::int64_t>[]>(n);
     t->last_ping_ = std::make_unique<std::atomic<std::int64_t>[]>(n);
+    t->asking_since_ = std::make_unique<std::atomic<std::int64_t>[]>(n);
     t->dead_ = std::make_unique<std::atomic<bool>[]>(n);
     const std::int64_t now = now_ns();
     for (std::size_t i = 0; i < n; ++i) {
         t->last_heard_[i] = now;
         t->last_ping_[i] = 0;
+        t->asking_since_[i] = 0;
         t->dead_[i] = false;
     }
     const auto kinds = static_cast<std::size_t>(std::max(1, t->config_.kinds));
@@ -362,16 +364,22 @@ bool MpiChannel::check_alive(int rank, std::chrono::milliseconds heartbeat, std:
         return false;
     }
     const std::int64_t now = now_ns();
-    const std::int64_t silent = now - last_heard_[r].load();
-    if (silent > std::chrono::nanoseconds(timeout).count()) {
-        return false;
-    }
+    const std::int64_t heard = last_heard_[r].load();
     const std::int64_t hb = std::chrono::nanoseconds(heartbeat).count();
-    if (silent > hb && now - last_ping_[r].load() > hb) {
+    if (now - heard <= hb) {
+        return true;
+    }
+    // Silent for a heartbeat: ask (again), and count the timeout from the first ask it left unanswered.
+    std::int64_t asked = asking_since_[r].load();
+    if (asked <= heard) {
+        asked = now;
+        asking_since_[r].store(now);
+    }
+    if (now - last_ping_[r].load() > hb) {
         last_ping_[r] = now;
         (void)post(rank, config_.ping);
     }
-    return true;
+    return now - asked <= std::chrono::nanoseconds(timeout).count();
 }
 
 void MpiChannel::mark_dead(int rank) {

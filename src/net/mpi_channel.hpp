@@ -105,7 +105,12 @@ public:
     void heard(int rank);
     [[nodiscard]] Clock::time_point last_heard(int rank) const;
     /// Pings `rank` if it was not heard of for `heartbeat` and not pinged since;
-    /// true while it is considered alive (heard of within `timeout`).
+    /// true while it is considered alive: false once it answered nothing for
+    /// `timeout` since this rank began asking (the first ping after its
+    /// silence). Silence alone is not death: two ranks that had nothing to say
+    /// to each other for longer than `timeout` (a DSM client and another
+    /// client between two barriers) must not find each other dead at the
+    /// next wait, before a single ping went unanswered.
     bool check_alive(int rank, std::chrono::milliseconds heartbeat, std::chrono::milliseconds timeout);
     void mark_dead(int rank);
     [[nodiscard]] bool is_dead(int rank) const;
@@ -172,6 +177,7 @@ private:
     std::list<Range> ranges_;
     std::unique_ptr<std::atomic<std::int64_t>[]> last_heard_;  // steady ns
     std::unique_ptr<std::atomic<std::int64_t>[]> last_ping_;
+    std::unique_ptr<std::atomic<std::int64_t>[]> asking_since_;  // steady ns of the first unanswered ping; 0: none
     std::unique_ptr<std::atomic<bool>[]> dead_;
     std::vector<std::atomic<std::uint64_t>> sent_msgs_, sent_bytes_, recv_msgs_, recv_bytes_;
 };

@@ -15,6 +15,13 @@
 //         naming rank 2.
 // server: rank 1 dies. Client 1 reads B: peer_dead naming rank 1; A (home
 //         server 0) still works.
+// silent: rank 4 (client 2) stops (SIGSTOP: alive, answering nothing, as
+//         behind a cut link). Client 0 waits in the barrier, reports and ends
+//         at once; client 1 enters the barrier only after the timeout ran
+//         out, when client 0 is already gone. Both must name rank 4: client 1
+//         from the dead notice it was sent, not client 0, whose end it meets
+//         first (and checks first: clients are checked in order). Client 1
+//         then SIGKILLs rank 4.
 // Each survivor writes "SURVIVOR rank <r>: <what>: <errc>" lines to
 // <report dir>/rank<r>.txt (hydra stops forwarding the job's output once a
 // rank died) and exits 0 without MPI_Finalize (which would wait for the dead
@@ -67,6 +74,9 @@ bool has_line(const std::string& path, const char* text) {
 
 // Waits (at most 20 s) until every survivor of `mode` has written its last line.
 void wait_for_survivors(const std::string& dir, const std::string& mode) {
+    if (mode == "silent") {
+        return;  // the servers' word is not checked; the clients end at once
+    }
     const int dead = mode == "client" ? 2 : 1;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     for (;;) {
@@ -165,6 +175,24 @@ int main(int argc, char** argv) {
         DSM_CHECK_OK(node->lock(7));  // held when it dies
     }
     DSM_CHECK_OK(node->barrier());
+    if (mode == "silent") {
+        if (me == 2) {
+            std::fprintf(g_report, "stopping\n");
+            std::fclose(g_report);
+            ::raise(SIGSTOP);
+        }
+        if (me == 1) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // timeout 2 s, then client 0 ended
+        }
+        say(me == 0 ? "barrier with a silent client" : "late barrier with a silent client", node->barrier());
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::fprintf(g_report, "SURVIVOR rank %d: done after %.1f s\n", dsm_test::g_rank, secs);
+        std::fclose(g_report);
+        if (me == 1) {
+            ::kill(pids[4], SIGKILL);
+        }
+        std::_Exit(0);
+    }
     if (mode == "client") {
         if (me == 0) {
             ::kill(::getpid(), SIGKILL);

@@ -3,7 +3,7 @@
 # Runs dsm_failure_test with one rank SIGKILLed and checks what every
 # survivor reported (see dsm_failure_test.cpp).
 #
-#   dsm_failure_test.sh <mpiexec> <dsm_failure_test> client|server
+#   dsm_failure_test.sh <mpiexec> <dsm_failure_test> client|server|silent
 #
 # Launch: each rank gets its own hydra proxy (-launcher fork, one "host" per
 # rank), because MPICH 4.0's single proxy for all local ranks can itself fail
@@ -32,7 +32,7 @@ expect() {  # expect <rank> <fixed text>
 }
 absent() {
     if grep -qF -- "$2" "$dir/rank$1.txt" 2>/dev/null; then
-        echo "FAIL: rank $1 reported: $2 (it should have died)"; fail=1
+        echo "FAIL: rank $1 reported: $2 (it must not)"; fail=1
     fi
 }
 if [ "$mode" = client ]; then
@@ -51,6 +51,15 @@ if [ "$mode" = client ]; then
     expect 4 "barrier with a dead client: peer_dead"
     expect 4 "rank 2 (client 0, node "
     expect 4 "done after"
+elif [ "$mode" = silent ]; then
+    expect 4 "stopping"
+    expect 2 "barrier with a silent client: peer_dead"
+    expect 2 "rank 4 (client 2, node "
+    expect 2 "done after"
+    expect 3 "late barrier with a silent client: peer_dead"
+    expect 3 "rank 4 (client 2, node "
+    expect 3 "done after"
+    absent 3 "rank 2 (client 0"
 else
     expect 0 "serve: ok"
     absent 1 "serve: ok"

@@ -290,13 +290,6 @@ def test_a_node_fault_gives_video_survivors_errors_naming_the_node(
         request.applymarker(
             pytest.mark.xfail(strict=True, reason="hydra tears the job down when a proxy dies")
         )
-    if fault == "degrade" and impl == "dsm":
-        # With --timeout-ms 3000 (a kill or cut is then named within 3-6 s) the DSM's leave() barrier
-        # declares a rank of the healthy node n0 dead during the 4 s at 1 Mbit/s; with the default
-        # 10000 the job finishes with the reference frames (docs/reliability.md, "Open").
-        request.applymarker(
-            pytest.mark.xfail(strict=True, reason="a 3 s DSM timeout does not outlast the degraded link")
-        )
     binary = program()
     video = make_video(tmp_path / "in.mkv", frames=400)
     output = tmp_path / "out.nut"
