@@ -14,7 +14,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -55,7 +57,9 @@ std::vector<std::string> mpiexec_command(int ranks, std::vector<std::string> com
         const std::string words = launcher;
         for (std::size_t at = 0; at < words.size();) {
             const std::size_t start = words.find_first_not_of(" \t", at);
-            if (start == std::string::npos) break;
+            if (start == std::string::npos) {
+                break;
+            }
             const std::size_t end = words.find_first_of(" \t", start);
             full.push_back(words.substr(start, end == std::string::npos ? std::string::npos : end - start));
             at = end == std::string::npos ? words.size() : end;
@@ -151,6 +155,65 @@ void clean_up_job(const std::string& job) {
     (void)ocr::collect_db_dirs(ocr::default_db_dir());
 }
 
+// The parent pid of `pid` from /proc/<pid>/stat; -1 if it is gone. The command
+// name may hold spaces and ')': the last ')' ends it.
+pid_t parent_of(pid_t pid) {
+    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
+    std::string line;
+    if (!std::getline(stat, line)) {
+        return -1;
+    }
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) {
+        return -1;
+    }
+    std::istringstream rest(line.substr(close + 1));
+    char state = 0;
+    pid_t ppid = -1;
+    rest >> state >> ppid;
+    return rest ? ppid : -1;
+}
+
+// Waits until every process of the job that outlived mpiexec has ended: this
+// process is the job's subreaper, so ranks whose proxy ended before them (a
+// signal to mpiexec: it exits once it passed it on, and the proxies' SIGKILL
+// takes a moment under load) are its children now. After `ranks_gone_wait`
+// those still there are SIGKILLed: nothing of the job outlives `strata ocr`.
+void reap_job(std::chrono::seconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    bool killed = false;
+    for (;;) {
+        int status = 0;
+        const pid_t reaped = ::waitpid(-1, &status, WNOHANG);
+        if (reaped > 0) {
+            continue;
+        }
+        if (reaped < 0 && errno != EINTR) {
+            return;  // ECHILD: none left
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (killed && now >= until + std::chrono::seconds(2)) {
+            return;  // SIGKILLed and still there: nothing more to do
+        }
+        if (!killed && now >= until) {
+            killed = true;
+            std::size_t count = 0;
+            for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+                const std::string name = entry.path().filename().string();
+                if (!name.empty() && std::ranges::all_of(name, [](char c) { return c >= '0' && c <= '9'; })) {
+                    const auto pid = static_cast<pid_t>(std::stol(name));
+                    if (parent_of(pid) == ::getpid() && ::kill(pid, SIGKILL) == 0) {
+                        ++count;
+                    }
+                }
+            }
+            fmt::print(stderr, "strata ocr: {} process{} of the job still ran {} s after mpiexec ended: killed\n",
+                       count, count == 1 ? "" : "es", limit.count());
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+}
+
 // mpiexec as a child named by a job (STRATA_OCR_JOB, which its ranks inherit),
 // then clean_up_job(). Signals to this process go to mpiexec; this process
 // killed, mpiexec gets SIGTERM and ends the job. Returns mpiexec's exit code,
@@ -159,6 +222,9 @@ int run_job(const std::vector<std::string>& command) {
     const std::string job = fmt::format("j{}_{:08x}", ::getpid(), std::random_device{}());
     ::setenv("STRATA_OCR_JOB", job.c_str(), 1);
     const pid_t parent = ::getpid();
+    // The job's processes that outlive their parents (ranks whose proxy ended
+    // first) become this process's children, for reap_job().
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
     const pid_t child = ::fork();
     if (child < 0) {
         fmt::print(stderr, "strata ocr: program={}: cannot fork: {}\n", command.front(), describe_errno(errno));
@@ -182,6 +248,7 @@ int run_job(const std::vector<std::string>& command) {
     int status = 0;
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
+    reap_job(ranks_gone_wait);
     clean_up_job(job);
     // Ended by a signal: mpiexec's own, else the one it was sent (Hydra exits 0
     // after passing SIGTERM on to the ranks), so callers see how the job ended.
@@ -256,8 +323,12 @@ int run_ocr_program(const OcrOptions& options, std::vector<std::string> command)
     set("STRATA_WORKERS", options.workers);
     set("STRATA_OCR_DB_PLACEMENT", options.db_placement);
     set("STRATA_OCR_DB_DIR", options.db_dir);
-    if (options.stats) ::setenv("STRATA_STATS", "1", 1);
-    if (options.verbose) ::setenv("STRATA_VERBOSE", "1", 1);
+    if (options.stats) {
+        ::setenv("STRATA_STATS", "1", 1);
+    }
+    if (options.verbose) {
+        ::setenv("STRATA_VERBOSE", "1", 1);
+    }
     if (options.ranks < 0 || options.ranks > 4096) {
         fmt::print(stderr, "strata ocr: -n={}: expected 1 to 4096 ranks\n", options.ranks);
         return 2;
