@@ -262,6 +262,22 @@ struct CoreStats {
 };
 
 /// The task runtime. Start one per process (several work, but compete for cores).
+/// Work an idle worker does itself before it spins or parks (distributed
+/// OCR's network: the message an idle rank waits for is then handled on the
+/// worker that will run what it makes ready, with no hand-over between
+/// threads). Called outside any task, on any worker, several at once: an
+/// implementation serializes itself (try_lock) and never blocks.
+class IdlePoller {
+public:
+    virtual ~IdlePoller() = default;
+    /// Does one small piece of work; true when it did some (the worker then
+    /// looks for tasks again at once).
+    virtual bool poll() noexcept = 0;
+    /// True while more work for poll() is likely soon: the worker then keeps
+    /// polling (yielding between polls) instead of parking.
+    [[nodiscard]] virtual bool expecting() const noexcept = 0;
+};
+
 class Runtime {
 public:
     /// Starts the workers (one per CPU, bound), the leader and the monitor.
@@ -325,6 +341,12 @@ public:
 
     /// For monitors and tests: the monitor says `cpu` has no ready worker.
     void core_without_ready_worker(int cpu);
+
+    /// Idle workers call `poller` (nullptr: none) from now on. It must stay
+    /// valid until stop() returned or another one was set and every worker
+    /// went through a task or a park since (in practice: set it once, before
+    /// the work that needs it, and stop() before it goes).
+    void set_idle_poller(IdlePoller* poller) noexcept;
 
     struct Impl;
 

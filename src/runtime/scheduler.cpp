@@ -485,6 +485,10 @@ int Runtime::workers() const noexcept {
     return count;
 }
 
+void Runtime::set_idle_poller(IdlePoller* poller) noexcept {
+    impl_->idle_poller.store(poller, std::memory_order_release);
+}
+
 bool Runtime::idle() const noexcept {
     if (impl_->queued.load(std::memory_order_acquire) > 0) {
         return false;

@@ -47,8 +47,9 @@ struct Worker {
     std::condition_variable wake_cv;
     bool wake_flag = false;
 
-    int task_depth = 0;  // nested wait() inside tasks; >0 means inside a task
-    unsigned looks = 0;  // find_task() calls, to visit the injection queue now and then
+    int task_depth = 0;    // nested wait() inside tasks; >0 means inside a task
+    bool polling = false;  // inside the idle poller: no scheduling point parks it (it may hold the poller's locks)
+    unsigned looks = 0;    // find_task() calls, to visit the injection queue now and then
 
     // Cover priority (cover.cpp): the kernel policy applied to this thread,
     // SCHED_IDLE while it covers for a blocked worker of its core. Written
@@ -157,6 +158,7 @@ struct Runtime::Impl {
     std::atomic<int> sleepers{0};         // parked workers
     std::atomic<bool> stopping{false};
     std::atomic<bool> stopped{false};
+    std::atomic<IdlePoller*> idle_poller{nullptr};  // Runtime::set_idle_poller
 
     std::thread leader;
     std::mutex leader_mutex;

@@ -92,6 +92,22 @@ void Runtime::Impl::worker_main(Worker& self) {
         if (cover_suspend && self.core->suspended.load(std::memory_order_acquire) != nullptr) {
             (void)release_suspended(*self.core);
         }
+        // Not at SCHED_IDLE (a cover): the poller's lock would wait on a thread the kernel runs rarely.
+        if (IdlePoller* poller = idle_poller.load(std::memory_order_acquire);
+            poller != nullptr && !self.idle_priority.load(std::memory_order_relaxed)) {
+            self.polling = true;
+            const bool polled = poller->poll();
+            self.polling = false;
+            if (polled) {
+                idle_rounds = 0;
+                continue;
+            }
+            if (poller->expecting()) {
+                idle_rounds = 0;
+                std::this_thread::yield();
+                continue;
+            }
+        }
         // Spin a little before parking: a task spawned a moment later is
         // taken without a futex wake-up.
         if (++idle_rounds < 64) {
@@ -119,7 +135,7 @@ void Runtime::Impl::worker_main(Worker& self) {
 // agree, so a stale monitor reading never leaves a core with fewer active
 // workers than that.
 void Runtime::Impl::scheduling_point(Worker& self) {
-    if (!monitored || stopping.load(std::memory_order_relaxed)) {
+    if (!monitored || self.polling || stopping.load(std::memory_order_relaxed)) {
         return;
     }
     Core& core = *self.core;

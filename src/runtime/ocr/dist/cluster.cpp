@@ -230,6 +230,14 @@ void Cluster::run() {
             dispatch(source, message);
         }
         backlog_.clear();
+        // From here on idle workers poll too (never before: the backlog comes
+        // first), unless the run already ended (quiesce()).
+        {
+            std::lock_guard lock(dispatch_mutex_);
+            if (!quiet_) {
+                state_.runtime->set_idle_poller(this);
+            }
+        }
         loop();
     });
 }
@@ -245,6 +253,7 @@ Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
     peers_[static_cast<std::size_t>(rank_)] = this_place(state.options().job);
     cleaned_.assign(static_cast<std::size_t>(size_), false);
     pidfds_.assign(static_cast<std::size_t>(size_), -1);
+    ended_seen_.assign(static_cast<std::size_t>(size_), {});
 }
 
 Cluster::~Cluster() {
@@ -289,15 +298,18 @@ void Cluster::loop() {
     Backoff backoff(last_sent_);
     auto next_check = std::chrono::steady_clock::now();
     while (!stop_.load(std::memory_order_acquire)) {
-        int source = -1;
-        std::shared_ptr<std::vector<std::byte>> message;
-        auto got = wire_->poll(source, message);
+        Result<bool> got = false;
+        // An idle worker may be polling: then this thread backs off and checks
+        // the peers (waiting for the lock could leave pings unanswered behind a
+        // worker the kernel runs rarely, a cover at SCHED_IDLE).
+        if (std::unique_lock lock(poll_mutex_, std::try_to_lock); lock.owns_lock()) {
+            got = poll_and_dispatch_locked();
+        }
         if (!got) {
             strata::detail::log().warn("strata-ocr: rank {}: {}", rank_, got.error().what());
             backoff.idle(false);
         } else if (*got) {
             backoff.active();
-            dispatch(source, message);
             continue;
         } else {
             backoff.idle(spin_when_idle_.load(std::memory_order_relaxed) && state_.runtime && state_.runtime->idle());
@@ -307,6 +319,40 @@ void Cluster::loop() {
             next_check = now + 100ms;
         }
     }
+}
+
+Result<bool> Cluster::poll_and_dispatch_locked() {
+    int source = -1;
+    std::shared_ptr<std::vector<std::byte>> message;
+    auto got = wire_->poll(source, message);
+    if (got && *got) {
+        last_received_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
+        dispatch(source, message);
+    }
+    return got;
+}
+
+bool Cluster::poll() noexcept {
+    std::unique_lock lock(poll_mutex_, std::try_to_lock);
+    if (!lock.owns_lock()) {
+        return false;
+    }
+    auto got = poll_and_dispatch_locked();
+    if (!got) {
+        strata::detail::log().warn("strata-ocr: rank {}: {}", rank_, got.error().what());
+        return false;
+    }
+    return *got;
+}
+
+bool Cluster::expecting() const noexcept {
+    if (!spin_when_idle_.load(std::memory_order_relaxed)) {
+        return false;
+    }
+    const auto last =
+        std::max(last_received_.load(std::memory_order_relaxed), last_sent_.load(std::memory_order_relaxed));
+    const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+    return now - last < std::chrono::duration_cast<std::chrono::steady_clock::duration>(kSpinIdle).count();
 }
 
 void Cluster::dispatch(int source, const std::shared_ptr<std::vector<std::byte>>& message) {
@@ -497,6 +543,9 @@ Result<std::shared_ptr<std::vector<std::byte>>> Cluster::call(int dest, Writer& 
 void Cluster::quiesce() {
     std::lock_guard lock(dispatch_mutex_);
     quiet_ = true;
+    if (state_.runtime) {
+        state_.runtime->set_idle_poller(nullptr);
+    }
 }
 
 int Cluster::leave(int code) {

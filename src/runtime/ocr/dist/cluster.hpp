@@ -84,7 +84,11 @@ Result<std::optional<Launch>> launch_from_env();
 /// every local_size-th one from local_rank on (at least one each).
 std::vector<int> cpus_of_rank(const std::vector<int>& cpus, int local_rank, int local_size);
 
-class Cluster {
+/// Idle workers poll the wire too (runtime::IdlePoller): the message an idle
+/// rank waits for is handled on the worker that then runs what it made ready,
+/// without a hand-over from the communication thread (a futex wake and a
+/// context switch per hop on a rank's one CPU).
+class Cluster final : public runtime::IdlePoller {
 public:
     /// Loads the plugin, opens the wire (MPI_Init_thread) and meets the other
     /// ranks (their pids and hosts); run() then starts the communication thread,
@@ -102,7 +106,13 @@ public:
     /// rank's polling takes the CPU of a busy one (ocr-dist's stencil, 4 ranks on 2 CPUs: 0.40x
     /// MPI's instead of 1.01x).
     void set_spin_when_idle(bool spin) noexcept { spin_when_idle_.store(spin, std::memory_order_relaxed); }
-    ~Cluster();
+    ~Cluster() override;
+    /// runtime::IdlePoller: one poll of the wire and the dispatch of what came,
+    /// if no other thread polls at the moment.
+    bool poll() noexcept override;
+    /// runtime::IdlePoller: while a message moved within kSpinIdle and the
+    /// rank's CPUs are its own (set_spin_when_idle).
+    [[nodiscard]] bool expecting() const noexcept override;
     Cluster(const Cluster&) = delete;
     Cluster& operator=(const Cluster&) = delete;
 
@@ -181,6 +191,8 @@ private:
     Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin);
     Result<void> meet();
     void loop();
+    /// One poll of the wire and the dispatch of what it returned; poll_mutex_ held.
+    Result<bool> poll_and_dispatch_locked();
     void dispatch(int source, const std::shared_ptr<std::vector<std::byte>>& message);
     /// Runs the handler of one message; false when it must wait for its object's creation.
     bool handle(int source, const std::shared_ptr<std::vector<std::byte>>& message);
@@ -209,17 +221,23 @@ private:
     std::vector<std::pair<int, std::shared_ptr<std::vector<std::byte>>>> backlog_;  // before run()
     std::thread thread_;
     std::atomic<bool> stop_{false};
-    std::atomic<std::int64_t> last_sent_{0};  // steady_clock ticks of the last post (loop()'s Backoff)
+    std::atomic<std::int64_t> last_sent_{0};      // steady_clock ticks of the last post (loop()'s Backoff)
+    std::atomic<std::int64_t> last_received_{0};  // steady_clock ticks of the last message polled
+    // Held from a poll of the wire to the end of the dispatch of what it
+    // returned, by the communication thread or an idle worker: each sender's
+    // messages are handled in the order they came, whichever thread polls.
+    std::mutex poll_mutex_;
 
     std::mutex dispatch_mutex_;   // held while a handler runs: quiesce() waits for it
     bool quiet_ = false;          // guarded by dispatch_mutex_
     std::vector<bool> said_bye_;  // guarded by dispatch_mutex_
     std::atomic<bool> died_{false};
     std::mutex peers_mutex_;
-    std::vector<Place> peers_;                           // guarded by peers_mutex_: of each rank
-    std::vector<bool> cleaned_;                          // guarded by peers_mutex_: after a death
-    std::vector<int> pidfds_;                            // guarded by peers_mutex_: -1 if not watched
-    std::chrono::steady_clock::time_point notice_at_{};  // when Hydra said a rank died (comm thread only)
+    std::vector<Place> peers_;                                       // guarded by peers_mutex_: of each rank
+    std::vector<bool> cleaned_;                                      // guarded by peers_mutex_: after a death
+    std::vector<int> pidfds_;                                        // guarded by peers_mutex_: -1 if not watched
+    std::chrono::steady_clock::time_point notice_at_{};              // when Hydra said a rank died (comm thread only)
+    std::vector<std::chrono::steady_clock::time_point> ended_seen_;  // comm thread only: its pidfd first readable
 
     std::mutex pending_mutex_;
     std::vector<std::uint64_t> created_up_to_;  // guarded by pending_mutex_: per minting rank

@@ -43,6 +43,7 @@ constexpr auto notice_heartbeat = 100ms;
 // milliseconds: silence this long names the dead one.
 constexpr auto notice_timeout = 2000ms;
 constexpr auto clean_up_wait = 3000ms;
+constexpr auto ended_grace = 200ms;
 
 std::atomic<bool> g_hydra_notice{false};
 
@@ -172,15 +173,31 @@ void Cluster::check_peers() {
         }
     }
     // Every ended process before any silence: the silent one may only wait on it.
+    // A rank that ends on purpose sends its bye first: what it sent just before
+    // its end is given ended_grace to arrive.
+    const auto now = std::chrono::steady_clock::now();
+    bool confirming = false;
     for (const int r : live) {
-        if (process_ended(r)) {
-            long pid = 0;
-            {
-                std::lock_guard lock(peers_mutex_);
-                pid = peers_[static_cast<std::size_t>(r)].pid;
-            }
-            peer_died(r, fmt::format("its process (pid {}) ended", pid));
+        auto& seen = ended_seen_[static_cast<std::size_t>(r)];
+        if (seen == std::chrono::steady_clock::time_point{} && process_ended(r)) {
+            seen = now;
         }
+        if (seen == std::chrono::steady_clock::time_point{}) {
+            continue;
+        }
+        if (now - seen < ended_grace) {
+            confirming = true;  // no silence is judged meanwhile: it may be that rank's doing
+            continue;
+        }
+        long pid = 0;
+        {
+            std::lock_guard lock(peers_mutex_);
+            pid = peers_[static_cast<std::size_t>(r)].pid;
+        }
+        peer_died(r, fmt::format("its process (pid {}) ended", pid));
+    }
+    if (confirming) {
+        return;
     }
     const auto timeout = peer_timeout();
     for (const int r : live) {
