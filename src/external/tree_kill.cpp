@@ -133,6 +133,12 @@ bool contains(const std::array<pid_t, N>& set, std::size_t n, pid_t pid) {
 
 }  // namespace
 
+pid_t parent_of(pid_t pid) noexcept {
+    pid_t ppid = -1;
+    pid_t pgid = -1;
+    return parent_and_group(pid, ppid, pgid) ? ppid : -1;
+}
+
 std::size_t kill_trees(const pid_t* groups, std::size_t n) noexcept {
     std::array<pid_t, kMaxMembers> members;  // 32 KiB of stack: reentrant, no allocation
     std::size_t count = 0;

@@ -33,4 +33,7 @@ namespace strata::external {
 /// outside the groups were found and killed.
 std::size_t kill_trees(const pid_t* groups, std::size_t n) noexcept;
 
+/// The parent of `pid`, read from /proc/<pid>/stat; -1 once it is gone.
+pid_t parent_of(pid_t pid) noexcept;
+
 }  // namespace strata::external

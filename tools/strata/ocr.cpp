@@ -14,9 +14,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -27,6 +25,7 @@
 
 #include "commands.hpp"
 #include "external/config.hpp"
+#include "external/tree_kill.hpp"
 #include "strata/error.hpp"
 #include "strata/runtime.hpp"
 #include "strata/runtime/ocr.hpp"
@@ -155,25 +154,6 @@ void clean_up_job(const std::string& job) {
     (void)ocr::collect_db_dirs(ocr::default_db_dir());
 }
 
-// The parent pid of `pid` from /proc/<pid>/stat; -1 if it is gone. The command
-// name may hold spaces and ')': the last ')' ends it.
-pid_t parent_of(pid_t pid) {
-    std::ifstream stat(fmt::format("/proc/{}/stat", pid));
-    std::string line;
-    if (!std::getline(stat, line)) {
-        return -1;
-    }
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) {
-        return -1;
-    }
-    std::istringstream rest(line.substr(close + 1));
-    char state = 0;
-    pid_t ppid = -1;
-    rest >> state >> ppid;
-    return rest ? ppid : -1;
-}
-
 // Waits until every process of the job that outlived mpiexec has ended: this
 // process is the job's subreaper, so ranks whose proxy ended before them (a
 // signal to mpiexec: it exits once it passed it on, and the proxies' SIGKILL
@@ -202,7 +182,7 @@ void reap_job(std::chrono::seconds limit) {
                 const std::string name = entry.path().filename().string();
                 if (!name.empty() && std::ranges::all_of(name, [](char c) { return c >= '0' && c <= '9'; })) {
                     const auto pid = static_cast<pid_t>(std::stol(name));
-                    if (parent_of(pid) == ::getpid() && ::kill(pid, SIGKILL) == 0) {
+                    if (external::parent_of(pid) == ::getpid() && ::kill(pid, SIGKILL) == 0) {
                         ++count;
                     }
                 }
