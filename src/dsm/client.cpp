@@ -203,6 +203,20 @@ void Node::Impl::take_dead_notice(const Incoming& in) {
     }
 }
 
+void Node::Impl::post_dead_notice(int dead, std::string_view why) {
+    wire::Header h;
+    h.kind = static_cast<std::uint8_t>(wire::Kind::dead);
+    h.code = static_cast<std::uint32_t>(dead);
+    const std::span<const std::byte> payload(reinterpret_cast<const std::byte*>(why.data()), why.size());
+    for (int c = 0; c < clients; ++c) {
+        const int r = rank_of_client(c);
+        const bool gone = !client_left.empty() && client_left[static_cast<std::size_t>(c)];
+        if (r != net->rank() && !net->is_dead(r) && !gone) {
+            (void)net->post(r, h, payload);
+        }
+    }
+}
+
 Error Node::Impl::peer_lost(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, std::string error) {
     // The peer may have ended because it failed on an earlier death, which it
     // told this client of just before: its notice is given a moment to come.
@@ -215,17 +229,7 @@ Error Node::Impl::peer_lost(std::unique_lock<std::mutex>& lock, int rank, std::s
     const Told cause = *told;
     if (!announced) {
         announced = true;
-        wire::Header h;
-        h.kind = static_cast<std::uint8_t>(wire::Kind::dead);
-        h.code = static_cast<std::uint32_t>(cause.rank);
-        const std::span<const std::byte> why(reinterpret_cast<const std::byte*>(cause.error.data()),
-                                             cause.error.size());
-        for (int c = 0; c < clients; ++c) {
-            const int r = rank_of_client(c);
-            if (r != net->rank() && !net->is_dead(r)) {
-                (void)net->post(r, h, why);
-            }
-        }
+        post_dead_notice(cause.rank, cause.error);
         // Sent before the caller fails (and maybe exits at once); without mu,
         // which the progress thread needs.
         lock.unlock();

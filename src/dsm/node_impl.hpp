@@ -138,6 +138,10 @@ struct Node::Impl {
     Error peer_lost(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, std::string error);
     /// Records a client's Kind::dead notice (progress thread, mu held).
     void take_dead_notice(const Incoming& in);
+    /// Posts a Kind::dead notice of rank `dead` (`why`: the finder's message)
+    /// to every client but this rank, those found dead and (on a server) those
+    /// that left.
+    void post_dead_notice(int dead, std::string_view why);
 };
 
 /// Sleeps a little longer each time nothing arrived, up to 100 us, so that an

@@ -82,18 +82,8 @@ void Node::Impl::server_declare_dead(int client) {
                                         node_of(rank), options.timeout.count());
     // The other clients hear of it at once: whoever of them fails first on it
     // names it, not the survivor that ended before.
-    const std::string notice_text = fmt::format("rank {} (client {}, node {}) stopped answering for {} ms", rank,
-                                                client, node_of(rank), options.timeout.count());
-    wire::Header notice;
-    notice.kind = static_cast<std::uint8_t>(wire::Kind::dead);
-    notice.code = static_cast<std::uint32_t>(rank);
-    for (int c = 0; c < clients; ++c) {
-        if (c != client && !client_dead[static_cast<std::size_t>(c)] && !client_left[static_cast<std::size_t>(c)]) {
-            (void)net->post(
-                rank_of_client(c), notice,
-                std::span<const std::byte>(reinterpret_cast<const std::byte*>(notice_text.data()), notice_text.size()));
-        }
-    }
+    post_dead_notice(rank, fmt::format("rank {} (client {}, node {}) stopped answering for {} ms", rank, client,
+                                       node_of(rank), options.timeout.count()));
     for (auto& [id, hc] : homes) {
         auto& e = hc.entry;
         e.subs &= ~bit(client);
