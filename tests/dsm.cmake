@@ -54,6 +54,42 @@ add_test(NAME dsm.mpi.a_sigkilled_lock_holder_gives_every_waiter_broken_not_a_ha
   COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_lock_test.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_lock_test>)
 set_tests_properties(dsm.mpi.a_sigkilled_lock_holder_gives_every_waiter_broken_not_a_hang PROPERTIES
   LABELS "integration;mpi" TIMEOUT 120)
+# The super-peer topology (Options::topology): every rank's event log shows each client's requests
+# going to its super-peer only, passed on between servers, and the load spread over the 4 servers;
+# the direct run is the control that the checks tell the topologies apart.
+strata_dsm_mpi_program(dsm_topology_test)
+foreach(mode super-peer direct)
+  set(name dsm.mpi.clients_send_every_request_to_their_super_peer_and_four_servers_share_the_load)
+  if(mode STREQUAL direct)
+    set(name dsm.mpi.without_super_peers_clients_send_requests_to_several_servers)
+  endif()
+  add_test(NAME ${name}
+    COMMAND /bin/sh -c "d=$(mktemp -d \"\${TMPDIR:-/tmp}/strata-dsm-topology-XXXXXX\") && \"$0\" -n 8 \"$1\" \"$d\" $2; rc=$?; rm -rf \"$d\"; exit $rc"
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_topology_test> ${mode})
+  set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT 180)
+endforeach()
+# The protocol, lock and failure tests again through super-peers ($STRATA_DSM_TOPOLOGY, which
+# mpiexec passes to every rank): forwarding keeps each client's requests in order, and a dead
+# super-peer or home still gives the survivors errors, not a hang.
+strata_dsm_mpi_test(dsm.mpi.racing_clients_through_super_peers_read_every_released_write
+  PROGRAM dsm_coherence_test NP 8 ARGS 4 300)
+strata_dsm_mpi_test(dsm.mpi.clients_contending_for_locks_through_super_peers_count_exactly
+  PROGRAM dsm_lock_test NP 6 ARGS contention 2 100)
+strata_dsm_mpi_test(dsm.example.a_stencil_through_super_peers_matches_the_serial_stencil
+  PROGRAM dsm_stencil NP 7 ARGS 4 256 20)
+foreach(mode client server)
+  add_test(NAME dsm.mpi.a_sigkilled_${mode}_under_super_peers_gives_survivors_errors_not_a_hang
+    COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_failure_test.sh
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> ${mode})
+  set_tests_properties(dsm.mpi.a_sigkilled_${mode}_under_super_peers_gives_survivors_errors_not_a_hang PROPERTIES
+    LABELS "integration;mpi" TIMEOUT 120)
+endforeach()
+set_tests_properties(dsm.mpi.racing_clients_through_super_peers_read_every_released_write
+  dsm.mpi.clients_contending_for_locks_through_super_peers_count_exactly
+  dsm.example.a_stencil_through_super_peers_matches_the_serial_stencil
+  dsm.mpi.a_sigkilled_client_under_super_peers_gives_survivors_errors_not_a_hang
+  dsm.mpi.a_sigkilled_server_under_super_peers_gives_survivors_errors_not_a_hang
+  PROPERTIES ENVIRONMENT "STRATA_DSM_TOPOLOGY=super-peer")
 # Node faults on emulated nodes (tests/python/test_faults_across_nodes.py runs it).
 strata_dsm_mpi_program(dsm_node_fault_test)
 strata_dsm_mpi_program(dsm_bad_inputs_test)
@@ -68,6 +104,11 @@ add_test(NAME dsm.example.a_bad_argument_exits_2_naming_it
   COMMAND /bin/sh -c "out=$(\"$0\" -n 2 \"$1\" 9 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'servers=9: not an integer in \\[1, 1\\]'"
           ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_stencil>)
 set_tests_properties(dsm.example.a_bad_argument_exits_2_naming_it PROPERTIES LABELS "integration;mpi" TIMEOUT 60)
+add_test(NAME dsm.example.a_bad_topology_in_the_environment_fails_join_naming_it
+  COMMAND /bin/sh -c "out=$(STRATA_DSM_TOPOLOGY=ring \"$0\" -n 2 \"$1\" 1 64 2 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'STRATA_DSM_TOPOLOGY=ring: not a topology (direct or super-peer)'"
+          ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_stencil>)
+set_tests_properties(dsm.example.a_bad_topology_in_the_environment_fails_join_naming_it PROPERTIES
+  LABELS "integration;mpi" TIMEOUT 60)
 
 # Tag and communicator isolation (tests/mpi/strata_traffic_stays_apart_from_every_application_tag.cpp):
 # the application uses every tag on MPI_COMM_WORLD while libstrata-mpi and libstrata-dsm talk;

@@ -48,6 +48,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -77,9 +78,23 @@ struct HomePolicy {
     static HomePolicy node(int server_index) { return {Kind::node, server_index}; }
 };
 
+/// How clients reach the homes (docs/dsm.md, "Topology").
+enum class Topology : std::uint8_t {
+    /// A client sends each request to the chunk's home (or locator) itself.
+    direct,
+    /// The paper's super-peer network: a client sends every request to one server, its super-peer
+    /// (a server on its own node where there is one), which serves it when it is the chunk's home
+    /// and otherwise passes it on to the server the chunk id names, once, without a copy. Homes
+    /// answer the client directly, so data travels home -> client in one message.
+    super_peer,
+};
+
 struct Options {
     /// Ranks 0 .. servers-1 of the communicator serve; at least one rank must be left as a client.
     int servers = 1;
+    /// Unset: $STRATA_DSM_TOPOLOGY (`direct` or `super-peer`), else direct. Every rank must use
+    /// the same topology.
+    std::optional<Topology> topology{};
     /// A peer that answers no message and no ping for this long is dead.
     std::chrono::milliseconds timeout{5000};
     /// How often a waiting node pings the peers it waits for.
@@ -146,6 +161,11 @@ public:
     [[nodiscard]] int clients() const noexcept;
     /// 0 .. clients()-1 on clients, -1 on servers.
     [[nodiscard]] int client_index() const noexcept;
+    /// The topology in force (Options::topology or the environment's).
+    [[nodiscard]] Topology topology() const noexcept;
+    /// A client's super-peer: the rank of the server it sends every request to; -1 on a server
+    /// and in the direct topology.
+    [[nodiscard]] int super_peer() const noexcept;
     /// The clients' communicator (for the user's own collectives); MPI_COMM_NULL on servers.
     [[nodiscard]] MPI_Comm clients_comm() const noexcept;
 

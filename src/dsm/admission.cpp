@@ -44,6 +44,12 @@ std::string refusal(int kind, int source, int client, const Membership& m) {
         case Kind::alloc_req:
         case Kind::lock_req:
         case Kind::unlock:
+            // A client's own, or one its super-peer passes on for it.
+            if (from_server && (client < 0 || client >= m.clients)) {
+                return fmt::format("a {} message passed on by server rank {} names client {}, not one of the {}", name,
+                                   source, client, m.clients);
+            }
+            return {};
         case Kind::bye:
             return from_client ? std::string() : fmt::format("a {} message from rank {}, not a client", name, source);
         default: return fmt::format("a {} message from rank {}: a server takes none", name, source);

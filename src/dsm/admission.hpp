@@ -4,7 +4,8 @@
 // it; what a header says about the client it speaks for can be anything. A
 // server takes a message only from a rank that plays the part its kind needs:
 // a client speaks for itself only; another server forwards a request of a
-// client of the job (first touch) or hands over a chunk (adopt).
+// client of the job (first touch, or as that client's super-peer) or hands
+// over a chunk (adopt).
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The client side of the DSM: the progress thread that answers the homes
 // through the protocol table, and the waiting parts of the API.
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -63,7 +64,7 @@ Result<void> Node::Impl::client_send(ChunkId id, CacheChunk& c, const proto::Ste
         if (o.has_data) {
             bytes = std::span<const std::byte>(c.data->data(), c.size);
         }
-        if (auto r = net->post(c.home, wire::to_header(o, id, c.size), bytes); !r) {
+        if (auto r = net->post(via(c.home), wire::to_header(o, id, c.size), bytes); !r) {
             return r;
         }
     }
@@ -167,15 +168,20 @@ void Node::Impl::client_handle(Incoming& in) {
 
 template <class Pred>
 Result<void> Node::Impl::wait_for_peer(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, Pred pred) {
+    // The request went through the super-peer (if any) and the answer comes
+    // from `rank`: either one's death ends the wait.
+    const std::array<int, 2> peers{rank, super_peer() != rank ? super_peer() : -1};
     while (!pred()) {
         if (progress_error) {
             return std::unexpected(*progress_error);
         }
-        if (!net->check_alive(rank, options.heartbeat, options.timeout)) {
-            net->mark_dead(rank);
-            return std::unexpected(peer_lost(lock, rank, what,
-                                             fmt::format("rank {} (node {}) stopped answering for {} ms", rank,
-                                                         node_of(rank), options.timeout.count())));
+        for (const int peer : peers) {
+            if (peer >= 0 && !net->check_alive(peer, options.heartbeat, options.timeout)) {
+                net->mark_dead(peer);
+                return std::unexpected(peer_lost(lock, peer, what,
+                                                 fmt::format("rank {} (node {}) stopped answering for {} ms", peer,
+                                                             node_of(peer), options.timeout.count())));
+            }
         }
         cv.wait_for(lock, options.heartbeat / 4);
     }

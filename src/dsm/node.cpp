@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -46,6 +48,46 @@ Result<void> validate(MPI_Comm comm, const Options& o, int size) {
             o.timeout.count(), o.heartbeat.count());
     }
     return {};
+}
+
+// Options::topology, else $STRATA_DSM_TOPOLOGY, else direct.
+Result<Topology> resolve_topology(const Options& o) {
+    if (o.topology) {
+        return *o.topology;
+    }
+    const char* env = std::getenv("STRATA_DSM_TOPOLOGY");
+    if (env == nullptr || *env == '\0') {
+        return Topology::direct;
+    }
+    const std::string_view value(env);
+    if (value == "direct") {
+        return Topology::direct;
+    }
+    if (value == "super-peer" || value == "super_peer") {
+        return Topology::super_peer;
+    }
+    return make_error(Errc::invalid_argument,
+                      "dsm::Node::join: STRATA_DSM_TOPOLOGY={}: not a topology (direct or super-peer)", value);
+}
+
+// Each client's super-peer: one of the servers of its own node, the node's
+// clients dealt over them in turn; a client on a node without a server is
+// dealt over all servers by its index. Every rank computes the same table.
+std::vector<int> assign_super_peers(const std::vector<std::string>& nodes, int servers) {
+    std::vector<int> peers;
+    std::map<std::string, int> dealt;  // clients of each node so far
+    for (std::size_t r = static_cast<std::size_t>(servers); r < nodes.size(); ++r) {
+        std::vector<int> local;
+        for (int s = 0; s < servers; ++s) {
+            if (nodes[static_cast<std::size_t>(s)] == nodes[r]) {
+                local.push_back(s);
+            }
+        }
+        const int turn = dealt[nodes[r]]++;
+        const int client = static_cast<int>(r) - servers;
+        peers.push_back(local.empty() ? client % servers : local[static_cast<std::size_t>(turn) % local.size()]);
+    }
+    return peers;
 }
 
 // Every rank's node name: $STRATA_NODE (emulated nodes share a host name),
@@ -156,8 +198,13 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
             ::signal(sig, SIG_IGN);
         }
     }
+    auto topology = resolve_topology(options);
+    if (!topology) {
+        return std::unexpected(topology.error());
+    }
     auto impl = std::make_unique<Impl>();
     impl->options = options;
+    impl->topology = *topology;
     impl->servers = options.servers;
     impl->clients = size - options.servers;
     auto net = Transport::create(comm);
@@ -174,6 +221,9 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
         return std::unexpected(nodes.error());
     }
     impl->nodes = std::move(*nodes);
+    if (impl->topology == Topology::super_peer) {
+        impl->super_peers = assign_super_peers(impl->nodes, impl->servers);
+    }
     const int color = impl->is_server() ? MPI_UNDEFINED : 0;
     if (int rc = MPI_Comm_split(impl->net->comm(), color, impl->net->rank(), &impl->clients_comm); rc != MPI_SUCCESS) {
         return make_error(Errc::io_error, "dsm::Node::join: MPI_Comm_split: {}", mpi_error_text(rc));
@@ -201,6 +251,12 @@ int Node::clients() const noexcept {
 }
 int Node::client_index() const noexcept {
     return impl_->client_index();
+}
+Topology Node::topology() const noexcept {
+    return impl_->topology;
+}
+int Node::super_peer() const noexcept {
+    return impl_->super_peer();
 }
 MPI_Comm Node::clients_comm() const noexcept {
     return impl_->clients_comm;
@@ -281,7 +337,7 @@ Result<ChunkId> Node::allocate(std::size_t size, HomePolicy home) {
         std::lock_guard lock(d.mu);
         d.waits[{static_cast<int>(wire::Kind::alloc_req), id}] = {};
     }
-    if (auto r = d.net->post(server, h); !r) {
+    if (auto r = d.net->post(d.via(server), h); !r) {
         return std::unexpected(r.error());
     }
     if (auto r = d.wait_reply(fmt::format("dsm::Node::allocate: size={}", size),

@@ -66,6 +66,25 @@ struct Node::Impl {
     [[nodiscard]] int client_index() const { return is_server() ? -1 : net->rank() - servers; }
     [[nodiscard]] int rank_of_client(int client) const { return client + servers; }
 
+    // ---- topology (Options::topology) ----
+    Topology topology = Topology::direct;
+    /// super_peer: each client's super-peer (a server rank), by client index; empty: direct.
+    std::vector<int> super_peers;
+    /// This client's super-peer, -1 on servers and in the direct topology.
+    [[nodiscard]] int super_peer() const {
+        return super_peers.empty() || is_server() ? -1 : super_peers[static_cast<std::size_t>(client_index())];
+    }
+    /// Where a client sends a message meant for server rank `server`.
+    [[nodiscard]] int via(int server) const {
+        const int sp = super_peer();
+        return sp >= 0 ? sp : server;
+    }
+    /// The rank a request came from: its client when a super-peer (or a
+    /// first-touch locator) passed it on, else the sender.
+    [[nodiscard]] int requester(const Incoming& in) const {
+        return in.source < servers ? rank_of_client(in.header.client) : in.source;
+    }
+
     // ---- server (server.cpp) ----
     std::unordered_map<ChunkId, HomeChunk> homes;
     struct Located {
@@ -91,6 +110,10 @@ struct Node::Impl {
     void server_watch();
     void server_declare_dead(int client);
     void server_lock(Incoming& in);
+    /// Super-peer: passes a client's request on to the server it is for
+    /// (the chunk's home or locator, or the lock's server); false when this
+    /// server takes it itself.
+    bool server_pass_on(Incoming& in);
 
     // ---- client (client.cpp) ----
     mutable std::mutex mu;

@@ -21,7 +21,7 @@ Result<void> chunk_request(Node::Impl& d, std::string_view op, ChunkId chunk, pr
         d.waits[{static_cast<int>(m.kind), chunk}] = {};
     }
     m.client = d.client_index();
-    if (auto r = d.net->post(home, wire::to_header(m, chunk, 0)); !r) {
+    if (auto r = d.net->post(d.via(home), wire::to_header(m, chunk, 0)); !r) {
         return r;
     }
     return d.wait_reply(fmt::format("{}: chunk={:#x}", op, chunk), static_cast<int>(m.kind), chunk, home);
@@ -67,7 +67,8 @@ Result<void> Node::unsubscribe(ChunkId chunk) {
             home = it->second.home;
         }
     }
-    return d.net->post(home, wire::to_header({.kind = proto::Msg::unsubscribe, .client = d.client_index()}, chunk, 0));
+    return d.net->post(d.via(home),
+                       wire::to_header({.kind = proto::Msg::unsubscribe, .client = d.client_index()}, chunk, 0));
 }
 
 Result<Notification> Node::wait_notification(std::chrono::milliseconds timeout) {
@@ -149,7 +150,8 @@ Result<void> Node::lock(std::uint32_t id) {
     wire::Header h;
     h.kind = static_cast<std::uint8_t>(wire::Kind::lock_req);
     h.code = id;
-    auto r = d.net->post(server, h);
+    h.client = d.client_index();
+    auto r = d.net->post(d.via(server), h);
     if (r) {
         r = d.wait_reply(fmt::format("dsm::Node::lock: lock={}", id), static_cast<int>(wire::Kind::lock_req), id,
                          server);
@@ -179,7 +181,8 @@ Result<void> Node::unlock(std::uint32_t id) {
     wire::Header h;
     h.kind = static_cast<std::uint8_t>(wire::Kind::unlock);
     h.code = id;
-    return d.net->post(static_cast<int>(id % static_cast<std::uint32_t>(d.servers)), h);
+    h.client = d.client_index();
+    return d.net->post(d.via(static_cast<int>(id % static_cast<std::uint32_t>(d.servers))), h);
 }
 
 Result<void> Node::leave() {

@@ -198,7 +198,7 @@ void Node::Impl::server_protocol(Incoming& in) {
     const ChunkId id = in.header.chunk;
     const auto decoded = wire::decode(in.header, clients, wire::kAtHome);
     if (!decoded) {
-        server_reply_error(in.source, in.header.kind, id, Errc::corrupted,
+        server_reply_error(requester(in), in.header.kind, id, Errc::corrupted,
                            fmt::format("chunk {:#x}: from rank {}: {}", id, in.source, decoded.error()));
         return;
     }
@@ -209,7 +209,8 @@ void Node::Impl::server_protocol(Incoming& in) {
         if (loc != located.end()) {
             // First touch: the toucher's nearest server becomes the home.
             if (loc->second.home < 0) {
-                loc->second.home = m.client % servers;
+                loc->second.home =
+                    super_peers.empty() ? m.client % servers : super_peers[static_cast<std::size_t>(m.client)];
                 if (loc->second.home != net->rank()) {
                     wire::Header a;
                     a.kind = static_cast<std::uint8_t>(wire::Kind::adopt);
@@ -219,7 +220,8 @@ void Node::Impl::server_protocol(Incoming& in) {
                 } else {
                     auto region = Region::memory(loc->second.size);
                     if (!region) {
-                        server_reply_error(in.source, in.header.kind, id, region.error().code, region.error().message);
+                        server_reply_error(requester(in), in.header.kind, id, region.error().code,
+                                           region.error().message);
                         return;
                     }
                     homes[id] = HomeChunk{.data = std::move(*region), .size = loc->second.size};
@@ -250,23 +252,24 @@ void Node::Impl::server_protocol(Incoming& in) {
 void Node::Impl::server_lock(Incoming& in) {
     const std::uint32_t lid = in.header.code;
     LockState& l = locks[lid];
+    const int who = requester(in);
     wire::Header g;
     g.kind = static_cast<std::uint8_t>(wire::Kind::lock_grant);
     g.code = lid;
     if (in.header.kind == static_cast<std::uint8_t>(wire::Kind::lock_req)) {
         if (!l.broken.empty()) {
-            server_reply_error(in.source, in.header.kind, lid, Errc::broken, l.broken);
+            server_reply_error(who, in.header.kind, lid, Errc::broken, l.broken);
         } else if (l.holder < 0) {
-            l.holder = in.source;
-            (void)net->post(in.source, g);
+            l.holder = who;
+            (void)net->post(who, g);
         } else {
-            l.waiters.push_back(in.source);
+            l.waiters.push_back(who);
         }
         return;
     }
-    if (l.holder != in.source) {
-        server_reply_error(in.source, in.header.kind, lid, Errc::invalid_argument,
-                           fmt::format("unlock: lock={}: not held by rank {}", lid, in.source));
+    if (l.holder != who) {
+        server_reply_error(who, in.header.kind, lid, Errc::invalid_argument,
+                           fmt::format("unlock: lock={}: not held by rank {}", lid, who));
         return;
     }
     l.holder = -1;
@@ -275,6 +278,35 @@ void Node::Impl::server_lock(Incoming& in) {
         l.waiters.pop_front();
         (void)net->post(l.holder, g);
     }
+}
+
+bool Node::Impl::server_pass_on(Incoming& in) {
+    if (super_peers.empty() || in.source < servers) {
+        return false;  // direct topology, or already passed on by a server: never twice
+    }
+    using wire::Kind;
+    const auto kind = static_cast<Kind>(in.header.kind);
+    int target = net->rank();
+    if (in.header.kind < proto::kWireMsgCount) {
+        const ChunkId id = in.header.chunk;
+        // A first-touch chunk this server adopted, or locates, is served here whatever its id names.
+        if (!homes.contains(id) && !located.contains(id)) {
+            target = wire::id_server(id);
+        }
+    } else if (kind == Kind::alloc_req) {
+        target = wire::id_server(in.header.chunk);
+    } else if (kind == Kind::lock_req || kind == Kind::unlock) {
+        target = static_cast<int>(in.header.code % static_cast<std::uint32_t>(servers));
+    }
+    if (target == net->rank() || target < 0 || target >= servers) {
+        return false;  // served here (an id naming no server gets its error here)
+    }
+    // The receiver learns the client from the header: this server stamps the
+    // sender's own index (a client only ever speaks for itself).
+    in.header.client = in.source - servers;
+    std::memcpy(in.buffer->data(), &in.header, sizeof(in.header));
+    (void)net->post_buffer(target, in.buffer);
+    return true;
 }
 
 void Node::Impl::server_handle(Incoming& in) {
@@ -290,6 +322,9 @@ void Node::Impl::server_handle(Incoming& in) {
             server_reply_error(in.source, in.header.kind, in.header.chunk, Errc::permission_denied,
                                fmt::format("dsm: refused: {}", refused));
         }
+        return;
+    }
+    if (server_pass_on(in)) {
         return;
     }
     if (in.header.kind < proto::kWireMsgCount) {
@@ -315,7 +350,7 @@ void Node::Impl::server_handle(Incoming& in) {
             } else {
                 auto region = Region::memory(in.header.size);
                 if (!region) {
-                    server_reply_error(in.source, in.header.kind, id, region.error().code,
+                    server_reply_error(requester(in), in.header.kind, id, region.error().code,
                                        fmt::format("allocate: size={}: {}", in.header.size, region.error().message));
                     return;
                 }
@@ -326,7 +361,7 @@ void Node::Impl::server_handle(Incoming& in) {
                 a.kind = static_cast<std::uint8_t>(Kind::alloc_ack);
                 a.chunk = id;
                 a.size = in.header.size;
-                (void)net->post(in.source, a);
+                (void)net->post(requester(in), a);
             }
             break;
         }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // wire::refusal (src/dsm/admission.hpp): which rank a DSM server takes which message from.
 // A job of 2 servers (ranks 0, 1) and 3 clients (ranks 2..4), seen by server 0.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "dsm/admission.hpp"
@@ -46,8 +47,19 @@ TEST(DsmAdmission, a_server_may_forward_for_a_client_of_the_job_only) {
 
 TEST(DsmAdmission, client_only_kinds_from_a_server_and_adopt_from_a_client_are_refused) {
     EXPECT_EQ(refusal(k(Kind::bye), 1, -1, kJob), "a bye message from rank 1, not a client");
+    EXPECT_EQ(refusal(k(Kind::bye), 1, 0, kJob), "a bye message from rank 1, not a client");
     EXPECT_EQ(refusal(k(Kind::adopt), 1, -1, kJob), "");
     EXPECT_EQ(refusal(k(Kind::adopt), 2, -1, kJob), "an adopt message from rank 2, not a server");
+}
+
+TEST(DsmAdmission, a_super_peer_may_pass_on_allocations_and_locks_for_a_client_of_the_job_only) {
+    for (Kind kind : {Kind::alloc_req, Kind::lock_req, Kind::unlock}) {
+        EXPECT_EQ(refusal(k(kind), 1, 2, kJob), "") << kind_name(k(kind));
+        EXPECT_EQ(refusal(k(kind), 1, 3, kJob),
+                  fmt::format("a {} message passed on by server rank 1 names client 3, not one of the 3",
+                              kind_name(k(kind))));
+        EXPECT_NE(refusal(k(kind), 1, -1, kJob), "") << kind_name(k(kind));
+    }
 }
 
 TEST(DsmAdmission, a_server_takes_nothing_from_itself_and_no_reply_kinds) {
