@@ -83,10 +83,15 @@ def disk_of(directory):
     return f"{major}:{minor}", name
 
 
-def set_throttle(cgroup, device, bytes_per_s):
-    # 0 removes the rule for the device.
-    for name in ("blkio.throttle.read_bps_device", "blkio.throttle.write_bps_device"):
-        Path(cgroup, name).write_text(f"{device} {bytes_per_s}\n")
+def set_throttle(cgroup, device, bytes_per_s, write_bytes_per_s=None):
+    # 0 removes the rule for the device. A separate write rate: --paper's
+    # device reads and writes at the paper's two rates (bench/umt/paper.py).
+    write = bytes_per_s if write_bytes_per_s is None else write_bytes_per_s
+    for name, rate in (
+        ("blkio.throttle.read_bps_device", bytes_per_s),
+        ("blkio.throttle.write_bps_device", write),
+    ):
+        Path(cgroup, name).write_text(f"{device} {rate}\n")
 
 
 def machine_busy_s():
@@ -114,7 +119,7 @@ VARIANT_ENV = {
 }
 
 
-def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
+def run_program(program, args, mode, nice, extra_env=None, timeout=RUN_TIMEOUT_S):  # noqa: PLR0913
     backend, _, variant = mode.partition("+")
     env = dict(os.environ, STRATA_MONITOR=backend)
     env.pop("UMT_SLICE_US", None)
@@ -137,13 +142,13 @@ def run_program(program, args, mode, nice, extra_env=None):  # noqa: PLR0913
             env=env,
             capture_output=True,
             text=True,
-            timeout=RUN_TIMEOUT_S,
+            timeout=timeout,
             check=False,
             preexec_fn=(lambda: os.nice(nice)) if nice else None,
         )
     except subprocess.TimeoutExpired as expired:
         raise RunFailed(
-            f"{' '.join(map(str, command))} (STRATA_MONITOR={mode}) did not finish in {RUN_TIMEOUT_S} s"
+            f"{' '.join(map(str, command))} (STRATA_MONITOR={mode}) did not finish in {timeout} s"
         ) from expired
     elapsed = time.monotonic() - started
     busy = machine_busy_s() - busy_before
