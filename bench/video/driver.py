@@ -40,10 +40,15 @@ IMPLS = {
     # Paper 003's four DSM configurations: 1 or 4 servers, with the event log off (above) or on.
     "dsm-log": ("dsm", 1),
     "dsm-4servers-log": ("dsm", 4),
+    # The paper's 4-server arrangement: each worker's requests through its own node's server.
+    "dsm-4peers": ("dsm", 4),
+    "dsm-4peers-log": ("dsm", 4),
 }
 # Implementations run with the DSM's event log on ($STRATA_DSM_EVENT_LOG, one file per rank,
 # written after the job; its recording is inside the job time).
-EVENT_LOGGED = {"dsm-log", "dsm-4servers-log"}
+EVENT_LOGGED = {"dsm-log", "dsm-4servers-log", "dsm-4peers-log"}
+# Implementations whose DSM runs the super-peer topology ($STRATA_DSM_TOPOLOGY, docs/dsm.md).
+SUPER_PEERS = {"dsm-4peers", "dsm-4peers-log"}
 
 
 def emu() -> dict:
@@ -135,6 +140,7 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
     cmd = [
         *e["mpiexec"],
         *(["-genv", "STRATA_DSM_EVENT_LOG", str(run_dir / "events-%r.txt")] if logged else []),
+        *(["-genv", "STRATA_DSM_TOPOLOGY", "super-peer"] if impl_name in SUPER_PEERS else []),
         *where,
         "-n",
         str(n),

@@ -38,9 +38,11 @@ LABELS = {
     "dsm-acquire": "DSM, 1 server, notify + acquire",
     "dsm-log": "DSM, 1 server, update-on-write, event log on",
     "dsm-4servers-log": "DSM, 4 servers, update-on-write, event log on",
+    "dsm-4peers": "DSM, 4 servers as super-peers, update-on-write",
+    "dsm-4peers-log": "DSM, 4 servers as super-peers, update-on-write, event log on",
 }
 # The event log's cost: each logged configuration beside the same one without the log.
-LOGGED_PAIRS = {"dsm-log": "dsm", "dsm-4servers-log": "dsm-4servers"}
+LOGGED_PAIRS = {"dsm-log": "dsm", "dsm-4servers-log": "dsm-4servers", "dsm-4peers-log": "dsm-4peers"}
 SIZE_NAMES = {"hd": "HD 1920x1080", "uhd1": "UHD-1 3840x2160", "uhd2": "UHD-2 7680x4320"}
 # Named before the run (docs/benchmarks/video/README.md).
 TARGETS = {
