@@ -5,6 +5,7 @@ strata_add_test_binary(strata_runtime_unit_tests LABEL unit TIMEOUT 60 PREFIX "r
   unit/runtime_scheduler_test.cpp
   unit/runtime_workers_test.cpp
   unit/runtime_idle_poller_test.cpp
+  unit/runtime_io_priority_test.cpp
   unit/runtime_ocr_event_test.cpp
   unit/runtime_ocr_edt_test.cpp
   unit/runtime_ocr_db_test.cpp

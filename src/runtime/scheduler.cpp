@@ -11,6 +11,7 @@
 #include "core/log.hpp"
 #include "cover.hpp"
 #include "cpuset.hpp"
+#include "io_priority.hpp"
 #include "ownership.hpp"
 #include "scheduler.hpp"
 
@@ -142,6 +143,7 @@ Result<std::unique_ptr<Runtime>> Runtime::start(Options options) {
     std::unique_ptr<Runtime> runtime(new Runtime(std::move(impl)));
     Impl& rt = *runtime->impl_;
     rt.owner = runtime.get();
+    rt.io_priority = detail::worker_io_priority();
     if (auto started = rt.start_monitor(); !started) {
         return std::unexpected(started.error());
     }

@@ -159,6 +159,7 @@ struct Runtime::Impl {
     std::atomic<bool> stopping{false};
     std::atomic<bool> stopped{false};
     std::atomic<IdlePoller*> idle_poller{nullptr};  // Runtime::set_idle_poller
+    int io_priority = 0;                            // every worker's (io_priority.hpp), set at start
 
     std::thread leader;
     std::mutex leader_mutex;

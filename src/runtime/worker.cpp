@@ -9,6 +9,7 @@
 
 #include "core/cpu_relax.hpp"
 #include "core/log.hpp"
+#include "io_priority.hpp"
 #include "scheduler.hpp"
 
 namespace strata::runtime {
@@ -71,6 +72,10 @@ void Runtime::Impl::worker_main(Worker& self) {
     if (int err = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set); err != 0) {
         strata::detail::log().warn("strata runtime: cannot bind a worker to cpu {}: {}", self.core->cpu,
                                    describe_errno(err));
+    }
+    // An explicit I/O class: a cover at SCHED_IDLE would otherwise do its I/O in the idle class.
+    if (int err = detail::set_thread_io_priority(io_priority); err != 0) {
+        strata::detail::log().warn("strata runtime: cannot set a worker's I/O priority: {}", describe_errno(err));
     }
     if (monitored) {
         if (auto registered = monitor->register_worker(self.tid.load(), self.core->cpu); !registered) {
