@@ -172,6 +172,6 @@ int main(int argc, char** argv) {
             config.access_style ? config.access_style : "", count * (uint64_t)t.nprocs, global[0],
             inserted_from - start, synced_from - inserted_from, end - synced_from, end - start);
     CHECK_MPI(MPI_Win_free(&t.win));
-    MPI_Finalize();
+    sw_finalize();
     return 0;
 }

@@ -223,6 +223,6 @@ int main(int argc, char** argv) {
     for (int f = 0; f < FLOATS; ++f) free(p.f[f]);
     free(p.pid);
     free(p.mask);
-    MPI_Finalize();
+    sw_finalize();
     return 0;
 }

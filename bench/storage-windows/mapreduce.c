@@ -467,7 +467,7 @@ int main(int argc, char** argv) {
             generate(generate_path, sw_opt_size(argc, argv, "--corpus-size", "256M"),
                      (uint64_t)sw_opt_long(argc, argv, "--vocabulary", 100000));
         }
-        MPI_Finalize();
+        sw_finalize();
         return 0;
     }
     sw_config config = sw_config_from(argc, argv, "storage");
@@ -754,6 +754,6 @@ int main(int argc, char** argv) {
     free(emitted.pairs);
     free(buffer);
     close(fd);
-    MPI_Finalize();
+    sw_finalize();
     return 0;
 }

@@ -32,6 +32,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import nodes_report  # noqa: E402
 from report_plots import save_png  # noqa: E402
 from shared_targets import shared_rows  # noqa: E402
 
@@ -45,6 +46,10 @@ RMA_OPS = [
     "get_accumulate",
     "fetch_and_op",
     "compare_and_swap",
+    "one_put_all",  # the multiple and parallel transfers: on the emulated nodes (nodes_report.py)
+    "one_get_all",
+    "exchange_put",
+    "exchange_get",
 ]
 
 
@@ -915,6 +920,7 @@ def markdown(s, meta) -> str:
             lines.append(
                 f"| {r['mode']} | {r['last_complete_before_kill']} | {r['resumed_from']} | {'yes' if r['ok'] else 'NO'} |"
             )
+    lines += nodes_report.markdown(s.get("nodes"), meta, HACC_NAMED)
     lines += ["", "## Targets", "", "| target | measured | verdict |", "|---|---|---|"]
     for t in s["targets"]:
         lines.append(f"| {t['target']} | {t['measured']} | {verdict(t['met'])} |")
@@ -1208,9 +1214,12 @@ def main():
         if records.get(app):
             summary[app] = build(records[app])
     summary["hacc_bounds"] = hacc_bounds(summary.get("hacc"), summary.get("limits"))
-    summary["targets"] = targets(summary)
+    nodes = nodes_report.summary(records, rma_summary, dht_summary, hacc_summary)
+    if nodes:  # 4 and 8 ranks on 2 emulated nodes (run --nodes 2): rows of their own, after the others
+        summary["nodes"] = nodes
+    summary["targets"] = targets(summary) + nodes_report.targets(nodes, HACC_NAMED)
     for t in summary["targets"]:
-        app = TARGET_APP.get(t["target"].split()[0])
+        app = t.get("app") or TARGET_APP.get(t["target"].split()[0])
         runs = meta.get(app, {}).get("repeats") if app else None
         if runs is not None and runs < MIN_RUNS_FOR_VERDICT and t["met"] is not None:
             t["measured"] += f" ({runs} runs)"

@@ -30,6 +30,24 @@ VS_MR2S = (
     "MR-2S's lower quartile, missed when its lower is above half MR-2S's upper"
 )
 MR_PAPER, MR2S_PAPER = "004 Fig. 12(d): 3.8 % weak, 21 % strong scaling", "004 Fig. 12(d): MR-2S 58.6 %"
+RMA_TARGET = "storage within 5 % of MPI_Win_allocate memory windows: the median of the per-cell ratios"
+DHT_STORAGE, DHT_COMBINED = "storage ≤ 1.15× memory", "combined 0.5 ≤ 1.05× memory"
+HACC_CHECKPOINT = (
+    "checkpoint through a storage window with access_style=write_once ≤ 1.0× the better of independent "
+    "and collective MPI-IO"
+)
+HACC_RESTART = (
+    "restart (cold cache) through a storage window with access_style=read_once ≤ 1.0× MPI-IO's read time"
+)
+# The emulated nodes' rows (issue 29, nodes_report.py): the one-node targets above at 4 and 8 ranks over 2
+# emulated nodes, a row (and a definition) per rank count and IMB-RMA mode.
+NODES_NAMED = "issue 29 (the commit that adds the emulated nodes)"
+NODES = "{} ranks on 2 emulated nodes (network namespaces, MPI over TCP across the link)"
+RMA_PAPER = {
+    "single": "004 Fig. 5: ≈ 1 % (2 ranks on 2 nodes)",
+    "multiple": "004 Fig. 6(a, b): no penalty (puts 6.21 vs 5.89 GB/s, gets 1.44 vs 1.49 GB/s; 128 ranks, 6 nodes)",
+    "parallel": "004 Fig. 6(c, d): the same Exchange_put and Exchange_get times (128 ranks, 6 nodes)",
+}
 # The MapReduce configurations judged, newest first, each with the commit that named it.
 MR_CHAIN = [
     ("mapreduce", "MR-1S non-blocking snapshot (write_mostly slots)", "9842b43"),
@@ -86,6 +104,33 @@ def _ooc(ratio, factor, headline=False):
     }
 
 
+def _nodes(n):
+    where = NODES.format(n)
+    out = {
+        f"rma-{mode}-{n}-ranks": Definition(
+            f"IMB-RMA {mode} transfer, {where}: storage / memory window throughput per cell",
+            paper,
+            RMA_TARGET,
+            NODES_NAMED,
+        )
+        for mode, paper in RMA_PAPER.items()
+    }
+    dht = f"DHT of {where}, insert time against memory windows, median"
+    out[f"dht-storage-{n}-ranks"] = Definition(
+        dht, "004 Fig. 9: 1.20× (SSD, one node), 1.02× (Lustre, 4 nodes)", DHT_STORAGE, NODES_NAMED
+    )
+    out[f"dht-combined-{n}-ranks"] = Definition(dht, "004 Fig. 10: 1.08×", DHT_COMBINED, NODES_NAMED)
+    hacc = f"HACC-IO-like checkpoint/restart of {n} × 2 Mi particles in one shared file, {where}, medians"
+    out[f"hacc-checkpoint-{n}-ranks"] = Definition(
+        hacc,
+        "004 Fig. 11: within 2–4 % of MPI-IO (local disk), 32 % better (Lustre, 2 nodes)",
+        HACC_CHECKPOINT,
+        NODES_NAMED,
+    )
+    out[f"hacc-restart-{n}-ranks"] = Definition(hacc, "—", HACC_RESTART, NODES_NAMED)
+    return out
+
+
 def _mapreduce():
     out = {}
     for (id, config, named), newer in zip(MR_CHAIN, [None, *MR_CHAIN], strict=False):
@@ -113,25 +158,24 @@ DEFINITIONS = {
     "rma": Definition(
         "IMB-RMA single transfer, 2 ranks, 1000 iterations: storage / memory window throughput per cell",
         "004 Fig. 5: ≈ 1 %",
-        "storage within 5 % of MPI_Win_allocate memory windows: the median of the per-cell ratios",
+        RMA_TARGET,
         "25e56eb",
     ),
-    "dht-storage": Definition(DHT, "004 Fig. 9(a): 1.20× (SSD)", "storage ≤ 1.15× memory", "25e56eb"),
-    "dht-combined": Definition(DHT, "004 Fig. 10: 1.08×", "combined 0.5 ≤ 1.05× memory", "25e56eb"),
+    "dht-storage": Definition(DHT, "004 Fig. 9(a): 1.20× (SSD)", DHT_STORAGE, "25e56eb"),
+    "dht-combined": Definition(DHT, "004 Fig. 10: 1.08×", DHT_COMBINED, "25e56eb"),
     **_ooc("2.0", "0.75"),
     **_ooc("4.0", "0.875", headline=True),
     "hacc-checkpoint": Definition(
         HACC,
         "004 Fig. 11: within 2–4 % of MPI-IO (local disk)",
-        "checkpoint through a storage window with access_style=write_once ≤ 1.0× the better of independent "
-        "and collective MPI-IO",
+        HACC_CHECKPOINT,
         "4fa9470",
         headline=True,
     ),
     "hacc-restart": Definition(
         HACC,
         "—",
-        "restart (cold cache) through a storage window with access_style=read_once ≤ 1.0× MPI-IO's read time",
+        HACC_RESTART,
         "4fa9470",
     ),
     **_mapreduce(),
@@ -141,6 +185,8 @@ DEFINITIONS = {
         "the restart resumes from the last completed checkpoint with every value verified",
         "25e56eb",
     ),
+    **_nodes(4),
+    **_nodes(8),
 }
 PREFIXES = [  # the first words of report.py's target rows, and the id they carry
     ("mSTREAM storage", "mstream-storage"),
@@ -184,6 +230,8 @@ def _id_of(target):
 
 
 def _measured(id, s, t):
+    if "short" in t:  # the emulated nodes' rows (nodes_report.py) bring their own
+        return t["short"]
     ms, mr = s.get("mstream") or {}, (s.get("mapreduce") or {}).get("table", {})
     if id.startswith("mstream-"):
         kind = id.split("-")[1]
@@ -246,7 +294,7 @@ def shared_rows(summary, paired_verdict):
     superseded definitions' rows. paired_verdict: report.py's MapReduce rule."""
     out = []
     for t in summary.get("targets", []):
-        id = _id_of(t["target"])
+        id = t.get("id") or _id_of(t["target"])  # the emulated nodes' rows carry theirs
         definitions = DEFINITIONS
         if id not in DEFINITIONS:  # a run at another out-of-core ratio than the named ones
             definitions = {id: Definition(t["target"], "—", t["target"], "not named before this run")}

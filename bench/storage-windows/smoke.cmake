@@ -4,6 +4,10 @@ strata_sw_smoke(mstream_kernels_verify_their_segments_on_every_variant NP 1 APP 
        --size 8M --segment 1M --iters 2)
 strata_sw_smoke(rma_operations_leave_the_expected_data_on_every_window_kind NP 2 APP rma
   ARGS --variants memory,memory-create,storage --sizes 256K,1M --iters 5)
+# IMB-RMA's multiple and parallel transfers, and the single transfer with a rank that only waits (3 ranks).
+strata_sw_smoke(rma_multiple_and_parallel_transfers_leave_the_expected_data NP 3 APP rma
+  ARGS --variants memory,memory-create,storage --sizes 64K,256K --iters 3
+       --ops unidir_put,bidir_put,fetch_and_op,one_put_all,one_get_all,exchange_put,exchange_get)
 foreach(variant memory memory-create storage combined)
   strata_sw_smoke(dht_on_${variant}_windows_finds_every_inserted_key NP 2 APP dht
     ARGS --variant ${variant} --lv 4K)
@@ -30,3 +34,9 @@ add_test(NAME storage-windows.crash_restart_resumes_from_the_last_complete_check
           /var/tmp/strata-sw-crash-ctest)
 set_tests_properties(storage-windows.crash_restart_resumes_from_the_last_complete_checkpoint
   PROPERTIES LABELS "integration;mpi" TIMEOUT 180)
+# The harness on 2 emulated nodes (run --nodes 2 and --paper) at tiny sizes: both reports complete,
+# nothing left behind. Needs root (apps/video/emulate), skipped otherwise.
+add_test(NAME storage-windows.harness_on_emulated_nodes_reports_every_rank_count
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/smoke_nodes.sh $<TARGET_FILE_DIR:sw-rma>)
+set_tests_properties(storage-windows.harness_on_emulated_nodes_reports_every_rank_count
+  PROPERTIES LABELS "integration;mpi" TIMEOUT 600 SKIP_RETURN_CODE 77)
