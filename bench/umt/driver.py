@@ -51,6 +51,18 @@ class RunFailed(Exception):
     """A benchmark process failed or hung; recorded in the report, the suite goes on."""
 
 
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo ("unknown" if it names none)."""
+    return next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "unknown",
+    )
+
+
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bin-dir", required=True)
@@ -569,14 +581,7 @@ def main():
         "machine": {
             "cores": os.cpu_count(),
             "kernel": platform.release(),
-            "cpu": next(
-                (
-                    line.split(":", 1)[1].strip()
-                    for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")
-                ),
-                "unknown",
-            ),
+            "cpu": cpu_model(),
             "disk": disk,
             "disk_device": device,
             "data_dir": args.dir,

@@ -47,7 +47,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_progress import step  # noqa: E402
-from driver import VERDICT_MODE, RunFailed, calibrate, disk_of, run_program, set_throttle, summarize  # noqa: E402
+from driver import (  # noqa: E402
+    VERDICT_MODE,
+    RunFailed,
+    calibrate,
+    cpu_model,
+    disk_of,
+    run_program,
+    set_throttle,
+    summarize,
+)
 
 MIB = 1 << 20
 MODES = ["off", VERDICT_MODE]  # Baseline, UMT
@@ -436,14 +445,7 @@ def main():  # noqa: PLR0915
         "machine": {
             "cores": cores,
             "kernel": platform.release(),
-            "cpu": next(
-                (
-                    line.split(":", 1)[1].strip()
-                    for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")
-                ),
-                "unknown",
-            ),
+            "cpu": cpu_model(),
             "memory_gib": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / (1 << 30),
             "disk": disk,
             "disk_device": device,
