@@ -90,6 +90,21 @@ set_tests_properties(dsm.mpi.racing_clients_through_super_peers_read_every_relea
   dsm.mpi.a_sigkilled_client_under_super_peers_gives_survivors_errors_not_a_hang
   dsm.mpi.a_sigkilled_server_under_super_peers_gives_survivors_errors_not_a_hang
   PROPERTIES ENVIRONMENT "STRATA_DSM_TOPOLOGY=super-peer")
+# Home replication (Options::replication): server rank 1 SIGKILLed with chunks in every state, or
+# in the middle of racing increments: nothing is lost; `off` is the control (peer_dead).
+strata_dsm_mpi_program(dsm_replication_test)
+foreach(mode states racing off)
+  set(name dsm.mpi.with_replication_a_sigkilled_server_loses_no_chunk_in_any_state)
+  if(mode STREQUAL racing)
+    set(name dsm.mpi.with_replication_increments_racing_a_server_death_all_count)
+  elseif(mode STREQUAL off)
+    set(name dsm.mpi.without_replication_a_sigkilled_servers_chunks_fail_peer_dead)
+  endif()
+  add_test(NAME ${name}
+    COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_replication_test.sh
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_replication_test> ${mode})
+  set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT 150)
+endforeach()
 # Node faults on emulated nodes (tests/python/test_faults_across_nodes.py runs it).
 strata_dsm_mpi_program(dsm_node_fault_test)
 strata_dsm_mpi_program(dsm_bad_inputs_test)

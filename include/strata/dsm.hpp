@@ -95,6 +95,14 @@ struct Options {
     /// Unset: $STRATA_DSM_TOPOLOGY (`direct` or `super-peer`), else direct. Every rank must use
     /// the same topology.
     std::optional<Topology> topology{};
+    /// Home replication (docs/dsm.md, "Replication"): each server copies every chunk it is home
+    /// of (its creation, each new version, its loss or free) and what it locates to its backup,
+    /// the next server (index + 1 mod servers). When a server dies its backup takes its chunks
+    /// and locks over: it asks every client for its copies and the locks it holds, rebuilds the
+    /// directory from their answers and its copies, and the clients send their waiting requests
+    /// again; no chunk is lost to one server's death. Off: a dead server's chunks are lost.
+    /// Needs 2 servers at least and the direct topology; every rank must use the same value.
+    bool replication = false;
     /// A peer that answers no message and no ping for this long is dead.
     std::chrono::milliseconds timeout{5000};
     /// How often a waiting node pings the peers it waits for.

@@ -8,8 +8,9 @@
 namespace strata::dsm::wire {
 
 std::string_view kind_name(int kind) noexcept {
-    constexpr std::string_view extra[] = {"alloc_req", "alloc_ack", "error", "adopt", "lock_req", "lock_grant",
-                                          "unlock",    "bye",       "ping",  "pong",  "dead"};
+    constexpr std::string_view extra[] = {
+        "alloc_req", "alloc_ack", "error", "adopt",   "lock_req", "lock_grant", "unlock",      "bye",
+        "ping",      "pong",      "dead",  "replica", "recover",  "report",     "report_lock", "report_done"};
     if (kind < proto::kWireMsgCount) {
         return proto::to_string(static_cast<proto::Msg>(kind));
     }
@@ -52,6 +53,20 @@ std::string refusal(int kind, int source, int client, const Membership& m) {
             return {};
         case Kind::bye:
             return from_client ? std::string() : fmt::format("a {} message from rank {}, not a client", name, source);
+        case Kind::replica:
+        case Kind::recover:
+            return from_server ? std::string() : fmt::format("a {} message from rank {}, not a server", name, source);
+        case Kind::report:
+        case Kind::report_lock:
+        case Kind::report_done:
+            if (!from_client) {
+                return fmt::format("a {} message from rank {}, not a client", name, source);
+            }
+            if (client != source - m.servers) {
+                return fmt::format("a {} message from client {} (rank {}) speaks for client {}", name,
+                                   source - m.servers, source, client);
+            }
+            return {};
         default: return fmt::format("a {} message from rank {}: a server takes none", name, source);
     }
 }

@@ -63,12 +63,31 @@ Result<void> Node::Impl::client_send(ChunkId id, CacheChunk& c, const proto::Ste
         std::span<const std::byte> bytes;
         if (o.has_data) {
             bytes = std::span<const std::byte>(c.data->data(), c.size);
+            if (options.replication) {
+                sent_data[id] = Sent{.home = c.home, .version = o.version};  // reported if the home dies
+            }
         }
         if (auto r = net->post(via(c.home), wire::to_header(o, id, c.size), bytes); !r) {
             return r;
         }
     }
     return {};
+}
+
+void Node::Impl::client_take_error(const Incoming& in) {
+    const ChunkId id = in.header.chunk;
+    Error err{static_cast<Errc>(in.header.code),
+              std::string(reinterpret_cast<const char*>(in.payload().data()), in.payload().size()), 0};
+    const int for_kind = in.header.grant;
+    if (for_kind == static_cast<int>(proto::Msg::read_req) || for_kind == static_cast<int>(proto::Msg::write_req)) {
+        if (auto it = cache.find(id); it != cache.end()) {
+            it->second.failed = err;
+        }
+        return;
+    }
+    Pending& p = waits[{for_kind, id}];
+    p.done = true;
+    p.error = err;
 }
 
 // Called by the progress thread with mu held.
@@ -83,26 +102,27 @@ void Node::Impl::client_handle(Incoming& in) {
         take_dead_notice(in);
         return;
     }
-    if (kind == Kind::error) {
-        Error err{static_cast<Errc>(in.header.code),
-                  std::string(reinterpret_cast<const char*>(in.payload().data()), in.payload().size()), 0};
-        const int for_kind = in.header.grant;
-        if (for_kind == static_cast<int>(proto::Msg::read_req) || for_kind == static_cast<int>(proto::Msg::write_req)) {
-            if (auto it = cache.find(id); it != cache.end()) {
-                it->second.failed = err;
-            }
-            return;
+    if (in.source < servers && failed(in.source)) {
+        return;  // a dead home's last words: this client reported its state without them
+    }
+    if (kind == Kind::recover) {
+        if (in.source < servers && static_cast<int>(in.header.code) < servers) {
+            (void)fail_over(static_cast<int>(in.header.code));
         }
-        const int key_kind = for_kind;
-        Pending& p = waits[{key_kind, id}];
-        p.done = true;
-        p.error = err;
+        return;
+    }
+    if (kind == Kind::error) {
+        client_take_error(in);
         return;
     }
     if (kind == Kind::alloc_ack || kind == Kind::lock_grant) {
         const std::uint64_t key = kind == Kind::lock_grant ? in.header.code : id;
         const int k = kind == Kind::alloc_ack ? static_cast<int>(Kind::alloc_req) : static_cast<int>(Kind::lock_req);
         waits[{k, key}].done = true;
+        if (kind == Kind::lock_grant) {
+            // Held from now on (not when lock() returns): a fail-over meanwhile reports it.
+            locks_held.insert(static_cast<std::uint32_t>(key));
+        }
         return;
     }
     const auto decoded = wire::decode(in.header, clients, client_index());
@@ -131,6 +151,8 @@ void Node::Impl::client_handle(Incoming& in) {
     if (it == cache.end()) {
         if (m.kind == proto::Msg::freed) {
             waits[{static_cast<int>(proto::Msg::free_req), id}].done = true;
+            subscriptions.erase(id);
+            sent_data.erase(id);
             return;
         }
         // inv/recall for a chunk this client dropped: answer as a client in I.
@@ -160,6 +182,8 @@ void Node::Impl::client_handle(Incoming& in) {
     (void)client_send(id, c, st);
     if (m.kind == proto::Msg::freed) {
         waits[{static_cast<int>(proto::Msg::free_req), id}].done = true;
+        subscriptions.erase(id);
+        sent_data.erase(id);
     }
     if (st.erase) {
         cache.erase(it);
@@ -169,21 +193,30 @@ void Node::Impl::client_handle(Incoming& in) {
 template <class Pred>
 Result<void> Node::Impl::wait_for_peer(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, Pred pred) {
     // The request went through the super-peer (if any) and the answer comes
-    // from `rank`: either one's death ends the wait.
-    const std::array<int, 2> peers{rank, super_peer() != rank ? super_peer() : -1};
+    // from `rank`: either one's death ends the wait, unless the dead one was a
+    // server whose keeper takes over (replication), which answers from then on.
     while (!pred()) {
         if (progress_error) {
             return std::unexpected(*progress_error);
         }
+        const int answers = rank < servers ? route(rank) : rank;
+        const std::array<int, 2> peers{answers, super_peer() != answers ? super_peer() : -1};
+        bool moved = false;
         for (const int peer : peers) {
             if (peer >= 0 && !net->check_alive(peer, options.heartbeat, options.timeout)) {
+                if (peer < servers && options.replication && fail_over(peer)) {
+                    moved = true;
+                    break;
+                }
                 net->mark_dead(peer);
                 return std::unexpected(peer_lost(lock, peer, what,
                                                  fmt::format("rank {} (node {}) stopped answering for {} ms", peer,
                                                              node_of(peer), options.timeout.count())));
             }
         }
-        cv.wait_for(lock, options.heartbeat / 4);
+        if (!moved) {
+            cv.wait_for(lock, options.heartbeat / 4);
+        }
     }
     return {};
 }
@@ -264,7 +297,7 @@ Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, bool wr
     std::unique_lock lock(mu);
     auto it = cache.find(id);
     if (it == cache.end()) {
-        it = cache.emplace(id, CacheChunk{.home = wire::id_server(id)}).first;
+        it = cache.emplace(id, CacheChunk{.home = route(wire::id_server(id))}).first;
     }
     // Other threads of this node: wait for a compatible moment.
     const auto may_start = [&] {
@@ -281,7 +314,7 @@ Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, bool wr
     }
     it = cache.find(id);
     if (it == cache.end()) {
-        it = cache.emplace(id, CacheChunk{.home = wire::id_server(id)}).first;
+        it = cache.emplace(id, CacheChunk{.home = route(wire::id_server(id))}).first;
     }
     CacheChunk& c = it->second;
     c.failed.reset();

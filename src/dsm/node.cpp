@@ -41,6 +41,12 @@ Result<void> validate(MPI_Comm comm, const Options& o, int size) {
         return make_error(Errc::invalid_argument,
                           "dsm::Node::join: event_log_capacity=0: an event log needs room for one event at least");
     }
+    if (o.replication && o.servers < 2) {
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::join: replication=on with servers={}: a home's copies go to another server, so "
+                          "replication needs 2 servers at least",
+                          o.servers);
+    }
     if (o.timeout.count() <= 0 || o.heartbeat.count() <= 0 || o.heartbeat >= o.timeout) {
         return make_error(
             Errc::invalid_argument,
@@ -202,11 +208,20 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     if (!topology) {
         return std::unexpected(topology.error());
     }
+    if (options.replication && *topology == Topology::super_peer) {
+        return make_error(Errc::invalid_argument,
+                          "dsm::Node::join: replication=on with topology=super-peer: what a dead super-peer was "
+                          "passing on cannot be recovered; replication needs the direct topology");
+    }
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     impl->topology = *topology;
     impl->servers = options.servers;
     impl->clients = size - options.servers;
+    impl->route_to = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(options.servers));
+    for (int s = 0; s < options.servers; ++s) {
+        impl->route_to[static_cast<std::size_t>(s)].store(s);
+    }
     auto net = Transport::create(comm);
     if (!net) {
         return std::unexpected(net.error());
@@ -335,10 +350,13 @@ Result<ChunkId> Node::allocate(std::size_t size, HomePolicy home) {
     h.client = d.client_index();
     {
         std::lock_guard lock(d.mu);
-        d.waits[{static_cast<int>(wire::Kind::alloc_req), id}] = {};
-    }
-    if (auto r = d.net->post(d.via(server), h); !r) {
-        return std::unexpected(r.error());
+        const int to = d.route(server);
+        d.waits[{static_cast<int>(wire::Kind::alloc_req), id}] = {
+            .done = false, .error = std::nullopt, .sent = h, .server = to};
+        if (auto r = d.net->post(d.via(to), h); !r) {
+            d.waits.erase({static_cast<int>(wire::Kind::alloc_req), id});
+            return std::unexpected(r.error());
+        }
     }
     if (auto r = d.wait_reply(fmt::format("dsm::Node::allocate: size={}", size),
                               static_cast<int>(wire::Kind::alloc_req), id, server);

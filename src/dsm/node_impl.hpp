@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "dsm/protocol_table.hpp"
 #include "dsm/transport.hpp"
@@ -42,6 +43,10 @@ struct CacheChunk {
 struct Pending {
     bool done = false;
     std::optional<Error> error;
+    /// The request and the server rank it went to: sent again to that server's backup if it
+    /// dies first (Options::replication).
+    wire::Header sent{};
+    int server = -1;
 };
 
 struct Node::Impl {
@@ -84,6 +89,85 @@ struct Node::Impl {
     [[nodiscard]] int requester(const Incoming& in) const {
         return in.source < servers ? rank_of_client(in.header.client) : in.source;
     }
+
+    // ---- home replication (Options::replication; replication.cpp) ----
+    /// Per server rank: itself while it serves; once it died, the next server, whose own route
+    /// then leads to the server that took its chunks over. Atomic: a client's threads read it.
+    std::unique_ptr<std::atomic<int>[]> route_to;
+    /// The server now serving what server `server` served (itself while it lives).
+    [[nodiscard]] int route(int server) const;
+    [[nodiscard]] bool failed(int server) const {
+        return route_to[static_cast<std::size_t>(server)].load(std::memory_order_acquire) != server;
+    }
+    /// The live server that takes server `server`'s chunks over when it dies (route of the next
+    /// server); -1 when replication is off or there is none left.
+    [[nodiscard]] int keeper(int server) const;
+
+    // server side: copies kept for the servers this one is keeper of, and their recoveries
+    struct Replica {
+        std::size_t size = 0;
+        std::uint64_t version = 0;
+        std::optional<Region> data{};
+        std::string lost{};
+    };
+    struct ReplicaSet {  ///< what one server copied here
+        std::unordered_map<ChunkId, Replica> chunks;
+        std::unordered_map<ChunkId, std::pair<std::size_t, int>> located;  ///< size, home rank (-1: none yet)
+        std::unordered_set<ChunkId> freed;
+        std::unordered_map<std::uint32_t, std::string> broken_locks;
+    };
+    std::map<int, ReplicaSet> replicas;     ///< by the copying server's rank
+    std::unordered_set<ChunkId> freed_ids;  ///< taken-over chunks freed before: a free sent again is answered
+    struct Report {                         ///< one client's copy of one chunk of the dead server
+        int client = -1;
+        proto::CState state = proto::CState::I;
+        std::uint64_t version = 0;
+        std::size_t size = 0;
+        bool publish = false;
+        bool subscribed = false;
+        bool update = false;
+        std::shared_ptr<std::vector<std::byte>> data;  ///< the message, when bytes of `version` came
+    };
+    struct Recovery {
+        std::vector<bool> due;  ///< by client index: its report_done is awaited
+        std::unordered_map<ChunkId, std::vector<Report>> chunks;
+        std::vector<std::pair<std::uint32_t, int>> locks;  ///< (lock id, holder rank)
+    };
+    std::map<int, Recovery> recoveries;  ///< by the dead server's rank
+    std::deque<Incoming> held_back;      ///< requests that wait until every recovery is done
+    std::optional<Error> deposed;        ///< this server was declared dead by its keeper
+
+    /// Copies to this server's keeper (nothing without one).
+    void replicate(wire::ReplicaKind kind, ChunkId id, std::uint64_t size, std::uint64_t version,
+                   std::span<const std::byte> payload = {});
+    void replicate_chunk(ChunkId id, const HomeChunk& hc);
+    /// Everything this server keeps, to a new keeper.
+    void replicate_all();
+    /// Replication's messages (replica, recover, report*); held-back requests during a recovery.
+    /// True when the message was taken.
+    bool server_replication_handle(Incoming& in);
+    void server_take_replica(const Incoming& in);
+    void server_take_report(const Incoming& in);
+    void server_learn_failure(int server);
+    void server_watch_primaries();
+    void start_recovery(int dead);
+    /// Takes over the chunks of every dead server whose clients all reported; then replays the
+    /// requests held back meanwhile.
+    void finish_recoveries();
+    void take_over(int dead, Recovery& r);
+
+    // client side
+    std::unordered_map<ChunkId, bool> subscriptions;  ///< chunk -> update_on_write (guarded by mu)
+    struct Sent {
+        int home = -1;
+        std::uint64_t version = 0;
+    };
+    std::unordered_map<ChunkId, Sent> sent_data;  ///< the last version this client sent a home (mu)
+    /// Server `server` died: routes to its keeper, reports every copy and lock of its chunks there,
+    /// then sends the requests it was waiting on again (mu held). False: no keeper is left.
+    bool fail_over(int server);
+    void report_to_keeper(int dead, int to, ChunkId id, const CacheChunk* c);
+    void resend_to_keeper(int dead, int to, const std::vector<ChunkId>& moved);
 
     // ---- server (server.cpp) ----
     std::unordered_map<ChunkId, HomeChunk> homes;
@@ -147,6 +231,8 @@ struct Node::Impl {
     void stop_progress();
     void progress_loop();
     void client_handle(Incoming& in);
+    /// A server's error reply: fails the acquisition or the wait it answers.
+    void client_take_error(const Incoming& in);
     /// Sends the protocol step's messages for `id` (caller holds mu).
     Result<void> client_send(ChunkId id, CacheChunk& c, const proto::Step& st);
     /// Waits on cv until pred() or the peer `rank` stops answering.

@@ -12,17 +12,20 @@ Result<void> chunk_request(Node::Impl& d, std::string_view op, ChunkId chunk, pr
     if (auto r = d.check_chunk_id(op, chunk); !r) {
         return r;
     }
-    int home = wire::id_server(chunk);
+    int home = d.route(wire::id_server(chunk));
+    m.client = d.client_index();
+    const wire::Header h = wire::to_header(m, chunk, 0);
     {
+        // Posted under mu: a fail-over (which also takes mu) sees the wait with the server it went to.
         std::lock_guard lock(d.mu);
         if (auto it = d.cache.find(chunk); it != d.cache.end()) {
             home = it->second.home;
         }
-        d.waits[{static_cast<int>(m.kind), chunk}] = {};
-    }
-    m.client = d.client_index();
-    if (auto r = d.net->post(d.via(home), wire::to_header(m, chunk, 0)); !r) {
-        return r;
+        d.waits[{static_cast<int>(m.kind), chunk}] = {.done = false, .error = std::nullopt, .sent = h, .server = home};
+        if (auto r = d.net->post(d.via(home), h); !r) {
+            d.waits.erase({static_cast<int>(m.kind), chunk});
+            return r;
+        }
     }
     return d.wait_reply(fmt::format("{}: chunk={:#x}", op, chunk), static_cast<int>(m.kind), chunk, home);
 }
@@ -51,8 +54,13 @@ Result<void> Node::free(ChunkId chunk) {
 }
 
 Result<void> Node::subscribe(ChunkId chunk, SubscribeOptions options) {
-    return chunk_request(*impl_, "dsm::Node::subscribe", chunk,
-                         {.kind = proto::Msg::subscribe, .update = options.update_on_write});
+    auto r = chunk_request(*impl_, "dsm::Node::subscribe", chunk,
+                           {.kind = proto::Msg::subscribe, .update = options.update_on_write});
+    if (r) {
+        std::lock_guard lock(impl_->mu);
+        impl_->subscriptions[chunk] = options.update_on_write;  // reported if its home dies
+    }
+    return r;
 }
 
 Result<void> Node::unsubscribe(ChunkId chunk) {
@@ -60,13 +68,12 @@ Result<void> Node::unsubscribe(ChunkId chunk) {
     if (auto r = d.check_chunk_id("dsm::Node::unsubscribe", chunk); !r) {
         return r;
     }
-    int home = wire::id_server(chunk);
-    {
-        std::lock_guard lock(d.mu);
-        if (auto it = d.cache.find(chunk); it != d.cache.end()) {
-            home = it->second.home;
-        }
+    std::lock_guard lock(d.mu);
+    int home = d.route(wire::id_server(chunk));
+    if (auto it = d.cache.find(chunk); it != d.cache.end()) {
+        home = it->second.home;
     }
+    d.subscriptions.erase(chunk);
     return d.net->post(d.via(home),
                        wire::to_header({.kind = proto::Msg::unsubscribe, .client = d.client_index()}, chunk, 0));
 }
@@ -135,7 +142,12 @@ Result<void> Node::lock(std::uint32_t id) {
     if (d.is_server()) {
         return make_error(Errc::invalid_argument, "dsm::Node::lock: rank {} is a server", rank());
     }
-    const int server = static_cast<int>(id % static_cast<std::uint32_t>(d.servers));
+    const int server = d.route(static_cast<int>(id % static_cast<std::uint32_t>(d.servers)));
+    wire::Header h;
+    h.kind = static_cast<std::uint8_t>(wire::Kind::lock_req);
+    h.code = id;
+    h.client = d.client_index();
+    Result<void> r;
     {
         std::lock_guard lk(d.mu);
         if (d.locks_held.contains(id) || d.locks_asked.contains(id)) {
@@ -145,13 +157,10 @@ Result<void> Node::lock(std::uint32_t id) {
                               id, d.locks_held.contains(id) ? "held" : "asked for", rank());
         }
         d.locks_asked.insert(id);
-        d.waits[{static_cast<int>(wire::Kind::lock_req), id}] = {};
+        d.waits[{static_cast<int>(wire::Kind::lock_req), id}] = {
+            .done = false, .error = std::nullopt, .sent = h, .server = server};
+        r = d.net->post(d.via(server), h);
     }
-    wire::Header h;
-    h.kind = static_cast<std::uint8_t>(wire::Kind::lock_req);
-    h.code = id;
-    h.client = d.client_index();
-    auto r = d.net->post(d.via(server), h);
     if (r) {
         r = d.wait_reply(fmt::format("dsm::Node::lock: lock={}", id), static_cast<int>(wire::Kind::lock_req), id,
                          server);
@@ -182,7 +191,7 @@ Result<void> Node::unlock(std::uint32_t id) {
     h.kind = static_cast<std::uint8_t>(wire::Kind::unlock);
     h.code = id;
     h.client = d.client_index();
-    return d.net->post(d.via(static_cast<int>(id % static_cast<std::uint32_t>(d.servers))), h);
+    return d.net->post(d.via(d.route(static_cast<int>(id % static_cast<std::uint32_t>(d.servers)))), h);
 }
 
 Result<void> Node::leave() {

@@ -40,6 +40,9 @@ Result<void> Node::Impl::serve() {
         if (gone == clients) {
             break;
         }
+        if (deposed) {
+            return std::unexpected(*deposed);
+        }
         Incoming in;
         auto got = net->poll(in);
         if (!got) {
@@ -53,6 +56,7 @@ Result<void> Node::Impl::serve() {
         }
         if (Clock::now() >= next_watch) {
             server_watch();
+            server_watch_primaries();
             next_watch = Clock::now() + options.heartbeat / 2;
         }
     }
@@ -96,6 +100,8 @@ void Node::Impl::server_declare_dead(int client) {
                 "chunk {:#x} is broken: its only up-to-date copy was on {}; the data is lost and "
                 "every request for this chunk fails: allocate a new chunk in its place",
                 id, why);
+            replicate(wire::ReplicaKind::lost, id, hc.size, 0,
+                      std::as_bytes(std::span(hc.lost.data(), hc.lost.size())));
         }
         // The rest is what the dead client would have said: acks, evictions, an empty recall answer.
         proto::Message m{.client = client};
@@ -138,8 +144,11 @@ void Node::Impl::server_declare_dead(int client) {
             }
             l.waiters.clear();
             l.holder = -1;
+            replicate(wire::ReplicaKind::broken_lock, lid, 0, 0,
+                      std::as_bytes(std::span(l.broken.data(), l.broken.size())));
         }
     }
+    finish_recoveries();  // a recovery no longer waits for this client's reports
 }
 
 void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload,
@@ -158,6 +167,8 @@ void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m
             return;
         }
         std::memcpy(hc.data->data(), payload.data(), payload.size());
+        // The keeper has each version before any client is told of it.
+        replicate(wire::ReplicaKind::chunk, id, hc.size, hc.entry.version, payload);
     }
     // Notifies with data carry exactly the bytes that came in: the incoming
     // buffer goes out again under a notify header, without a copy.
@@ -191,6 +202,7 @@ void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m
     }
     if (st.erase) {
         homes.erase(id);
+        replicate(wire::ReplicaKind::freed, id, 0, 0);
     }
 }
 
@@ -210,7 +222,9 @@ void Node::Impl::server_protocol(Incoming& in) {
             // First touch: the toucher's nearest server becomes the home.
             if (loc->second.home < 0) {
                 loc->second.home =
-                    super_peers.empty() ? m.client % servers : super_peers[static_cast<std::size_t>(m.client)];
+                    route(super_peers.empty() ? m.client % servers : super_peers[static_cast<std::size_t>(m.client)]);
+                replicate(wire::ReplicaKind::located, id, loc->second.size,
+                          static_cast<std::uint64_t>(loc->second.home) + 1U);
                 if (loc->second.home != net->rank()) {
                     wire::Header a;
                     a.kind = static_cast<std::uint8_t>(wire::Kind::adopt);
@@ -225,16 +239,23 @@ void Node::Impl::server_protocol(Incoming& in) {
                         return;
                     }
                     homes[id] = HomeChunk{.data = std::move(*region), .size = loc->second.size};
+                    replicate_chunk(id, homes[id]);
                 }
             }
-            if (loc->second.home != net->rank()) {
-                (void)net->post_buffer(loc->second.home, in.buffer);
+            if (route(loc->second.home) != net->rank()) {
+                (void)net->post_buffer(route(loc->second.home), in.buffer);
                 return;
             }
             it = homes.find(id);
         }
     }
     if (it == homes.end()) {
+        if (m.kind == proto::Msg::free_req && freed_ids.contains(id)) {
+            // A free sent again to a dead home's keeper: the dead home had freed it.
+            (void)net->post(rank_of_client(m.client),
+                            wire::to_header({.kind = proto::Msg::freed, .client = m.client}, id, 0));
+            return;
+        }
         if (proto::to_home(m.kind) && m.kind != proto::Msg::inv_ack && m.kind != proto::Msg::recall_ack) {
             server_reply_error(rank_of_client(m.client), in.header.kind, id, Errc::not_found,
                                fmt::format("chunk={:#x}: unknown chunk (never allocated, or freed)", id));
@@ -324,6 +345,9 @@ void Node::Impl::server_handle(Incoming& in) {
         }
         return;
     }
+    if (server_replication_handle(in)) {
+        return;
+    }
     if (server_pass_on(in)) {
         return;
     }
@@ -339,14 +363,20 @@ void Node::Impl::server_handle(Incoming& in) {
             break;
         }
         case Kind::pong: break;
-        case Kind::bye: client_left[static_cast<std::size_t>(in.source - servers)] = true; break;
+        case Kind::bye:
+            client_left[static_cast<std::size_t>(in.source - servers)] = true;
+            finish_recoveries();
+            break;
         case Kind::lock_req:
         case Kind::unlock: server_lock(in); break;
         case Kind::alloc_req:
         case Kind::adopt: {
             const ChunkId id = in.header.chunk;
-            if (kind == Kind::alloc_req && wire::id_policy(id) == wire::kPolicyFirstTouch) {
+            if (homes.contains(id) || located.contains(id)) {
+                // Sent again to a dead home's keeper, which has it from the copy: only the answer was lost.
+            } else if (kind == Kind::alloc_req && wire::id_policy(id) == wire::kPolicyFirstTouch) {
                 located[id] = Located{.size = in.header.size};
+                replicate(wire::ReplicaKind::located, id, in.header.size, 0);
             } else {
                 auto region = Region::memory(in.header.size);
                 if (!region) {
@@ -355,6 +385,7 @@ void Node::Impl::server_handle(Incoming& in) {
                     return;
                 }
                 homes[id] = HomeChunk{.data = std::move(*region), .size = in.header.size};
+                replicate_chunk(id, homes[id]);
             }
             if (kind == Kind::alloc_req) {
                 wire::Header a;

@@ -27,6 +27,12 @@ enum class Kind : std::uint8_t {
     ping,  ///< "are you there" (answered by the progress loop whatever the user does)
     pong,
     dead,  ///< client -> clients: a rank it found dead (code: the rank; payload: why), before it fails
+    // Home replication (Options::replication; replication.cpp):
+    replica,      ///< home -> its backup: a copy of what it keeps (code: a ReplicaKind)
+    recover,      ///< backup -> every rank: server `code` died, the backup takes its chunks over
+    report,       ///< client -> backup: its copy of a chunk of dead server `code` (grant: its state)
+    report_lock,  ///< client -> backup: it holds lock `chunk` of dead server `code`
+    report_done,  ///< client -> backup: all its reports about dead server `code` were sent
     count_,
 };
 inline constexpr int kKinds = static_cast<int>(Kind::count_);
@@ -38,6 +44,16 @@ inline constexpr std::uint8_t kCached = 2;
 inline constexpr std::uint8_t kPublish = 4;
 inline constexpr std::uint8_t kUpdate = 8;
 inline constexpr std::uint8_t kKept = 16;
+inline constexpr std::uint8_t kSubscribed = 32;  ///< report: the client subscribed to the chunk
+
+/// What a replica message copies (its header's code).
+enum class ReplicaKind : std::uint8_t {
+    chunk,        ///< a chunk's size and version; its bytes when has_data (none: zero-filled)
+    freed,        ///< the chunk was freed
+    lost,         ///< the chunk is lost (payload: why)
+    located,      ///< a first-touch chunk this server locates (version: its home's rank + 1, 0: none yet)
+    broken_lock,  ///< lock `chunk` is broken (payload: why)
+};
 
 struct Header {
     std::uint8_t kind = 0;

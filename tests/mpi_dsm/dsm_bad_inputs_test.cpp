@@ -37,6 +37,13 @@ int main(int argc, char** argv) {
     EXPECT_ERROR(strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 0}), invalid_argument, "servers=0");
     EXPECT_ERROR(strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1, .timeout = std::chrono::milliseconds(0)}),
                  invalid_argument, "timeout=0ms");
+    // Replication copies each home to another server, and cannot recover what a super-peer passes on.
+    EXPECT_ERROR(strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1, .replication = true}), invalid_argument,
+                 "replication=on with servers=1");
+    EXPECT_ERROR(
+        strata::dsm::Node::join(MPI_COMM_WORLD,
+                                {.servers = 2, .topology = strata::dsm::Topology::super_peer, .replication = true}),
+        invalid_argument, "replication=on with topology=super-peer");
 
     auto node = strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1});
     DSM_CHECK_OK(node);

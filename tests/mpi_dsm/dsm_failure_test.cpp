@@ -47,31 +47,6 @@ namespace {
 
 using strata::dsm::ChunkId;
 
-FILE* g_report = nullptr;
-
-void say(const std::string& what, const strata::Result<void>& r) {
-    std::fprintf(g_report, "SURVIVOR rank %d: %s: %s\n", dsm_test::g_rank, what.c_str(),
-                 r ? "ok" : std::string(strata::to_string(r.error().code)).c_str());
-    if (!r) {
-        std::fprintf(g_report, "  message: %s\n", r.error().message.c_str());
-    }
-    std::fflush(g_report);
-}
-
-bool has_line(const std::string& path, const char* text) {
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (f == nullptr) {
-        return false;
-    }
-    char line[512];
-    bool found = false;
-    while (!found && std::fgets(line, sizeof line, f) != nullptr) {
-        found = std::strstr(line, text) != nullptr;
-    }
-    std::fclose(f);
-    return found;
-}
-
 // Waits (at most 20 s) until every survivor of `mode` has written its last line.
 void wait_for_survivors(const std::string& dir, const std::string& mode) {
     if (mode == "silent") {
@@ -83,7 +58,7 @@ void wait_for_survivors(const std::string& dir, const std::string& mode) {
         bool all = true;
         for (int r = 0; r < 5 && all; ++r) {
             if (r == dead) continue;
-            all = has_line(fmt::format("{}/rank{}.txt", dir, r), r < 2 ? "SURVIVOR rank" : "done after");
+            all = dsm_test::has_line(fmt::format("{}/rank{}.txt", dir, r), r < 2 ? "SURVIVOR rank" : "done after");
         }
         if (all || std::chrono::steady_clock::now() > deadline) {
             return;
@@ -92,28 +67,14 @@ void wait_for_survivors(const std::string& dir, const std::string& mode) {
     }
 }
 
-strata::Result<void> read_value(strata::dsm::Node& node, ChunkId id, std::uint64_t expected) {
-    auto r = node.acquire_read(id);
-    if (!r) {
-        return std::unexpected(r.error());
-    }
-    std::uint64_t v = 0;
-    std::memcpy(&v, r->data(), sizeof v);
-    (void)node.release(id);
-    if (v != expected) {
-        return strata::make_error(strata::Errc::internal, "read {} expected {}", v, expected);
-    }
-    return {};
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
     dsm_test::init(&argc, &argv);
     const std::string mode = argc > 1 ? argv[1] : "client";
     const std::string dir = argc > 2 ? argv[2] : "/tmp";
-    g_report = std::fopen(fmt::format("{}/rank{}.txt", dir, dsm_test::g_rank).c_str(), "w");
-    DSM_CHECK(g_report != nullptr);
+    dsm_test::g_report = std::fopen(fmt::format("{}/rank{}.txt", dir, dsm_test::g_rank).c_str(), "w");
+    DSM_CHECK(dsm_test::g_report != nullptr);
     // Every rank's pid, so that client 1 asks for a chunk only once the rank
     // meant to die is dead: a request that reaches it while it is still alive
     // (between the barrier and its kill) rightly succeeds — seen once in CI —
@@ -140,7 +101,7 @@ int main(int argc, char** argv) {
             }).detach();
         }
         auto r = node->serve();
-        say("serve", r);
+        dsm_test::say("serve", r);
         wait_for_survivors(dir, mode);
         std::_Exit(0);
     }
@@ -177,17 +138,17 @@ int main(int argc, char** argv) {
     DSM_CHECK_OK(node->barrier());
     if (mode == "silent") {
         if (me == 2) {
-            std::fprintf(g_report, "stopping\n");
-            std::fclose(g_report);
+            std::fprintf(dsm_test::g_report, "stopping\n");
+            std::fclose(dsm_test::g_report);
             ::raise(SIGSTOP);
         }
         if (me == 1) {
             std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // timeout 2 s, then client 0 ended
         }
-        say(me == 0 ? "barrier with a silent client" : "late barrier with a silent client", node->barrier());
+        dsm_test::say(me == 0 ? "barrier with a silent client" : "late barrier with a silent client", node->barrier());
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        std::fprintf(g_report, "SURVIVOR rank %d: done after %.1f s\n", dsm_test::g_rank, secs);
-        std::fclose(g_report);
+        std::fprintf(dsm_test::g_report, "SURVIVOR rank %d: done after %.1f s\n", dsm_test::g_rank, secs);
+        std::fclose(dsm_test::g_report);
         if (me == 1) {
             ::kill(pids[4], SIGKILL);
         }
@@ -199,14 +160,14 @@ int main(int argc, char** argv) {
         }
         if (me == 1) {
             DSM_CHECK(dsm_test::wait_until_dead(pids[2]));
-            say("read chunk A whose only modified copy died", read_value(*node, ids[0], 40));
-            say("read published chunk P", read_value(*node, ids[1], 41));
-            say("lock 7 the dead client held", node->lock(7));
+            dsm_test::say("read chunk A whose only modified copy died", dsm_test::read_value(*node, ids[0], 40));
+            dsm_test::say("read published chunk P", dsm_test::read_value(*node, ids[1], 41));
+            dsm_test::say("lock 7 the dead client held", node->lock(7));
             auto other = node->lock(8);
-            say("lock 8 then unlock", other ? node->unlock(8) : other);
+            dsm_test::say("lock 8 then unlock", other ? node->unlock(8) : other);
         }
         if (me == 2) {
-            say("barrier with a dead client", node->barrier());
+            dsm_test::say("barrier with a dead client", node->barrier());
         }
         // Its barrier fails too (client 0 is dead), but it still says bye to the servers.
         (void)node->leave();
@@ -218,16 +179,16 @@ int main(int argc, char** argv) {
         if (me == 1) {
             // Client 0 holds the only copies; this client must ask the homes.
             DSM_CHECK(dsm_test::wait_until_dead(pids[1]));
-            say("read chunk B whose home died", read_value(*node, ids[2], 42));
-            say("read chunk A on the live server", read_value(*node, ids[0], 40));
+            dsm_test::say("read chunk B whose home died", dsm_test::read_value(*node, ids[2], 42));
+            dsm_test::say("read chunk A on the live server", dsm_test::read_value(*node, ids[0], 40));
         }
         // Client 0 must live until client 1 has its copy of A; leave() is a
         // barrier of the clients, then tells the servers.
-        say("barrier of the clients after a server died", node->leave());
+        dsm_test::say("barrier of the clients after a server died", node->leave());
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::fprintf(g_report, "SURVIVOR rank %d: done after %.1f s\n", dsm_test::g_rank, secs);
-    std::fclose(g_report);
+    std::fprintf(dsm_test::g_report, "SURVIVOR rank %d: done after %.1f s\n", dsm_test::g_rank, secs);
+    std::fclose(dsm_test::g_report);
     wait_for_survivors(dir, mode);
     std::_Exit(0);
 }

@@ -6,8 +6,10 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -46,6 +48,59 @@ inline void init(int* argc, char*** argv) {
         std::fprintf(stderr, "rank %d: MPI_THREAD_MULTIPLE not provided\n", g_rank);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+}
+
+// The SIGKILL tests' report file (hydra stops forwarding output once a rank died): "SURVIVOR rank
+// <r>: <what>: ok|<errc>" lines, the error's message on the next.
+inline FILE* g_report = nullptr;
+
+inline void say(const std::string& what, const strata::Result<void>& r) {
+    std::fprintf(g_report, "SURVIVOR rank %d: %s: %s\n", g_rank, what.c_str(),
+                 r ? "ok" : std::string(strata::to_string(r.error().code)).c_str());
+    if (!r) {
+        std::fprintf(g_report, "  message: %s\n", r.error().message.c_str());
+    }
+    std::fflush(g_report);
+}
+
+// Writes `v` into the first 8 bytes of chunk `id` (acquire_write, release).
+inline strata::Result<void> write_value(strata::dsm::Node& node, strata::dsm::ChunkId id, std::uint64_t v) {
+    auto w = node.acquire_write(id);
+    if (!w) {
+        return std::unexpected(w.error());
+    }
+    std::memcpy(w->data(), &v, sizeof v);
+    return node.release(id);
+}
+
+// Reads the first 8 bytes of chunk `id`: corrupted unless they are `expected`.
+inline strata::Result<void> read_value(strata::dsm::Node& node, strata::dsm::ChunkId id, std::uint64_t expected) {
+    auto r = node.acquire_read(id);
+    if (!r) {
+        return std::unexpected(r.error());
+    }
+    std::uint64_t v = 0;
+    std::memcpy(&v, r->data(), sizeof v);
+    (void)node.release(id);
+    if (v != expected) {
+        return strata::make_error(strata::Errc::corrupted, "read {} expected {}", v, expected);
+    }
+    return {};
+}
+
+// True when the file at `path` has a line containing `text`.
+inline bool has_line(const std::string& path, const char* text) {
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) {
+        return false;
+    }
+    char line[512];
+    bool found = false;
+    while (!found && std::fgets(line, sizeof line, f) != nullptr) {
+        found = std::strstr(line, text) != nullptr;
+    }
+    std::fclose(f);
+    return found;
 }
 
 // Waits (at most 10 s) until the process `pid` has exited (gone, or a zombie:

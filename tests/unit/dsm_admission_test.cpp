@@ -68,5 +68,24 @@ TEST(DsmAdmission, a_server_takes_nothing_from_itself_and_no_reply_kinds) {
     EXPECT_NE(refusal(k(Kind::lock_grant), 2, 0, kJob), "");
 }
 
+TEST(DsmAdmission, replicas_and_recover_notices_come_from_other_servers_only) {
+    for (Kind kind : {Kind::replica, Kind::recover}) {
+        EXPECT_EQ(refusal(k(kind), 1, -1, kJob), "") << kind_name(k(kind));
+        EXPECT_EQ(refusal(k(kind), 2, 0, kJob),
+                  fmt::format("a {} message from rank 2, not a server", kind_name(k(kind))));
+        EXPECT_NE(refusal(k(kind), 0, -1, kJob), "") << "from itself";
+    }
+}
+
+TEST(DsmAdmission, a_recovery_report_comes_from_the_client_it_speaks_for_only) {
+    for (Kind kind : {Kind::report, Kind::report_lock, Kind::report_done}) {
+        EXPECT_EQ(refusal(k(kind), 3, 1, kJob), "") << kind_name(k(kind));
+        EXPECT_EQ(refusal(k(kind), 3, 2, kJob),
+                  fmt::format("a {} message from client 1 (rank 3) speaks for client 2", kind_name(k(kind))));
+        EXPECT_EQ(refusal(k(kind), 1, 0, kJob),
+                  fmt::format("a {} message from rank 1, not a client", kind_name(k(kind))));
+    }
+}
+
 }  // namespace
 }  // namespace strata::dsm::wire
