@@ -106,7 +106,7 @@ void Node::Impl::client_handle(Incoming& in) {
         return;  // a dead home's last words: this client reported its state without them
     }
     if (kind == Kind::recover) {
-        if (in.source < servers && static_cast<int>(in.header.code) < servers) {
+        if (in.source < servers && in.header.code < static_cast<std::uint32_t>(servers)) {
             (void)fail_over(static_cast<int>(in.header.code));
         }
         return;

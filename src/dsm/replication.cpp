@@ -200,7 +200,9 @@ void Node::Impl::server_take_report(const Incoming& in) {
                 .publish = (in.header.flags & wire::kPublish) != 0,
                 .subscribed = (in.header.flags & wire::kSubscribed) != 0,
                 .update = (in.header.flags & wire::kUpdate) != 0,
-                .data = (in.header.flags & wire::kHasData) != 0 ? in.buffer : nullptr,
+                // Bytes count only when they are the chunk's whole size (a short message is no copy).
+                .data = (in.header.flags & wire::kHasData) != 0 && in.payload().size() == in.header.size ? in.buffer
+                                                                                                         : nullptr,
             });
             break;
         case wire::Kind::report_lock:
