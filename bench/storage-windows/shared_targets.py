@@ -41,7 +41,7 @@ HACC_RESTART = (
 )
 # The emulated nodes' rows (issue 29, nodes_report.py): the one-node targets above at 4 and 8 ranks over 2
 # emulated nodes, a row (and a definition) per rank count and IMB-RMA mode.
-NODES_NAMED = "issue 29 (commit 37fbe71)"
+NODES_NAMED = "37fbe71"
 NODES = "{} ranks on 2 emulated nodes (network namespaces, MPI over TCP across the link)"
 RMA_PAPER = {
     "single": "004 Fig. 5: ≈ 1 % (2 ranks on 2 nodes)",
