@@ -25,8 +25,16 @@ MB = 1_000_000
 
 
 def strata_run(
-    bin_dir: Path, shape: str, tasks: int, method: str, size: int, iterations: int, wait: str = "blocking"
+    bin_dir: Path,
+    shape: str,
+    tasks: int,
+    method: str,
+    size: int,
+    iterations: int,
+    wait: str = "blocking",
+    timeout: float = 900,
 ) -> dict:
+    """One `strata run --json` (its report); fails on a non-zero exit, a checksum error or `timeout` s."""
     cmd = [
         str(bin_dir / "strata"),
         "run",
@@ -44,7 +52,7 @@ def strata_run(
         "--wait",
         wait,
     ]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {done.stdout}{done.stderr}")
     report = json.loads(done.stdout)
