@@ -1,12 +1,14 @@
 # SPDX-License-Identifier: MIT
 """Runs the video pipeline benchmark inside apps/video/emulate (bench/video/run starts it).
 
-For each frame size: the kernel's time per frame on every node under its CPU quota (the paper's
-method for the ideal time), a serial run on the gateway node (the checksum every implementation's
-output must match), then --repeats rounds of every implementation in a rotated order. Each run's
-record: the job time (the input's first decode to the output's last write, one clock), mpiexec's
-wall time, per-rank counters (frames, busy and waiting time, messages and bytes), the bytes that
-crossed each node's link, and the output's checksum. Writes the records to --out as JSON.
+For each frame size: its input (ffmpeg's testsrc, made in --work and removed after the size's runs,
+so that /dev/shm holds one input at a time), the kernel's time per frame on every node under its CPU
+quota (the paper's method for the ideal time), a serial run on the gateway node (the checksum every
+implementation's output must match), then --repeats rounds of every implementation in a rotated
+order. Each run's record: the job time (the input's first decode to the output's last write, one
+clock), mpiexec's wall time, per-rank counters (frames, busy and waiting time, messages and bytes),
+the bytes that crossed each node's link, and the output's checksum. Writes the records to --out as
+JSON.
 """
 
 from __future__ import annotations
@@ -86,6 +88,17 @@ def link_bytes(links: list[str]) -> list[dict]:
             }
         )
     return out
+
+
+def make_input(path: Path, size: str, frames: int) -> None:
+    """The size's input: ffmpeg's testsrc (no network), one byte per pixel grey, rawvideo in NUT (decoding
+    it is a copy, so that decoding does not hide the transports)."""
+    w, h = SIZES[size]
+    subprocess.run(
+        ["ffmpeg", "-v", "error", "-nostdin", "-f", "lavfi", "-i", f"testsrc=size={w}x{h}:rate=25",
+         "-frames:v", str(frames), "-pix_fmt", "gray", "-c:v", "rawvideo", "-f", "nut", str(path)],
+        check=True,
+    )  # fmt: skip
 
 
 def kernel_times(e: dict, binary: str, size: str, repeats: int) -> dict:
@@ -199,7 +212,7 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--binary", required=True)
-    p.add_argument("--work", required=True, type=Path, help="private directory with the input videos")
+    p.add_argument("--work", required=True, type=Path, help="private directory for the inputs and outputs")
     p.add_argument("--sizes", default="hd,uhd1,uhd2")
     p.add_argument("--frames", default="hd=300,uhd1=100,uhd2=25")
     p.add_argument("--impls", default=",".join(IMPLS))
@@ -220,18 +233,20 @@ def main() -> int:
     result["config"].update({"nodes": e["nodes"], "impls": impls, "repeats": args.repeats})
     port = 26000 + os.getpid() % 10000
     sizes = args.sizes.split(",")
-    # Per size: the kernel times, the serial run, then every implementation per repeat.
-    total = len(sizes) * (2 + args.repeats * len(impls))
+    # Per size: the input, the kernel times, the serial run, then every implementation per repeat.
+    total = len(sizes) * (3 + args.repeats * len(impls))
     done = 0
     for size in sizes:
         video = args.work / f"{size}.nut"
         w, h = SIZES[size]
-        print(f"driver: {size} {w}x{h}, {frames[size]} frames: kernel times", file=sys.stderr, flush=True)
-        step(done + 1, total, f"{size}: kernel times")
+        print(f"driver: {size} {w}x{h}, {frames[size]} frames: input, kernels", file=sys.stderr, flush=True)
+        step(done + 1, total, f"{size}: making the input ({w}x{h}, {frames[size]} frames)")
+        make_input(video, size, int(frames[size]))
+        step(done + 2, total, f"{size}: kernel times")
         ktimes = kernel_times(e, args.binary, size, args.kernel_repeats)
         serial_out = args.work / f"serial-{size}.nut"
-        step(done + 2, total, f"{size}: serial run")
-        done += 2
+        step(done + 3, total, f"{size}: serial run")
+        done += 3
         t0 = time.monotonic()
         # --quiet: no progress line of its own inside the suite's (a terminal would otherwise get one).
         subprocess.run(
@@ -262,6 +277,7 @@ def main() -> int:
                 result["records"].append(rec)
                 status = f"{rec['job_s']:.2f} s" if "job_s" in rec else f"FAILED ({rec['exit']})"
                 print(f"driver: {size} repeat {r} {name}: {status}", file=sys.stderr, flush=True)
+        video.unlink()
         args.out.write_text(json.dumps(result, indent=1) + "\n")
     args.out.write_text(json.dumps(result, indent=1) + "\n")
     return 0
