@@ -170,7 +170,10 @@ void states(strata::dsm::Node& node, const std::array<pid_t, 5>& pids) {
     }
 }
 
-void racing(strata::dsm::Node& node, const std::array<pid_t, 5>& pids, int rounds) {
+// Each client makes at least `rounds` rounds and goes on until it has made
+// `after` more once rank 1 is dead, so the increments span the fail-over
+// however fast this machine runs the rounds before the kill.
+void racing(strata::dsm::Node& node, const std::array<pid_t, 5>& pids, int rounds, int after) {
     const int me = node.client_index();
     constexpr int kCounters = 4;
     std::array<ChunkId, kCounters> ids{};
@@ -191,7 +194,15 @@ void racing(strata::dsm::Node& node, const std::array<pid_t, 5>& pids, int round
     strata::Result<void> all;
     const auto loop_start = std::chrono::steady_clock::now();
     std::array<std::uint64_t, kCounters> seen{};  // client 2 also reads: a counter never goes back
-    for (int i = 0; i < rounds && all; ++i) {
+    int after_death = 0;
+    for (int i = 0; all && (i < rounds || after_death < after); ++i) {
+        if (dsm_test::is_dead(pids[1])) {
+            ++after_death;
+        }
+        if (std::chrono::steady_clock::now() - loop_start > std::chrono::seconds(20)) {
+            all = strata::make_error(strata::Errc::timeout, "{} rounds in 20 s, {} after the death", i, after_death);
+            break;
+        }
         const auto k = static_cast<std::size_t>((i + me) % kCounters);
         const ChunkId c = ids[k];
         if (me == 2 && i % 2 == 1) {
@@ -228,7 +239,8 @@ void racing(strata::dsm::Node& node, const std::array<pid_t, 5>& pids, int round
             std::this_thread::sleep_for(std::chrono::milliseconds(2));  // spread the rounds over the death
         }
     }
-    dsm_test::say(fmt::format("{} increments racing the death of the counters' home", rounds), all);
+    dsm_test::say(fmt::format("{}+ increments racing the death of the counters' home, {}+ after it", rounds, after),
+                  all);
     const double loop = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
     DSM_CHECK(dsm_test::wait_until_dead(pids[1]));
     DSM_CHECK_OK(node.barrier());
@@ -299,7 +311,7 @@ int main(int argc, char** argv) {
         end(dir);
     }
     if (mode == "racing") {
-        racing(*node, pids, 400);
+        racing(*node, pids, 400, 50);
     } else if (mode == "off") {
         ChunkId w = 0;
         if (node->client_index() == 0) {

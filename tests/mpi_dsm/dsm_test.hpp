@@ -105,18 +105,23 @@ inline bool has_line(const std::string& path, const char* text) {
 
 // Waits (at most 10 s) until the process `pid` has exited (gone, or a zombie:
 // either way its sockets are closed and it answers no one).
+// Whether pid has exited (gone, or a zombie its parent has not reaped yet).
+inline bool is_dead(pid_t pid) {
+    const std::string stat = "/proc/" + std::to_string(pid) + "/stat";
+    FILE* f = std::fopen(stat.c_str(), "r");
+    if (f == nullptr) {
+        return true;
+    }
+    char state = '?';
+    const int n = std::fscanf(f, "%*d (%*[^)]) %c", &state);
+    std::fclose(f);
+    return n == 1 && (state == 'Z' || state == 'X');
+}
+
 inline bool wait_until_dead(pid_t pid) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < deadline) {
-        const std::string stat = "/proc/" + std::to_string(pid) + "/stat";
-        FILE* f = std::fopen(stat.c_str(), "r");
-        if (f == nullptr) {
-            return true;
-        }
-        char state = '?';
-        const int n = std::fscanf(f, "%*d (%*[^)]) %c", &state);
-        std::fclose(f);
-        if (n == 1 && (state == 'Z' || state == 'X')) {
+        if (is_dead(pid)) {
             return true;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
