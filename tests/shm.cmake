@@ -17,6 +17,8 @@ target_sources(strata_shm_integration_tests PRIVATE integration/shm_port_heal_te
   integration/shm_port_heal_random_test.cpp integration/shm_kill_rounds.cpp integration/shm_kill_children.cpp)
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_namespace_test.cpp)
 target_sources(strata_shm_integration_tests PRIVATE integration/shm_trust_test.cpp)
+# A named object still being constructed by another process.
+target_sources(strata_shm_integration_tests PRIVATE integration/shm_slow_construct_test.cpp)
 
 # Handles over MPI (STRATA_MPI_HANDLE from libstrata-mpi), with mpiexec.
 if(TARGET strata_mpi)

@@ -16,6 +16,16 @@ namespace {
 
 constexpr std::size_t kPrefix = 16;
 
+/// One byte of an object's array that Boost's construct leaves as it finds it
+/// (a user-provided constructor that does nothing): the array of a 1 GB port
+/// is not written, so the name index is held for the allocation alone, never
+/// for a pass over the object's bytes (the constructor runs after it).
+struct RawByte {
+    unsigned char value;
+    RawByte() noexcept {}  // NOLINT(cppcoreguidelines-pro-type-member-init,modernize-use-equals-default)
+};
+static_assert(sizeof(RawByte) == 1 && alignof(RawByte) == 1);
+
 std::uint64_t live_magic(const Attachment& a, const ObjectHeader* h) {
     return kObjectMagic ^ static_cast<std::uint64_t>(reinterpret_cast<const std::byte*>(h) - a.base);
 }
@@ -43,10 +53,18 @@ std::uint64_t published_offset(void* array) {
     return std::atomic_ref(*static_cast<std::uint64_t*>(array)).load(std::memory_order_acquire);
 }
 
-/// Waits (up to 1 s) for the object another user is still placing and
-/// constructing in `array`; its header, or null when it never became live.
+/// The attachment that made `array` (its token, stored beside the offset
+/// while the name index was held); 0 if unknown.
+std::uint64_t creator_of(void* array) {
+    return std::atomic_ref(static_cast<std::uint64_t*>(array)[1]).load(std::memory_order_acquire);
+}
+
+/// Waits for the object another user is still placing and constructing in
+/// `array` (a vector of a GB takes seconds to construct): while its creator
+/// is attached, up to 60 s; 1 s once the creator is gone or unknown. Its
+/// header, or null when it never became live.
 ObjectHeader* wait_until_live(const Attachment& a, void* array) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    const auto start = std::chrono::steady_clock::now();
     for (;;) {
         if (const std::uint64_t offset = published_offset(array); offset != 0) {
             auto* h = reinterpret_cast<ObjectHeader*>(static_cast<std::byte*>(array) + offset);
@@ -54,7 +72,10 @@ ObjectHeader* wait_until_live(const Attachment& a, void* array) {
                 return h;
             }
         }
-        if (std::chrono::steady_clock::now() > deadline) {
+        const auto waited = std::chrono::steady_clock::now() - start;
+        const std::uint64_t creator = creator_of(array);
+        if (waited > std::chrono::seconds(60) ||
+            (waited > std::chrono::seconds(1) && (creator == 0 || !a.alive(creator)))) {
             return nullptr;
         }
         std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -99,21 +120,30 @@ Error broken_error(const Attachment& a, std::string_view op) {
 /// writer holds exclusively while it changes the index.
 Result<void*> find_array(Attachment& a, const std::string& name_z) {
     if (!a.read_only) {
-        return static_cast<void*>(a.manager->find<char>(name_z.c_str()).first);
+        return static_cast<void*>(a.manager->find<RawByte>(name_z.c_str()).first);
     }
     const IndexLock index(a, false);
     if (auto ok = index.status(); !ok) {
         return std::unexpected(ok.error());
     }
-    return static_cast<void*>(a.manager->find_no_lock<char>(name_z.c_str()).first);
+    return static_cast<void*>(a.manager->find_no_lock<RawByte>(name_z.c_str()).first);
 }
 
 /// Boost's construct of the array for an object; null when out of space. A
 /// name another user made meanwhile (already_exists) is retried by the caller.
+/// The offset word is cleared and the creator's token set before the name
+/// index is let go: the array may hold an earlier object's bytes, and a
+/// finder waits while the offset reads 0 and the creator lives.
 void* construct_array(Attachment& a, std::string_view name, const std::string& name_z, std::size_t bytes, int attempt) {
     try {
-        return name.empty() ? a.manager->construct<char>(bip::anonymous_instance, std::nothrow)[bytes]()
-                            : a.manager->construct<char>(name_z.c_str(), std::nothrow)[bytes]();
+        RawByte* array = name.empty() ? a.manager->construct<RawByte>(bip::anonymous_instance, std::nothrow)[bytes]()
+                                      : a.manager->construct<RawByte>(name_z.c_str(), std::nothrow)[bytes]();
+        if (array != nullptr) {
+            auto* words = reinterpret_cast<std::uint64_t*>(array);
+            std::atomic_ref(words[1]).store(a.token, std::memory_order_relaxed);
+            std::atomic_ref(words[0]).store(0, std::memory_order_release);
+        }
+        return array;
     } catch (const bip::interprocess_exception& e) {
         if (e.get_error_code() != bip::already_exists_error || attempt > 100) {
             throw;
@@ -191,7 +221,7 @@ Result<void*> place_object(Attachment& a, std::string_view op, std::string_view 
                     if (auto ok = index->status(); !ok) {
                         return std::unexpected(ok.error());
                     }
-                    found = a.manager->find<char>(name_z.c_str()).first;
+                    found = a.manager->find<RawByte>(name_z.c_str()).first;
                 }
                 if (found == nullptr) {
                     array = construct_array(a, name, name_z, bytes, attempt);
@@ -200,7 +230,7 @@ Result<void*> place_object(Attachment& a, std::string_view op, std::string_view 
             if (found != nullptr) {
                 return existing(a, op, name, found, spec);
             }
-            if (array == nullptr && (name.empty() || a.manager->find<char>(name_z.c_str()).first == nullptr)) {
+            if (array == nullptr && (name.empty() || a.manager->find<RawByte>(name_z.c_str()).first == nullptr)) {
                 return make_error(
                     Errc::no_space, "{}: {}: cannot allocate {} bytes for {} ('{}')", op, space_description(a), bytes,
                     name.empty() ? std::string("an unnamed object") : fmt::format("object '{}'", name), spec.type_name);
@@ -218,7 +248,7 @@ Result<void*> place_object(Attachment& a, std::string_view op, std::string_view 
         (reinterpret_cast<std::uintptr_t>(begin) + kPrefix + sizeof(ObjectHeader) + alignment_of(spec) - 1) /
         alignment_of(spec) * alignment_of(spec);
     auto* object = reinterpret_cast<std::byte*>(object_address);
-    auto* h = reinterpret_cast<ObjectHeader*>(object - sizeof(ObjectHeader));
+    auto* h = ::new (object - sizeof(ObjectHeader)) ObjectHeader();  // magic 0: not live until constructed
     const std::uint64_t prefix = static_cast<std::uint64_t>(reinterpret_cast<std::byte*>(h) - begin);
     h->generation = a.header->next_generation.fetch_add(1);
     h->type = spec.type;
@@ -231,7 +261,7 @@ Result<void*> place_object(Attachment& a, std::string_view op, std::string_view 
 
     auto free_array = [&] {
         try {
-            a.manager->destroy_ptr(static_cast<char*>(array));
+            a.manager->destroy_ptr(static_cast<RawByte*>(array));
         } catch (...) {  // NOLINT(bugprone-empty-catch)
             // A broken segment: the array stays allocated; the caller reports the first failure.
         }
@@ -304,7 +334,7 @@ Result<void> erase_object(Attachment& a, std::string_view op, std::string_view n
         }
         if (object == nullptr) {
             const std::string name_z(name);
-            array = a.manager->find<char>(name_z.c_str()).first;
+            array = a.manager->find<RawByte>(name_z.c_str()).first;
             if (array == nullptr) {
                 return make_error(Errc::not_found, "{}: name='{}': no object of that name in segment '{}'", op, name,
                                   a.name);
@@ -330,7 +360,7 @@ Result<void> erase_object(Attachment& a, std::string_view op, std::string_view n
         destroy(const_cast<void*>(object));
         std::atomic_ref(h->magic).store(0, std::memory_order_release);
         h->generation = 0;
-        a.manager->destroy_ptr(static_cast<char*>(array));
+        a.manager->destroy_ptr(static_cast<RawByte*>(array));
         return {};
     } catch (const segment_broken&) {
         return std::unexpected(broken_error(a, op));
