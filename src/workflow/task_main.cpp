@@ -139,7 +139,9 @@ Span run_task(const Job& job, const std::string& name, TaskIo& io, TaskOutcome& 
     if (auto r = run_iterations(io, 0, wf.warmup, false, outcome, on_done); !r) {
         die(rank, name, r.error());
     }
-    MPI_Barrier(job.comm);
+    if (auto r = barrier(job, "the barrier after the warm-up iterations"); !r) {
+        die(rank, name, r.error());
+    }
     Span span;
     span.start = now_ns();
     if (auto r = run_iterations(io, wf.warmup, wf.iterations, true, outcome, on_done); !r) {
@@ -319,7 +321,9 @@ int run_rank(int argc, char** argv, int rank, int size) {
     }
     TaskIo io = std::move(*planned);
     // Every consumer has joined its ports (and subscribed its DSM chunks) before the first message.
-    MPI_Barrier(comm);
+    if (auto r = barrier(job, "the barrier before the first message"); !r) {
+        die(rank, name, r.error());
+    }
     TaskOutcome outcome;
     const Span span = run_task(job, name, io, outcome, args.progress);
     const auto report = gather_report(job, io, outcome, span);

@@ -3,7 +3,10 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -81,6 +84,47 @@ Result<void> check_mpi(int rc, const std::string& what) {
     return {};
 }
 
+}  // namespace
+
+Result<void> wait_for(const Job& job, MPI_Request& request, const std::string& what) {
+    if (job.dsm == nullptr) {
+        return check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), what);
+    }
+    auto pause = std::chrono::microseconds(10);
+    for (;;) {
+        int done = 0;
+        if (auto r = check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what); !r) {
+            return r;
+        }
+        if (done != 0) {
+            return {};
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(500));
+    }
+}
+
+Result<void> barrier(const Job& job, const std::string& what) {
+    if (job.dsm == nullptr) {
+        return check_mpi(MPI_Barrier(job.comm), what);
+    }
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (auto r = check_mpi(MPI_Ibarrier(job.comm, &request), what); !r) {
+        return r;
+    }
+    return wait_for(job, request, what);
+}
+
+namespace {
+
+// A nonblocking call's return code `rc`, then its request waited for.
+Result<void> post_and_wait(const Job& job, int rc, MPI_Request& request, const std::string& what) {
+    if (auto r = check_mpi(rc, what); !r) {
+        return r;
+    }
+    return wait_for(job, request, what);
+}
+
 // The producer's side of its edges through the DSM: the data chunk, homed on the node of its first such
 // consumer; per consumer an acknowledgement chunk homed on this node, subscribed here; both chunks' ids
 // sent to the consumer (tag: the edge).
@@ -108,8 +152,11 @@ Result<std::unique_ptr<Sender>> dsm_sender(const Job& job, const std::shared_ptr
         }
         const std::array<std::uint64_t, 2> ids{*data, *ack};
         const int to = wf.task_index(wf.edges[e].to);
-        if (auto r = check_mpi(MPI_Send(ids.data(), 2, MPI_UINT64_T, to, static_cast<int>(e), job.comm),
-                               fmt::format("sending edge {}'s DSM chunks to rank {}", e, to));
+        const std::string what = fmt::format("sending edge {}'s DSM chunks to rank {}", e, to);
+        MPI_Request request = MPI_REQUEST_NULL;
+        if (auto r =
+                post_and_wait(job, MPI_Isend(ids.data(), 2, MPI_UINT64_T, to, static_cast<int>(e), job.comm, &request),
+                              request, what);
             !r) {
             return std::unexpected(r.error());
         }
@@ -125,9 +172,10 @@ Result<std::unique_ptr<InputPort>> dsm_input(const Job& job, const std::shared_p
                                              std::size_t e) {
     const int from = job.wf.task_index(job.wf.edges[e].from);
     std::array<std::uint64_t, 2> ids{};
-    if (auto r =
-            check_mpi(MPI_Recv(ids.data(), 2, MPI_UINT64_T, from, static_cast<int>(e), job.comm, MPI_STATUS_IGNORE),
-                      fmt::format("receiving edge {}'s DSM chunks from rank {}", e, from));
+    const std::string what = fmt::format("receiving edge {}'s DSM chunks from rank {}", e, from);
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (auto r = post_and_wait(
+            job, MPI_Irecv(ids.data(), 2, MPI_UINT64_T, from, static_cast<int>(e), job.comm, &request), request, what);
         !r) {
         return std::unexpected(r.error());
     }
@@ -194,7 +242,9 @@ Result<std::optional<Segment>> open_node_segment(const Job& job, const std::stri
         }
     }
     // Every rank joins the barrier, also one whose create failed: the others must not wait for it.
-    MPI_Barrier(job.comm);
+    if (auto r = barrier(job, "the barrier after the node's segment was made"); !r && created) {
+        created = r;
+    }
     if (!created) {
         return std::unexpected(created.error());
     }
@@ -241,7 +291,9 @@ Result<TaskIo> plan(const Job& job, Segment* segment) {
         }
         remote = std::move(*sender);
     }
-    MPI_Barrier(job.comm);
+    if (auto r = barrier(job, "the barrier after every producer made its outputs"); !r) {
+        return std::unexpected(r.error());
+    }
     TaskIo io;
     io.task = job.rank;
     io.period_us = job.wf.tasks[self].period_us;

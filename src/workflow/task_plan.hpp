@@ -27,6 +27,14 @@ struct Job {
     dsm::Node* dsm = nullptr;
 };
 
+/// Waits for `request`, as MPI_Wait would, but for a DSM job by MPI_Test with short sleeps: a thread
+/// blocked inside MPICH holds its global lock nearly all the time, and the DSM's progress thread, which
+/// must take that lock to answer the servers' pings, could then starve for seconds (the servers
+/// declare a silent rank dead after 5 s). `what` names the wait in the error.
+Result<void> wait_for(const Job& job, MPI_Request& request, const std::string& what);
+/// MPI_Barrier on job.comm; for a DSM job an MPI_Ibarrier waited for as wait_for does.
+Result<void> barrier(const Job& job, const std::string& what);
+
 /// The segment of this rank's node, when an edge within the node goes through one: the node's first
 /// rank creates it, then (after a barrier every rank joins) the others open it. `base` names the run's
 /// segments (node_segment_name).
