@@ -114,17 +114,19 @@ Error broken_error(const Attachment& a, std::string_view op) {
     return Error{Errc::broken, fmt::format("{}: {}", op, a.broken_reason()), 0};
 }
 
-/// Looks `name` up in the name index: through Boost's locked find for
-/// writers; for a read_only user (which cannot take a lock in its read-only
-/// mapping) without Boost's lock while holding kIndexByte shared, which every
-/// writer holds exclusively while it changes the index.
+/// Looks `name` up in the name index while holding kIndexByte shared, which
+/// every writer holds exclusively while it changes the index: a named array
+/// is then found only after its creator cleared its offset word (Boost's
+/// construct leaves the bytes as they were). Writers look up through
+/// Boost's locked find; a read_only user (which cannot take a lock in its
+/// read-only mapping) without Boost's lock.
 Result<void*> find_array(Attachment& a, const std::string& name_z) {
-    if (!a.read_only) {
-        return static_cast<void*>(a.manager->find<RawByte>(name_z.c_str()).first);
-    }
     const IndexLock index(a, false);
     if (auto ok = index.status(); !ok) {
         return std::unexpected(ok.error());
+    }
+    if (!a.read_only) {
+        return static_cast<void*>(a.manager->find<RawByte>(name_z.c_str()).first);
     }
     return static_cast<void*>(a.manager->find_no_lock<RawByte>(name_z.c_str()).first);
 }

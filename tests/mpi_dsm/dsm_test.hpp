@@ -103,8 +103,6 @@ inline bool has_line(const std::string& path, const char* text) {
     return found;
 }
 
-// Waits (at most 10 s) until the process `pid` has exited (gone, or a zombie:
-// either way its sockets are closed and it answers no one).
 // Whether pid has exited (gone, or a zombie its parent has not reaped yet).
 inline bool is_dead(pid_t pid) {
     const std::string stat = "/proc/" + std::to_string(pid) + "/stat";
@@ -118,6 +116,8 @@ inline bool is_dead(pid_t pid) {
     return n == 1 && (state == 'Z' || state == 'X');
 }
 
+// Waits (at most 10 s) until the process `pid` has exited (gone, or a zombie:
+// either way its sockets are closed and it answers no one).
 inline bool wait_until_dead(pid_t pid) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < deadline) {
