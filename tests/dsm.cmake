@@ -181,3 +181,12 @@ add_test(NAME dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_
   COMMAND ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:channel_liveness_test>)
 set_tests_properties(dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_for_the_timeout
   PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+
+# A peer whose message waits in MPI, not yet polled by the checking rank, is alive: a DSM server
+# behind on its queue must not declare dead a client whose answer is already there.
+add_executable(channel_unpolled_answer_test mpi_dsm/channel_unpolled_answer_test.cpp)
+target_link_libraries(channel_unpolled_answer_test PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
+add_test(NAME dsm.mpi.a_peer_whose_message_waits_unpolled_is_alive_until_it_is_taken
+  COMMAND ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:channel_unpolled_answer_test>)
+set_tests_properties(dsm.mpi.a_peer_whose_message_waits_unpolled_is_alive_until_it_is_taken
+  PROPERTIES LABELS "integration;mpi" TIMEOUT 120)

@@ -256,6 +256,9 @@ Result<void> MpiChannel::match_locked() {
     if (int rc = MPI_Imrecv(a.buffer->data(), count_bytes, MPI_BYTE, &msg, &a.request); rc != MPI_SUCCESS) {
         return make_error(Errc::io_error, "{}: MPI_Imrecv from rank {}: {}", config_.who, a.source, mpi_error_text(rc));
     }
+    // A sender whose message has begun to arrive is alive now, even if its answer to a ping queues
+    // behind this message (take_complete_locked keeps each sender's order).
+    heard(a.source);
     arriving_.push_back(std::move(a));
     return {};
 }
@@ -364,14 +367,14 @@ bool MpiChannel::check_alive(int rank, std::chrono::milliseconds heartbeat, std:
         return false;
     }
     const std::int64_t now = now_ns();
-    const std::int64_t heard = last_heard_[r].load();
+    const std::int64_t last = last_heard_[r].load();
     const std::int64_t hb = std::chrono::nanoseconds(heartbeat).count();
-    if (now - heard <= hb) {
+    if (now - last <= hb) {
         return true;
     }
     // Silent for a heartbeat: ask (again), and count the timeout from the first ask it left unanswered.
     std::int64_t asked = asking_since_[r].load();
-    if (asked <= heard) {
+    if (asked <= last) {
         asked = now;
         asking_since_[r].store(now);
     }
@@ -379,7 +382,17 @@ bool MpiChannel::check_alive(int rank, std::chrono::milliseconds heartbeat, std:
         last_ping_[r] = now;
         (void)post(rank, config_.ping);
     }
-    return now - asked <= std::chrono::nanoseconds(timeout).count();
+    if (now - asked <= std::chrono::nanoseconds(timeout).count()) {
+        return true;
+    }
+    // A caller behind on its own receives may have the answer waiting in MPI, not yet polled: a
+    // message from `rank` there means it is alive, and only this rank is late.
+    int waiting = 0;
+    if (MPI_Iprobe(rank, config_.tag, comm_, &waiting, MPI_STATUS_IGNORE) == MPI_SUCCESS && waiting != 0) {
+        heard(rank);
+        return true;
+    }
+    return false;
 }
 
 void MpiChannel::mark_dead(int rank) {

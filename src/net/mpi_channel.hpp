@@ -110,7 +110,8 @@ public:
     /// silence). Silence alone is not death: two ranks that had nothing to say
     /// to each other for longer than `timeout` (a DSM client and another
     /// client between two barriers) must not find each other dead at the
-    /// next wait, before a single ping went unanswered.
+    /// next wait, before a single ping went unanswered. A message of `rank` that
+    /// MPI holds and no poll() took yet counts as an answer.
     bool check_alive(int rank, std::chrono::milliseconds heartbeat, std::chrono::milliseconds timeout);
     void mark_dead(int rank);
     [[nodiscard]] bool is_dead(int rank) const;

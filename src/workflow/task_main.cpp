@@ -154,15 +154,20 @@ Span run_task(const Job& job, const std::string& name, TaskIo& io, TaskOutcome& 
 // Rank 0 gathers: the wall time (the first start to the last end), the
 // checksum errors and each edge's percentiles from its consumer. The report
 // on rank 0, nothing on the others.
-std::optional<Report> gather_report(const Job& job, const TaskIo& io, TaskOutcome& outcome, Span span) {
+Result<std::optional<Report>> gather_report(const Job& job, const TaskIo& io, TaskOutcome& outcome, Span span) {
     const Workflow& wf = job.wf;
     const int rank = job.rank;
     std::int64_t first_start = 0;
     std::int64_t last_end = 0;
-    MPI_Reduce(&span.start, &first_start, 1, MPI_INT64_T, MPI_MIN, 0, job.comm);
-    MPI_Reduce(&span.end, &last_end, 1, MPI_INT64_T, MPI_MAX, 0, job.comm);
     std::uint64_t errors = 0;
-    MPI_Reduce(&outcome.checksum_errors, &errors, 1, MPI_UINT64_T, MPI_SUM, 0, job.comm);
+    for (auto r :
+         {reduce(job, &span.start, &first_start, 1, MPI_INT64_T, MPI_MIN, "gathering the first start"),
+          reduce(job, &span.end, &last_end, 1, MPI_INT64_T, MPI_MAX, "gathering the last end"),
+          reduce(job, &outcome.checksum_errors, &errors, 1, MPI_UINT64_T, MPI_SUM, "gathering the checksum errors")}) {
+        if (!r) {
+            return std::unexpected(r.error());
+        }
+    }
     constexpr int kFields = 5;
     std::vector<double> mine(wf.edges.size() * kFields, 0.0);
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
@@ -172,17 +177,24 @@ std::optional<Report> gather_report(const Job& job, const TaskIo& io, TaskOutcom
         std::copy(std::begin(fields), std::end(fields), mine.begin() + static_cast<std::ptrdiff_t>(e * kFields));
     }
     std::vector<double> all(mine.size(), 0.0);
-    MPI_Reduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, 0, job.comm);
+    if (auto r = reduce(job, mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM,
+                        "gathering the edges' latencies");
+        !r) {
+        return std::unexpected(r.error());
+    }
     // Each edge has one consumer: the others add 0.
     std::vector<std::uint64_t> digests(wf.edges.size(), 0);
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
         digests[static_cast<std::size_t>(io.input_edges[i])] = outcome.digest[i];
     }
     std::vector<std::uint64_t> all_digests(digests.size(), 0);
-    MPI_Reduce(digests.data(), all_digests.data(), static_cast<int>(digests.size()), MPI_UINT64_T, MPI_SUM, 0,
-               job.comm);
+    if (auto r = reduce(job, digests.data(), all_digests.data(), static_cast<int>(digests.size()), MPI_UINT64_T,
+                        MPI_SUM, "gathering the edges' digests");
+        !r) {
+        return std::unexpected(r.error());
+    }
     if (rank != 0) {
-        return std::nullopt;
+        return std::optional<Report>{};
     }
     Report report;
     finish_report(wf, static_cast<double>(last_end - first_start) / 1e9, report);
@@ -327,7 +339,10 @@ int run_rank(int argc, char** argv, int rank, int size) {
     TaskOutcome outcome;
     const Span span = run_task(job, name, io, outcome, args.progress);
     const auto report = gather_report(job, io, outcome, span);
-    const int status = report ? write_report(*report, args.result) : 0;
+    if (!report) {
+        die(rank, name, report.error());
+    }
+    const int status = *report ? write_report(**report, args.result) : 0;
     // Ports, then the segment: the node's last rank to detach removes it, before MPI ends.
     io = TaskIo{};
     segment->reset();

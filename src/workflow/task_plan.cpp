@@ -115,6 +115,18 @@ Result<void> barrier(const Job& job, const std::string& what) {
     return wait_for(job, request, what);
 }
 
+Result<void> reduce(const Job& job, const void* mine, void* all, int count, MPI_Datatype type, MPI_Op op,
+                    const std::string& what) {
+    if (job.dsm == nullptr) {
+        return check_mpi(MPI_Reduce(mine, all, count, type, op, 0, job.comm), what);
+    }
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (auto r = check_mpi(MPI_Ireduce(mine, all, count, type, op, 0, job.comm, &request), what); !r) {
+        return r;
+    }
+    return wait_for(job, request, what);
+}
+
 namespace {
 
 // A nonblocking call's return code `rc`, then its request waited for.

@@ -34,6 +34,10 @@ struct Job {
 Result<void> wait_for(const Job& job, MPI_Request& request, const std::string& what);
 /// MPI_Barrier on job.comm; for a DSM job an MPI_Ibarrier waited for as wait_for does.
 Result<void> barrier(const Job& job, const std::string& what);
+/// MPI_Reduce of `count` elements to rank 0 of job.comm; for a DSM job an MPI_Ireduce waited for as
+/// wait_for does (rank 0 waits there for the last task to finish, its progress thread alive).
+Result<void> reduce(const Job& job, const void* mine, void* all, int count, MPI_Datatype type, MPI_Op op,
+                    const std::string& what);
 
 /// The segment of this rank's node, when an edge within the node goes through one: the node's first
 /// rank creates it, then (after a barrier every rank joins) the others open it. `base` names the run's
