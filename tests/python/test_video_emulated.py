@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +81,34 @@ def test_a_failing_command_still_removes_the_emulation(emulation_ready):
     run = run_emulated(["--nodes", "n0,n1", "--", "sh", "-c", "exit 7"], 60)
     assert run.returncode == 7
     assert emulation_leftovers(run.pid) == []
+
+
+def test_a_terminated_emulation_gives_its_command_time_to_clean_up(tmp_path, emulation_ready):
+    # The command's trap takes 2 s to remove its directory, as a benchmark's trap that ends an
+    # mpiexec of 8 ranks first; emulate once SIGKILLed its command 0.5 s after passing SIGTERM on.
+    made = tmp_path / "made"
+    ready = tmp_path / "ready"
+    command = (
+        f"trap 'kill $!; sleep 2; rm -rf {made}; exit 143' TERM; mkdir {made}; touch {ready}; sleep 60 & wait"
+    )
+    proc = subprocess.Popen([str(EMULATE), "--nodes", "n0,n1", "--", "sh", "-c", command],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        for _ in range(300):
+            if ready.exists():
+                break
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        assert ready.exists(), "the command never started"
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 143, err
+    assert not made.exists(), "emulate killed its command before the command's trap removed its directory"
+    assert emulation_leftovers(proc.pid) == []
 
 
 @pytest.mark.parametrize(
