@@ -2,6 +2,7 @@
 // A named object another process is still constructing: its finders wait
 // while the creator is attached, and stop waiting soon after it dies.
 #include <chrono>
+#include <optional>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -41,28 +42,40 @@ pid_t spawn_builder(const test::ShmFixture& f, const test::Signal& constructing,
     });
 }
 
-TEST(ShmSlowConstruct, a_finder_waits_for_an_object_a_live_user_takes_three_seconds_to_construct) {
+/// A segment, and a child process that attaches it and constructs "slow" in it.
+class ShmSlowConstruct : public ::testing::Test {
+protected:
+    void SetUp() override {
+        auto made = f.open(SegmentMode::create_only);
+        ASSERT_TRUE(made.has_value()) << made.error().what();
+        seg.emplace(std::move(*made));
+    }
+    /// Starts the child, whose constructor takes `time`; true once the constructor began.
+    bool start_builder(std::chrono::milliseconds time) {
+        builder = spawn_builder(f, constructing, time);
+        return constructing.wait();
+    }
+
     test::ShmFixture f;
-    STRATA_ASSERT_ASSIGN(seg, f.open(SegmentMode::create_only));
+    std::optional<Segment> seg;
     const test::Signal constructing;
-    const pid_t builder = spawn_builder(f, constructing, 3000ms);
-    ASSERT_TRUE(constructing.wait());
-    const auto found = seg.find<SlowToBuild>("slow");
+    pid_t builder = -1;
+};
+
+TEST_F(ShmSlowConstruct, a_finder_waits_for_an_object_a_live_user_takes_three_seconds_to_construct) {
+    ASSERT_TRUE(start_builder(3000ms));
+    const auto found = seg->find<SlowToBuild>("slow");
     ASSERT_TRUE(found.has_value()) << found.error().what();
     EXPECT_EQ((*found)->value, 42) << "found before its constructor finished";
     const auto status = test::wait_for_child(builder);
     EXPECT_TRUE(status.exited && status.exit_code == 0);
 }
 
-TEST(ShmSlowConstruct, a_finder_of_an_object_whose_constructor_was_killed_is_told_within_two_seconds) {
-    test::ShmFixture f;
-    STRATA_ASSERT_ASSIGN(seg, f.open(SegmentMode::create_only));
-    const test::Signal constructing;
-    const pid_t builder = spawn_builder(f, constructing, 3600s);
-    ASSERT_TRUE(constructing.wait());
+TEST_F(ShmSlowConstruct, a_finder_of_an_object_whose_constructor_was_killed_is_told_within_two_seconds) {
+    ASSERT_TRUE(start_builder(3600s));
     test::kill_child(builder);
     const auto start = Clock::now();
-    EXPECT_TRUE(fails_with(seg.find<SlowToBuild>("slow"), Errc::busy, {"slow", "constructor died"}));
+    EXPECT_TRUE(fails_with(seg->find<SlowToBuild>("slow"), Errc::busy, {"slow", "constructor died"}));
     EXPECT_LT(Clock::now() - start, 2s) << "waited for a dead constructor";
 }
 
