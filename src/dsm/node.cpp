@@ -351,8 +351,7 @@ Result<ChunkId> Node::allocate(std::size_t size, HomePolicy home) {
     {
         std::lock_guard lock(d.mu);
         const int to = d.route(server);
-        d.waits[{static_cast<int>(wire::Kind::alloc_req), id}] = {
-            .done = false, .error = std::nullopt, .sent = h, .server = to};
+        d.waits[{static_cast<int>(wire::Kind::alloc_req), id}] = Pending::asked(h, to);
         if (auto r = d.net->post(d.via(to), h); !r) {
             d.waits.erase({static_cast<int>(wire::Kind::alloc_req), id});
             return std::unexpected(r.error());

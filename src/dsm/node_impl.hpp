@@ -47,6 +47,11 @@ struct Pending {
     /// dies first (Options::replication).
     wire::Header sent{};
     int server = -1;
+
+    /// A request `sent` to `server`, its answer not in yet.
+    static Pending asked(const wire::Header& sent, int server) {
+        return {.done = false, .error = std::nullopt, .sent = sent, .server = server};
+    }
 };
 
 struct Node::Impl {

@@ -21,7 +21,7 @@ Result<void> chunk_request(Node::Impl& d, std::string_view op, ChunkId chunk, pr
         if (auto it = d.cache.find(chunk); it != d.cache.end()) {
             home = it->second.home;
         }
-        d.waits[{static_cast<int>(m.kind), chunk}] = {.done = false, .error = std::nullopt, .sent = h, .server = home};
+        d.waits[{static_cast<int>(m.kind), chunk}] = Pending::asked(h, home);
         if (auto r = d.net->post(d.via(home), h); !r) {
             d.waits.erase({static_cast<int>(m.kind), chunk});
             return r;
@@ -157,8 +157,7 @@ Result<void> Node::lock(std::uint32_t id) {
                               id, d.locks_held.contains(id) ? "held" : "asked for", rank());
         }
         d.locks_asked.insert(id);
-        d.waits[{static_cast<int>(wire::Kind::lock_req), id}] = {
-            .done = false, .error = std::nullopt, .sent = h, .server = server};
+        d.waits[{static_cast<int>(wire::Kind::lock_req), id}] = Pending::asked(h, server);
         r = d.net->post(d.via(server), h);
     }
     if (r) {
