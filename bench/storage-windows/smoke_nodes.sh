@@ -38,6 +38,9 @@ run nodes --nodes 2 --np 2,3 --rma-iters 2 --rma-sizes 64K
 # Seven rows per rank count: RMA single, multiple, parallel; DHT storage, combined; HACC checkpoint, restart.
 rows=$(grep -c '^| [23] ranks on 2 emulated nodes: ' "$dir/nodes/results.md" || true)
 [ "$rows" -eq 14 ] || { echo "smoke_nodes.sh: $rows target rows for 2 and 3 ranks, expected 14"; exit 1; }
+# The ranks ran under the yielding poll (--yield-poll on, the default), and the report says so.
+grep -q 'LD_PRELOAD=libstrata-yield-poll.so' "$dir/nodes/results.md" ||
+    { echo "smoke_nodes.sh: the report does not name the yielding poll"; exit 1; }
 
 run paper --paper --np 1,2
 for section in "## DHT, weak scaling" "## DHT, strong scaling" "## MapReduce word count, weak scaling" \
