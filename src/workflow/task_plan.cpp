@@ -84,6 +84,14 @@ Result<void> check_mpi(int rc, const std::string& what) {
     return {};
 }
 
+// A nonblocking call's return code `rc`, then its request waited for.
+Result<void> post_and_wait(const Job& job, int rc, MPI_Request& request, const std::string& what) {
+    if (auto r = check_mpi(rc, what); !r) {
+        return r;
+    }
+    return wait_for(job, request, what);
+}
+
 }  // namespace
 
 Result<void> wait_for(const Job& job, MPI_Request& request, const std::string& what) {
@@ -109,10 +117,7 @@ Result<void> barrier(const Job& job, const std::string& what) {
         return check_mpi(MPI_Barrier(job.comm), what);
     }
     MPI_Request request = MPI_REQUEST_NULL;
-    if (auto r = check_mpi(MPI_Ibarrier(job.comm, &request), what); !r) {
-        return r;
-    }
-    return wait_for(job, request, what);
+    return post_and_wait(job, MPI_Ibarrier(job.comm, &request), request, what);
 }
 
 Result<void> reduce(const Job& job, const void* mine, void* all, int count, MPI_Datatype type, MPI_Op op,
@@ -121,21 +126,10 @@ Result<void> reduce(const Job& job, const void* mine, void* all, int count, MPI_
         return check_mpi(MPI_Reduce(mine, all, count, type, op, 0, job.comm), what);
     }
     MPI_Request request = MPI_REQUEST_NULL;
-    if (auto r = check_mpi(MPI_Ireduce(mine, all, count, type, op, 0, job.comm, &request), what); !r) {
-        return r;
-    }
-    return wait_for(job, request, what);
+    return post_and_wait(job, MPI_Ireduce(mine, all, count, type, op, 0, job.comm, &request), request, what);
 }
 
 namespace {
-
-// A nonblocking call's return code `rc`, then its request waited for.
-Result<void> post_and_wait(const Job& job, int rc, MPI_Request& request, const std::string& what) {
-    if (auto r = check_mpi(rc, what); !r) {
-        return r;
-    }
-    return wait_for(job, request, what);
-}
 
 // The producer's side of its edges through the DSM: the data chunk, homed on the node of its first such
 // consumer; per consumer an acknowledgement chunk homed on this node, subscribed here; both chunks' ids
