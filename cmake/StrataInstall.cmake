@@ -109,6 +109,11 @@ if(STRATA_BUILD_BENCH)
 endif()
 set_target_properties(${_strata_helpers} PROPERTIES INSTALL_RPATH "$ORIGIN/${_strata_helper_to_lib}")
 install(TARGETS ${_strata_helpers} RUNTIME DESTINATION ${STRATA_INSTALL_HELPERDIR} COMPONENT runtime)
+# The yielding poll (bench/yield-poll), preloaded into the ranks of the emulated-node storage-window
+# runs: beside the harnesses, where bench/storage-windows/run looks first.
+if(TARGET strata_yield_poll)
+  install(TARGETS strata_yield_poll LIBRARY DESTINATION ${STRATA_INSTALL_HELPERDIR} COMPONENT runtime)
+endif()
 # The suites expect strata and strata-fsd beside their harnesses (STRATA_BIN_DIR):
 # relative symlinks to the ones in bindir.
 set(_strata_links ${PROJECT_BINARY_DIR}/install-links)

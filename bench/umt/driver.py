@@ -43,7 +43,9 @@ MIB = 1 << 20
 # at 2 GiB/s the throttle does not bind, so it measures the raw disk).
 THROTTLES = {"none": 0, "2GiB/s": 2048 * MIB, "250MiB/s": 250 * MIB}
 RESULT_PREFIX = "UMT_RESULT "
-OVERHEAD_REPEAT_FACTOR = 9
+# The compute-only case runs this many times per repeat (see runs_of): 15 since the twelfth round (at
+# --repeats 9, 135 runs per mode), where 45 runs gave medians 2-5 points apart between identical modes.
+OVERHEAD_REPEAT_FACTOR = 15
 RUN_TIMEOUT_S = 180
 
 
@@ -517,7 +519,8 @@ def main():
         # run-to-run noise of 5 repeats: it runs OVERHEAD_REPEAT_FACTOR times
         # as often (still interleaved, ~0.6 s a run). 9 since the ninth round:
         # with 15 runs the eighth round's medians missed by 1.19 % where 45
-        # runs right after gave 0.19 % (git show dd8aaca:docs/benchmarks/umt/compute-only-side/).
+        # runs right after gave 0.19 % (git show dd8aaca:docs/benchmarks/umt/compute-only-side/);
+        # 15 since the twelfth (docs/benchmarks/umt/README.md).
         return repeats * (OVERHEAD_REPEAT_FACTOR if share == 0 and not args.quick else 1)
 
     plan = experiments(cal, args.dir, args.quick, only)

@@ -109,6 +109,19 @@ def paired_overhead(runs, mode):
     return statistics.median(pairs), q1, q3
 
 
+def off_against_itself(runs):
+    """The compute-only `off` runs of odd repeats against those of even repeats, the ratio of their medians in
+    per cent (an A/A comparison: the resolution of the overhead's figure on this machine), or None with fewer
+    than 4 runs."""
+    walls = {0: [], 1: []}
+    for r in runs:
+        if r.get("experiment") == "synthetic-pipe" and r.get("label") == "share 0.00" and r["mode"] == "off":
+            walls[r["repeat"] % 2].append(r["wall_s"])
+    if min(len(w) for w in walls.values()) < 2:
+        return None
+    return 100 * (statistics.median(walls[1]) / statistics.median(walls[0]) - 1)
+
+
 def targets(summary, verdict_mode, baseline_mode, runs=()):
     """(target, measured, met, unit, id) judged on verdict_mode; baseline_mode's figure beside it, not judged.
 
@@ -150,6 +163,11 @@ def targets(summary, verdict_mode, baseline_mode, runs=()):
             if paired
             else ""
         )
+        itself = off_against_itself(runs)
+        if itself is not None:
+            beside += (
+                f"; off's odd-numbered runs against its even-numbered ones, the same measure: {itself:.2f}%"
+            )
         checks.append(
             (
                 f"overhead ≤ 1% on compute-only tasks ({verdict_mode}; ratio of the medians of "

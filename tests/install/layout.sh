@@ -38,6 +38,8 @@ for helper in strata-workflow-task strata-mpi-probe storage_window plain_mpi_win
   strata-bench-regions strata-bench-shm-handoff sw-mstream strata-umt-synthetic bench_external_harness; do
   [[ -x "$prefix/libexec/strata/$helper" ]] || fail "libexec/strata/$helper is not installed"
 done
+# The yielding poll the emulated-node storage-window runs preload, where the suite looks for it.
+[[ -f "$prefix/libexec/strata/libstrata-yield-poll.so" ]] || fail "libexec/strata/libstrata-yield-poll.so is not installed"
 for suite in regions shm_handoff shared-objects storage-windows umt external; do
   [[ -x "$prefix/share/strata/bench/$suite/run" ]] || fail "share/strata/bench/$suite/run is not installed"
 done
