@@ -161,32 +161,29 @@ foreach(mode full small exists)
   set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
 endforeach()
 
-# The channel under the DSM and distributed OCR (src/net): a sender stopped in the middle of a
-# large message holds up only its own messages. One "host" per rank and UCX over TCP, so that the
-# message moves only while its sender runs (UCX's shared-memory transports would read it anyway).
-add_executable(channel_stalled_sender_test mpi_dsm/channel_stalled_sender_test.cpp)
-target_link_libraries(channel_stalled_sender_test PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
-target_include_directories(channel_stalled_sender_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})  # support/process.hpp
-add_test(NAME dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages
-  COMMAND ${MPIEXEC_EXECUTABLE} -launcher fork -hosts 127.0.0.1,127.0.0.2,127.0.0.3 -ppn 1 -n 3
-          -genv UCX_TLS tcp,self $<TARGET_FILE:channel_stalled_sender_test>)
-set_tests_properties(dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages PROPERTIES
-  LABELS "integration;mpi" TIMEOUT 180)
+# The channel under the DSM and distributed OCR (src/net), one MPI program per test
+# (mpi_dsm/channel_*_test.cpp, sharing mpi_dsm/channel_test.hpp): `launch` is mpiexec's arguments
+# before the program.
+function(strata_channel_test program name timeout)
+  add_executable(${program} mpi_dsm/${program}.cpp)
+  target_link_libraries(${program} PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
+  target_include_directories(${program} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})  # mpi_dsm/, support/
+  add_test(NAME ${name} COMMAND ${MPIEXEC_EXECUTABLE} ${ARGN} $<TARGET_FILE:${program}>)
+  set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT ${timeout})
+endfunction()
+
+# A sender stopped in the middle of a large message holds up only its own messages. One "host" per
+# rank and UCX over TCP, so that the message moves only while its sender runs (UCX's shared-memory
+# transports would read it anyway).
+strata_channel_test(channel_stalled_sender_test dsm.mpi.a_sender_stopped_midway_holds_up_only_its_own_messages 180
+  -launcher fork -hosts 127.0.0.1,127.0.0.2,127.0.0.3 -ppn 1 -n 3 -genv UCX_TLS tcp,self)
 
 # A peer quiet for longer than the timeout is alive while it answers pings; one that answers nothing
 # is found dead (check_alive measures from the first unanswered ping, not from the last message).
-add_executable(channel_liveness_test mpi_dsm/channel_liveness_test.cpp)
-target_link_libraries(channel_liveness_test PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
-add_test(NAME dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_for_the_timeout
-  COMMAND ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:channel_liveness_test>)
-set_tests_properties(dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_for_the_timeout
-  PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+strata_channel_test(channel_liveness_test
+  dsm.mpi.a_quiet_peer_is_dead_only_once_it_leaves_pings_unanswered_for_the_timeout 120 -n 2)
 
 # A peer whose message waits in MPI, not yet polled by the checking rank, is alive: a DSM server
 # behind on its queue must not declare dead a client whose answer is already there.
-add_executable(channel_unpolled_answer_test mpi_dsm/channel_unpolled_answer_test.cpp)
-target_link_libraries(channel_unpolled_answer_test PRIVATE strata_net_mpi MPI::MPI_CXX fmt::fmt strata_warnings)
-add_test(NAME dsm.mpi.a_peer_whose_message_waits_unpolled_is_alive_until_it_is_taken
-  COMMAND ${MPIEXEC_EXECUTABLE} -n 2 $<TARGET_FILE:channel_unpolled_answer_test>)
-set_tests_properties(dsm.mpi.a_peer_whose_message_waits_unpolled_is_alive_until_it_is_taken
-  PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
+strata_channel_test(channel_unpolled_answer_test dsm.mpi.a_peer_whose_message_waits_unpolled_is_alive_until_it_is_taken
+  120 -n 2)

@@ -86,4 +86,21 @@ void edge_filter_scalar(std::span<const std::uint8_t> in, std::span<std::uint8_t
     }
 }
 
+void edge_filter_passes(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, int width, int height,
+                        bool scalar, int passes, std::vector<std::uint8_t>& scratch) {
+    const auto filter = scalar ? edge_filter_scalar : edge_filter;
+    if (passes > 1) {
+        scratch.resize(out.size());
+    }
+    // A filter's input and output must not overlap: the passes alternate between `out` and
+    // `scratch`, starting where the last pass ends in `out` (no copy at the end).
+    for (int pass = 0; pass < passes; ++pass) {
+        const bool into_out = (passes - 1 - pass) % 2 == 0;
+        const std::span<std::uint8_t> dest = into_out ? out : std::span<std::uint8_t>(scratch);
+        const std::span<const std::uint8_t> src =
+            pass == 0 ? in : (into_out ? std::span<const std::uint8_t>(scratch) : std::span<const std::uint8_t>(out));
+        filter(src, dest, width, height);
+    }
+}
+
 }  // namespace strata::video

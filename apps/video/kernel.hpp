@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace strata::video {
 
@@ -23,5 +24,11 @@ void edge_filter(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, 
 
 /// The same result computed pixel by pixel: the reference the unit test holds the vectorised kernel to.
 void edge_filter_scalar(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, int width, int height);
+
+/// The filter (vectorised, or `scalar`) applied `passes` times, each pass to the previous one's output:
+/// a heavier kernel of the same shape (--kernel-passes), for platforms where the paper's boards spent
+/// longer per frame than this machine does. `scratch` is resized as needed and reused between calls.
+void edge_filter_passes(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, int width, int height,
+                        bool scalar, int passes, std::vector<std::uint8_t>& scratch);
 
 }  // namespace strata::video

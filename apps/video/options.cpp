@@ -46,6 +46,9 @@ std::string check(const Options& o) {
         if (o.kernel_seconds < 0 || o.kernel_seconds > 600) {
             return fmt::format("--kernel-seconds={}: must be 0..600", o.kernel_seconds);
         }
+        if (auto e = range("--kernel-passes", o.kernel_passes, 1, 1000, "filter passes per frame"); !e.empty()) {
+            return e;
+        }
         return range("--repeats", o.repeats, 1, 100000, "kernel runs to take the median of");
     }
     std::string e;
@@ -56,7 +59,8 @@ std::string check(const Options& o) {
         return fmt::format("--kernel={}: unknown kernel (expected vector or scalar)", o.kernel);
     }
     for (const std::string& r :
-         {range("--frames", o.frames, 0, 1LL << 40, "0 means every frame"),
+         {range("--kernel-passes", o.kernel_passes, 1, 1000, "filter passes per frame"),
+          range("--frames", o.frames, 0, 1LL << 40, "0 means every frame"),
           range("--timeout-ms", o.timeout_ms, 100, 3600000, "how long a silent peer is waited for"),
           range("--heartbeat-ms", o.heartbeat_ms, 10, 60000, "how often a waiting rank checks its peers"),
           range("--credits", o.credits, 1, 64, "frames in flight per worker"),
@@ -140,6 +144,8 @@ ParseOutcome parse_options(int argc, char** argv, Options& o) {
     app.add_option("--decode-threads", o.decode_threads, "FFmpeg decoding threads (default 1)");
     app.add_option("--encode-threads", o.encode_threads, "FFmpeg encoding threads (default 1)");
     app.add_option("--kernel", o.kernel, "vector | scalar");
+    app.add_option("--kernel-passes", o.kernel_passes,
+                   "apply the filter this many times per frame, each pass to the last one's output (default 1)");
     app.add_option("--worker-sleep-ms", o.worker_sleep_ms,
                    "tests and demos: workers sleep this long per frame (a slow node; default 0)");
     app.add_option("--node", o.node, "node label in the stats (default $STRATA_VIDEO_NODE or the host name)");

@@ -47,6 +47,7 @@ struct Options {
     int decode_threads = 1;
     int encode_threads = 1;
     std::string kernel = "vector";
+    int kernel_passes = 1;    ///< the filter applied this many times per frame (a heavier kernel)
     int worker_sleep_ms = 0;  ///< tests and demos: each worker sleeps this long per frame (a slow node)
     std::string node;         ///< a label for the stats (default: $STRATA_VIDEO_NODE or the host name)
     // --kernel-time WxH: measure the kernel instead of running the pipeline.

@@ -197,11 +197,8 @@ Result<void> OutputTask::finish() {
 
 void WorkerTask::process(std::span<const std::uint8_t> in, std::span<std::uint8_t> out, const StreamInfo& info) {
     const double t0 = now_s();
-    if (ctx_->options.kernel == "scalar") {
-        edge_filter_scalar(in, out, info.width, info.height);
-    } else {
-        edge_filter(in, out, info.width, info.height);
-    }
+    edge_filter_passes(in, out, info.width, info.height, ctx_->options.kernel == "scalar", ctx_->options.kernel_passes,
+                       scratch_);
     if (ctx_->options.worker_sleep_ms > 0) {
         std::this_thread::sleep_for(std::chrono::milliseconds(ctx_->options.worker_sleep_ms));
     }

@@ -88,6 +88,7 @@ public:
 
 private:
     Context* ctx_;
+    Frame scratch_;  ///< --kernel-passes > 1: the passes' second buffer
 };
 
 }  // namespace strata::video

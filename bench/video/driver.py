@@ -101,11 +101,12 @@ def make_input(path: Path, size: str, frames: int) -> None:
     )  # fmt: skip
 
 
-def kernel_times(e: dict, binary: str, size: str, repeats: int) -> dict:
+def kernel_times(e: dict, binary: str, size: str, repeats: int, passes: int) -> dict:
     w, h = SIZES[size]
     times = {}
     for node in e["nodes"]:
         cmd = [e["launcher"], node, binary, "--kernel-time", f"{w}x{h}", "--repeats", str(repeats)]
+        cmd += ["--kernel-passes", str(passes)]
         cmd += ["--kernel-seconds", "2"]
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True)
         # The mean over >= 2 s: the time per frame the node gives under its quota.
@@ -166,7 +167,14 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
         str(output),
     ]
     cmd += ["--codec", "rawvideo", "--timeout-ms", str(args.timeout_ms), "--stats", str(stats)]
-    cmd += ["--credits", str(args.credits), "--log-dir", str(run_dir)]
+    cmd += [
+        "--credits",
+        str(args.credits),
+        "--log-dir",
+        str(run_dir),
+        "--kernel-passes",
+        str(args.kernel_passes),
+    ]
     if servers:
         cmd += ["--dsm-servers", str(servers)]
     if impl.startswith("zmq"):
@@ -219,6 +227,9 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--kernel-repeats", type=int, default=15)
     p.add_argument("--credits", type=int, default=2)
+    p.add_argument(
+        "--kernel-passes", type=int, default=1, help="the filter applied this many times per frame"
+    )
     p.add_argument("--timeout-ms", type=int, default=30000)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--config", default="{}", help="JSON recorded as the configuration")
@@ -230,7 +241,9 @@ def main() -> int:
         if name not in IMPLS:
             sys.exit(f"driver.py: --impls: unknown implementation {name} (known: {', '.join(IMPLS)})")
     result = {"config": json.loads(args.config), "sizes": {}, "records": []}
-    result["config"].update({"nodes": e["nodes"], "impls": impls, "repeats": args.repeats})
+    result["config"].update(
+        {"nodes": e["nodes"], "impls": impls, "repeats": args.repeats, "kernel_passes": args.kernel_passes}
+    )
     port = 26000 + os.getpid() % 10000
     sizes = args.sizes.split(",")
     # Per size: the input, the kernel times, the serial run, then every implementation per repeat.
@@ -243,18 +256,24 @@ def main() -> int:
         step(done + 1, total, f"{size}: making the input ({w}x{h}, {frames[size]} frames)")
         make_input(video, size, int(frames[size]))
         step(done + 2, total, f"{size}: kernel times")
-        ktimes = kernel_times(e, args.binary, size, args.kernel_repeats)
+        ktimes = kernel_times(e, args.binary, size, args.kernel_repeats, args.kernel_passes)
         serial_out = args.work / f"serial-{size}.nut"
         step(done + 3, total, f"{size}: serial run")
         done += 3
+        serial_stats = Path(tempfile.mkdtemp(prefix="serial-", dir=args.work))
         t0 = time.monotonic()
         # --quiet: no progress line of its own inside the suite's (a terminal would otherwise get one).
         subprocess.run(
             [e["launcher"], e["nodes"][0], args.binary, "--impl", "serial", "-i", str(video), "-o", str(serial_out),
-             "--codec", "rawvideo", "--overwrite", "--quiet"],
+             "--codec", "rawvideo", "--overwrite", "--quiet", "--kernel-passes", str(args.kernel_passes),
+             "--stats", str(serial_stats)],
             check=True, timeout=1800,
         )  # fmt: skip
         serial_s = time.monotonic() - t0
+        # The serial run's job time on the distributed runs' clock: its first decode to its last write.
+        serial_rank = json.loads(next(serial_stats.glob("rank*.json")).read_text())
+        serial_job_s = serial_rank["done_unix"] - serial_rank["first_decode_unix"]
+        shutil.rmtree(serial_stats, ignore_errors=True)
         reference = md5(serial_out)
         serial_out.unlink()
         result["sizes"][size] = {
@@ -264,6 +283,7 @@ def main() -> int:
             "frame_bytes": w * h,
             "kernel_s": ktimes,
             "serial_wall_s": serial_s,
+            "serial_job_s": serial_job_s,
             "serial_md5": reference,
         }
         for r in range(args.repeats):

@@ -157,17 +157,6 @@ Span run_task(const Job& job, const std::string& name, TaskIo& io, TaskOutcome& 
 Result<std::optional<Report>> gather_report(const Job& job, const TaskIo& io, TaskOutcome& outcome, Span span) {
     const Workflow& wf = job.wf;
     const int rank = job.rank;
-    std::int64_t first_start = 0;
-    std::int64_t last_end = 0;
-    std::uint64_t errors = 0;
-    for (auto r :
-         {reduce(job, &span.start, &first_start, 1, MPI_INT64_T, MPI_MIN, "gathering the first start"),
-          reduce(job, &span.end, &last_end, 1, MPI_INT64_T, MPI_MAX, "gathering the last end"),
-          reduce(job, &outcome.checksum_errors, &errors, 1, MPI_UINT64_T, MPI_SUM, "gathering the checksum errors")}) {
-        if (!r) {
-            return std::unexpected(r.error());
-        }
-    }
     constexpr int kFields = 5;
     std::vector<double> mine(wf.edges.size() * kFields, 0.0);
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
@@ -176,22 +165,37 @@ Result<std::optional<Report>> gather_report(const Job& job, const TaskIo& io, Ta
         const double fields[kFields] = {static_cast<double>(s.samples), s.p50_ns, s.p90_ns, s.p99_ns, s.max_ns};
         std::copy(std::begin(fields), std::end(fields), mine.begin() + static_cast<std::ptrdiff_t>(e * kFields));
     }
-    std::vector<double> all(mine.size(), 0.0);
-    if (auto r = reduce(job, mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM,
-                        "gathering the edges' latencies");
-        !r) {
-        return std::unexpected(r.error());
-    }
     // Each edge has one consumer: the others add 0.
     std::vector<std::uint64_t> digests(wf.edges.size(), 0);
     for (std::size_t i = 0; i < io.inputs.size(); ++i) {
         digests[static_cast<std::size_t>(io.input_edges[i])] = outcome.digest[i];
     }
+    std::int64_t first_start = 0;
+    std::int64_t last_end = 0;
+    std::uint64_t errors = 0;
+    std::vector<double> all(mine.size(), 0.0);
     std::vector<std::uint64_t> all_digests(digests.size(), 0);
-    if (auto r = reduce(job, digests.data(), all_digests.data(), static_cast<int>(digests.size()), MPI_UINT64_T,
-                        MPI_SUM, "gathering the edges' digests");
-        !r) {
-        return std::unexpected(r.error());
+    struct Reduction {
+        const void* mine;
+        void* all;
+        int count;
+        MPI_Datatype type;
+        MPI_Op op;
+        const char* what;
+    };
+    // One after the other, every rank in the same order; the first that fails ends the gathering.
+    const Reduction reductions[] = {
+        {&span.start, &first_start, 1, MPI_INT64_T, MPI_MIN, "gathering the first start"},
+        {&span.end, &last_end, 1, MPI_INT64_T, MPI_MAX, "gathering the last end"},
+        {&outcome.checksum_errors, &errors, 1, MPI_UINT64_T, MPI_SUM, "gathering the checksum errors"},
+        {mine.data(), all.data(), static_cast<int>(mine.size()), MPI_DOUBLE, MPI_SUM, "gathering the edges' latencies"},
+        {digests.data(), all_digests.data(), static_cast<int>(digests.size()), MPI_UINT64_T, MPI_SUM,
+         "gathering the edges' digests"},
+    };
+    for (const Reduction& r : reductions) {
+        if (auto done = reduce(job, r.mine, r.all, r.count, r.type, r.op, r.what); !done) {
+            return std::unexpected(done.error());
+        }
     }
     if (rank != 0) {
         return std::optional<Report>{};

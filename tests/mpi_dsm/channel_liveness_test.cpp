@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "mpi_dsm/channel_test.hpp"
 #include "net/mpi_channel.hpp"
 
 namespace {
@@ -24,20 +25,13 @@ namespace {
 using namespace std::chrono_literals;
 using strata::net::MpiChannel;
 using strata::net::Received;
+using strata::test::channel::check;
 
 enum Kind : unsigned char { ping = 0, pong, kinds };
 constexpr auto kTimeout = 300ms;
 constexpr auto kHeartbeat = 50ms;
 constexpr auto kChecking = 1500ms;  // rank 0 checks this long while rank 1 answers
 constexpr auto kGiveUp = 30s;       // a hang bound for the dead peer to be found
-
-int failures = 0;
-void check(bool ok, const std::string& what) {
-    if (!ok) {
-        std::fprintf(stderr, "FAIL: %s\n", what.c_str());
-        ++failures;
-    }
-}
 
 // Takes every message waiting; answers pings.
 void serve(MpiChannel& ch) {
@@ -57,26 +51,12 @@ void serve(MpiChannel& ch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    int rank = 0;
-    int size = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 2) {
-        if (rank == 0) {
-            std::fprintf(stderr, "run with 2 ranks, not %d\n", size);
-        }
-        MPI_Finalize();
+    const int rank = strata::test::channel::start(argc, argv, 2);
+    if (rank < 0) {
         return 2;
     }
-    auto channel = MpiChannel::create(MPI_COMM_WORLD,
-                                      {.tag = 1, .kinds = kinds, .who = "liveness test", .ping = {std::byte{ping}}});
-    if (!channel) {
-        std::fprintf(stderr, "rank %d: %s\n", rank, channel.error().what().c_str());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    MpiChannel& ch = **channel;
+    auto channel = strata::test::channel::make(kinds, ping, "liveness test", rank);
+    MpiChannel& ch = *channel;
     MPI_Barrier(MPI_COMM_WORLD);
     std::this_thread::sleep_for(2 * kTimeout);  // quiet: nothing goes either way
     if (rank == 0) {
@@ -108,12 +88,8 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(3 * kTimeout + 10 * kHeartbeat);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) {
-        std::printf("%s: %d failures\n", all == 0 ? "ok" : "FAILED", all);
-    }
-    channel->reset();
+    const int all = strata::test::channel::verdict(rank);
+    channel.reset();
     MPI_Finalize();
     return all == 0 ? 0 : 1;
 }

@@ -29,6 +29,9 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "mpi_dsm/channel_test.hpp"
 #include "net/mpi_channel.hpp"
 #include "strata/launcher.h"
 #include "support/process.hpp"
@@ -44,12 +47,9 @@ constexpr std::size_t kBig = std::size_t{256} << 20;
 constexpr auto kGiveUp = 60s;  // a hang bound, far past any delay load causes
 constexpr int kRounds = 5;
 
-int failures = 0;
+// The shared check, with the rank that saw the failure in its message.
 void check(bool ok, const std::string& what, int rank) {
-    if (!ok) {
-        std::fprintf(stderr, "rank %d: FAIL: %s\n", rank, what.c_str());
-        ++failures;
-    }
+    strata::test::channel::check(ok, fmt::format("rank {}: {}", rank, what));
 }
 
 std::byte pattern(std::size_t i) {
@@ -187,32 +187,18 @@ bool stopped_sender(MpiChannel& ch) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    int rank = 0;
-    int size = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (size != 3) {
-        if (rank == 0) {
-            std::fprintf(stderr, "run with 3 ranks, not %d\n", size);
-        }
-        MPI_Finalize();
+    const int rank = strata::test::channel::start(argc, argv, 3);
+    if (rank < 0) {
         return 2;
     }
     std::vector<pid_t> pids(3);
     const pid_t self = ::getpid();
     MPI_Allgather(&self, 1, MPI_INT, pids.data(), 1, MPI_INT, MPI_COMM_WORLD);
-    auto channel = MpiChannel::create(MPI_COMM_WORLD,
-                                      {.tag = 1, .kinds = kinds, .who = "channel test", .ping = {std::byte{ping}}});
-    if (!channel) {
-        std::fprintf(stderr, "rank %d: %s\n", rank, channel.error().what().c_str());
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    MpiChannel& ch = **channel;
+    auto channel = strata::test::channel::make(kinds, ping, "channel test", rank);
+    MpiChannel& ch = *channel;
     ch.set_receive_timeout(std::chrono::duration_cast<std::chrono::milliseconds>(kGiveUp));
     int tested = 0;
-    for (int round = 1; round <= kRounds && tested == 0 && failures == 0; ++round) {
+    for (int round = 1; round <= kRounds && tested == 0 && strata::test::channel::failures == 0; ++round) {
         std::string order;
         int in_flight = 1;  // only rank 2 can tell; the others agree with it
         if (rank == 0) {
@@ -237,11 +223,7 @@ int main(int argc, char** argv) {
         check(!ch.is_dead(r), "rank " + std::to_string(r) + " is not dead", rank);
     }
     ch.flush(10s);
-    int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) {
-        std::printf("%s: %d failures\n", all == 0 ? "ok" : "FAILED", all);
-    }
+    const int all = strata::test::channel::verdict(rank);
     std::fflush(stdout);
     // The ranks are on different "hosts", where MPICH 4.0.2's ch4:ucx MPI_Finalize can deadlock
     // (seen here 5 times in 10): every rank ends without it, having told its launcher.

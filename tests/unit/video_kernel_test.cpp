@@ -13,6 +13,7 @@
 namespace {
 
 using strata::video::edge_filter;
+using strata::video::edge_filter_passes;
 using strata::video::edge_filter_scalar;
 using Frame = std::vector<std::uint8_t>;
 
@@ -84,6 +85,24 @@ TEST(VideoKernel, the_border_takes_the_nearest_pixel_and_results_clamp_at_255) {
             EXPECT_EQ(out[static_cast<std::size_t>(y * w)], 255);
             EXPECT_EQ(out[static_cast<std::size_t>(y * w + 1)], 0);
             EXPECT_EQ(out[static_cast<std::size_t>(y * w + w - 1)], 0);
+        }
+    }
+}
+
+TEST(VideoKernel, passes_apply_the_filter_again_to_each_output_for_odd_and_even_counts) {
+    const int w = 37;
+    const int h = 9;
+    std::mt19937 random(11);
+    Frame in(static_cast<std::size_t>(w * h));
+    for (auto& p : in) p = static_cast<std::uint8_t>(random());
+    for (bool vector : {true, false}) {
+        Frame expected = in;
+        Frame scratch;
+        for (int passes = 1; passes <= 4; ++passes) {
+            expected = filtered(expected, w, h, vector);
+            Frame out(in.size(), 0xCD);
+            edge_filter_passes(in, out, w, h, !vector, passes, scratch);
+            EXPECT_EQ(out, expected) << passes << " passes, " << (vector ? "vector" : "scalar");
         }
     }
 }
