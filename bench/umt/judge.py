@@ -357,11 +357,33 @@ def kernel_checks(summary, mode):
     return checks
 
 
+def over_the_round(doc, rows):
+    """The default targets judged on every run of the round (results.json "round", written by round.py): met
+    only when this run and each earlier one met it, with the earlier runs' figures beside this run's."""
+    earlier = doc.get("round", {}).get("earlier", [])
+    if not earlier:
+        return rows
+    out = []
+    for r in rows:
+        before = [run["targets"].get(r["id"]) for run in earlier]
+        if r["id"].startswith("default-") and all(before):
+            figures = ", ".join(b["measured"] for b in before)
+            r = dict(
+                r,
+                measured=f"{r['measured']} (runs 1–{len(before)}: {figures})",
+                met=bool(r["met"]) and all(b["met"] for b in before),
+            )
+        out.append(r)
+    return out
+
+
 def shared_rows(doc):
     """results.json's "targets": every target judged on the verdict mode, with the table's wording of it (and
-    its figures beside) as "detail"."""
+    its figures beside) as "detail"; the default targets over the whole round where the run is its last."""
     mode = doc.get("verdict_mode", "ebpf+idle")
     out = judged_rows(doc, mode)
+    if mode == DEFAULT_MODE:
+        out = over_the_round(doc, out)
     if mode == DEFAULT_MODE:
         # The earlier definitions, on idle+standby, while the run still measures that mode.
         out += [

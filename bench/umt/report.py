@@ -19,6 +19,7 @@ from judge import (  # noqa: E402
     bound_of,
     comparison_mode,
     fmt,
+    judged_rows,
     modes_in,
     row,
     shared_rows,
@@ -116,6 +117,33 @@ def run_task_utilization(run):
 def run_task_cpu_s(run):
     """A run's tasks' CPU time on the same basis as run_task_utilization."""
     return run.get("task_body_cpu_s", run["task_cpu_s"])
+
+
+def round_section(doc):
+    """The default targets over the round this run ends (results.json "round"): each run's figure and the
+    verdict, met only when every run met it."""
+    if not doc.get("round"):
+        return []
+    earlier = doc["round"]["earlier"]
+    lines = [
+        "",
+        f"This run ends a round of {len(earlier) + 1} runs of the same command; the default targets are judged "
+        "on all of them, met only where each run met it (results.json's `targets`):",
+        "",
+        "| target | "
+        + " | ".join(f"run {i + 1} ({e['ref']})" for i, e in enumerate(earlier))
+        + f" | run {len(earlier) + 1} (this one) | met in each |",
+        "|---|" + "---|" * (len(earlier) + 2),
+    ]
+    for own in judged_rows(doc, doc.get("verdict_mode", "ebpf+idle")):
+        before = [e["targets"].get(own["id"]) for e in earlier]
+        if not all(before):
+            continue
+        met = own["met"] and all(b["met"] for b in before)
+        cells = [f"{b['measured']}{'' if b['met'] else ' (missed)'}" for b in before]
+        cells.append(f"{own['measured']}{'' if own['met'] else ' (missed)'}")
+        lines.append(f"| {own['id']} | " + " | ".join(cells) + f" | {'yes' if met else '**no**'} |")
+    return lines
 
 
 def mode_comparison(summary):
@@ -343,6 +371,7 @@ def markdown(doc, plots, rows):
     ]
     for r in rows:
         lines.append(f"| {r['target']} | {r['measured']} | {'yes' if r['met'] else '**no**'} |")
+    lines += round_section(doc)
     lines += mode_comparison(summary)
     load = doc.get("loadavg")
     lines += [

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import REPO
@@ -64,3 +65,59 @@ def test_the_compute_only_target_names_the_a_a_figure_beside_its_verdict():
     assert overhead[1] == pytest.approx(2.0)
     assert overhead[2] is False
     assert "odd-numbered runs against its even-numbered ones, the same measure: 1.00%" in overhead[0]
+
+
+def row_of(id: str, measured: str, met: bool) -> dict:
+    return {"id": id, "measured": measured, "met": met}
+
+
+def test_a_default_target_is_met_over_the_round_only_when_every_run_met_it():
+    judge = judge_module()
+    earlier = [
+        {
+            "ref": "a",
+            "targets": {
+                "default-x": {"measured": "1%", "met": True},
+                "default-y": {"measured": "5%", "met": False},
+            },
+        },
+        {
+            "ref": "b",
+            "targets": {
+                "default-x": {"measured": "2%", "met": True},
+                "default-y": {"measured": "1%", "met": True},
+            },
+        },
+    ]
+    rows = [row_of("default-x", "3%", True), row_of("default-y", "2%", True), row_of("other", "9%", True)]
+    got = {r["id"]: r for r in judge.over_the_round({"round": {"earlier": earlier}}, rows)}
+    assert got["default-x"]["met"] is True
+    assert got["default-y"]["met"] is False  # run 1 missed it, though the last run met it
+    assert got["default-y"]["measured"] == "2% (runs 1–2: 5%, 1%)"
+    assert got["other"] == row_of("other", "9%", True)  # not a default target: this run's own verdict
+
+
+def test_a_run_outside_a_round_keeps_its_own_verdicts():
+    judge = judge_module()
+    rows = [row_of("default-x", "3%", False)]
+    assert judge.over_the_round({}, rows) == rows
+
+
+def test_a_round_refuses_an_earlier_run_of_another_command(tmp_path):
+    import json
+    import subprocess
+
+    def run(date: str, command: str) -> Path:
+        path = tmp_path / f"{date}.json"
+        path.write_text(json.dumps({"date": date, "command": command, "verdict_mode": "ebpf", "targets": []}))
+        return path
+
+    last = run("2026-11-30T03", "bench/umt/run --repeats 9")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "umt" / "round.py"), str(last),
+         str(run("2026-11-30T01", "bench/umt/run --repeats 9")), str(run("2026-11-30T02", "bench/umt/run --repeats 5"))],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "command 'bench/umt/run --repeats 5' is not this run's" in done.stderr
+    assert "round" not in json.loads(last.read_text())
