@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: MIT
+# The tests of proc_vs_threads at a tiny size (CMakeLists.txt registers them):
+#   cmake -DEXE=<bench_shared_objects_proc_vs_threads> -DCHECK=<test name> -P proc_vs_threads.smoke.cmake
+cmake_minimum_required(VERSION 3.20)
+
+# Runs EXE with the arguments; sets <prefix>_rc, <prefix>_out, <prefix>_err and <prefix>_seconds.
+function(run prefix)
+  string(TIMESTAMP start "%s")
+  execute_process(COMMAND ${EXE} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  string(TIMESTAMP end "%s")
+  math(EXPR seconds "${end} - ${start}")
+  set(${prefix}_rc "${rc}" PARENT_SCOPE)
+  set(${prefix}_out "${out}" PARENT_SCOPE)
+  set(${prefix}_err "${err}" PARENT_SCOPE)
+  set(${prefix}_seconds "${seconds}" PARENT_SCOPE)
+endfunction()
+
+# Runs EXE, which must succeed without a checksum error; sets <prefix> to its checksum.
+function(checksum prefix)
+  run(r ${ARGN})
+  if(NOT r_rc STREQUAL "0")
+    message(FATAL_ERROR "proc_vs_threads ${ARGN}: exit ${r_rc}\n${r_out}${r_err}")
+  endif()
+  string(JSON errors GET "${r_out}" checksum_errors)
+  string(JSON sum GET "${r_out}" checksum)
+  if(NOT errors STREQUAL "0")
+    message(FATAL_ERROR "proc_vs_threads ${ARGN}: ${errors} checksum errors\n${r_out}")
+  endif()
+  set(${prefix} "${sum}" PARENT_SCOPE)
+endfunction()
+
+if(CHECK STREQUAL "processes_and_threads_do_the_same_scatter_gather_work")
+  foreach(shape IN ITEMS scatter-gather pipeline simple)
+    set(tiny --shape ${shape} --size 4096 --iterations 40)
+    checksum(threads --as threads ${tiny})
+    checksum(private --as threads --sync private ${tiny})
+    checksum(like_threads_cpp --as threads --sync private --memory private ${tiny})
+    checksum(processes --as processes ${tiny})
+    if(NOT threads STREQUAL processes OR NOT threads STREQUAL private OR NOT threads STREQUAL like_threads_cpp)
+      message(FATAL_ERROR "${shape}: threads read ${threads}, threads with private mutexes ${private}, with "
+                          "private mutexes and memory ${like_threads_cpp}, processes ${processes}: the vehicles "
+                          "did not hand over the same bytes")
+    endif()
+    # The checksum covers the data: one more iteration must change it.
+    checksum(longer --as processes --shape ${shape} --size 4096 --iterations 41)
+    if(longer STREQUAL processes)
+      message(FATAL_ERROR "${shape}: 40 and 41 iterations gave the same checksum ${processes}")
+    endif()
+    message(STATUS "${shape}: processes and every kind of threads read ${threads}")
+  endforeach()
+elseif(CHECK STREQUAL "a_task_process_that_dies_fails_the_run_instead_of_hanging")
+  # t2 dies holding its outbox's lock; the others' waits time out after 5 s at most.
+  run(dead --as processes --shape scatter-gather --size 4096 --iterations 100000 --die 2:50 --timeout-ms 5000)
+  if(NOT dead_rc STREQUAL "1" OR NOT dead_err MATCHES "task t2: " OR dead_seconds GREATER 20)
+    message(FATAL_ERROR "a dead t2 should fail the run within 20 s with exit 1, naming t2; got exit "
+                        "${dead_rc} after ${dead_seconds} s\n${dead_out}${dead_err}")
+  endif()
+  message(STATUS "exit ${dead_rc} after ${dead_seconds} s: ${dead_err}")
+elseif(CHECK STREQUAL "a_bad_option_is_refused_with_its_name_value_and_cause")
+  foreach(case IN ITEMS "--size;12;--size=12: " "--tasks;2;--tasks=2: a scatter-gather" "--as;fork;--as=fork: "
+                        "--sync;private;--sync=private: processes" "--memory;private;--memory=private: processes")
+    list(GET case 0 option)
+    list(GET case 1 value)
+    list(GET case 2 expected)
+    set(as --as processes)
+    if(option STREQUAL "--as")
+      set(as "")
+    endif()
+    run(bad ${as} ${option} ${value})
+    if(NOT bad_rc STREQUAL "2" OR NOT bad_err MATCHES "${expected}")
+      message(FATAL_ERROR "${option} ${value}: expected exit 2 and '${expected}', got exit ${bad_rc}: ${bad_err}")
+    endif()
+  endforeach()
+else()
+  message(FATAL_ERROR "CHECK=${CHECK}: not a test of proc_vs_threads.smoke.cmake")
+endif()
