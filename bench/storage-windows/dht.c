@@ -17,8 +17,16 @@
  *            [--fill 0.8] [--dir DIR] [--json FILE] [--repeat N] [--label L]
  *            [--factor 0.5] [--sync ...] [--access-style ...] [--verify-passes 1]
  * --verify-passes N: look the keys up in N passes, each over 1/N of the LV (out of core: the
- *            verification's slots stay in the page cache; the verification is not timed). */
+ *            verification's slots stay in the page cache; the verification is not timed).
+ *
+ * Built twice: sw-dht with libstrata-mpi (the variants of sw.h) and sw-dht-plain without it (the
+ * variants plain-storage and plain-combined of plain_window.h: strata's layout made by hand), so
+ * the same inserts run on the same file with and without strata. Each run reports its split
+ * (memory_bytes, storage_bytes) and a checksum of where every key sits, which any two runs with the
+ * same keys share. */
 #include "sw.h"
+
+#include "plain_window.h"
 
 typedef struct {
     uint64_t key;
@@ -94,9 +102,71 @@ static int lookup(const table* t, uint64_t key) {
     }
 }
 
+/* Where every key sits, summed over the slots: each key hashed with its rank and slot. The order
+ * of a chain and the heap indices are left out (they depend on which insert won a race), so two runs
+ * of the same keys agree whatever window held them. Local loads: call after the last epoch. */
+static uint64_t checksum(const table* t) {
+    const uint64_t elements = 1 + t->lv + t->heap;
+    uint64_t sum = 0;
+    for (uint64_t slot = 1; slot <= t->lv; ++slot) {
+        const uint64_t where = sw_mix(slot * (uint64_t)t->nprocs + (uint64_t)sw_rank());
+        for (uint64_t at = slot, steps = 0; at != 0; at = t->base[at].next, ++steps) {
+            CHECK(at < elements && steps <= t->heap,
+                  "slot %" PRIu64 ": its chain leads to element %" PRIu64 " after %" PRIu64 " steps (%" PRIu64
+                  " elements)",
+                  slot, at, steps, elements);
+            if (t->base[at].key == 0) break;
+            sum += sw_mix(t->base[at].key ^ where);
+        }
+    }
+    return sum;
+}
+
+/* The storage_alloc_factor the variant asked for: the file's share of the window. */
+static double storage_factor(const sw_config* c) {
+    if (strcmp(c->variant, "combined") == 0 || strcmp(c->variant, "plain-combined") == 0) return c->factor;
+    return sw_is_storage(c) || plain_is_variant(c->variant) ? 1.0 : 0.0;
+}
+
+/* This rank's bytes in memory and on the file: as strata reports them (MPI_Win_get_info), or as the
+ * plain window made them. */
+static void placement(const sw_config* c, MPI_Win win, const plain_window* by_hand, size_t bytes, size_t out[2]) {
+    out[0] = bytes;
+    out[1] = 0;
+    if (by_hand) {
+        out[0] = by_hand->memory_bytes;
+        out[1] = by_hand->storage_bytes;
+        return;
+    }
+    if (!sw_is_storage(c)) return;
+    MPI_Info info;
+    CHECK_MPI(MPI_Win_get_info(win, &info));
+    const char* keys[2] = {"strata_memory_bytes", "strata_storage_bytes"};
+    for (int i = 0; i < 2; ++i) {
+        char value[64] = "";
+        int length = (int)sizeof value, flag = 0;
+        CHECK_MPI(MPI_Info_get_string(info, keys[i], &length, value, &flag));
+        CHECK(flag, "MPI_Win_get_info: no %s on a %s window", keys[i], c->variant);
+        out[i] = (size_t)strtoull(value, NULL, 10);
+    }
+    MPI_Info_free(&info);
+}
+
 int main(int argc, char** argv) {
     MPI_Init(&argc, &argv);
-    const sw_config config = sw_config_from(argc, argv, "memory");
+    const int plain = plain_is_variant(sw_opt(argc, argv, "--variant", "memory"));
+#ifdef STRATA_SW_PLAIN
+    CHECK(plain,
+          "--variant=%s: sw-dht-plain is built without libstrata-mpi and runs plain-storage and "
+          "plain-combined only; run the others with sw-dht",
+          sw_opt(argc, argv, "--variant", "memory"));
+#else
+    CHECK(!plain,
+          "--variant=%s: the plain variants bypass strata: run them with sw-dht-plain, which is built "
+          "without libstrata-mpi",
+          sw_opt(argc, argv, "--variant", "memory"));
+#endif
+    const sw_config config = plain ? plain_config_from(argc, argv) : sw_config_from(argc, argv, "memory");
     CHECK(strcmp(config.variant, "mpiio") != 0 && strcmp(config.variant, "mpiio-coll") != 0,
           "--variant=%s: the DHT runs on windows only", config.variant);
     table t = {0};
@@ -109,7 +179,11 @@ int main(int argc, char** argv) {
     const size_t bytes = (1 + t.lv + t.heap) * sizeof(element);
     const uint64_t count = (uint64_t)(fill * (double)t.lv);
 
-    t.base = sw_win_allocate(&config, "dht-%r.dat", 1, bytes, 1, &t.win);
+    plain_window by_hand = {.fd = -1};
+    char name[64];
+    snprintf(name, sizeof name, "dht-%d.dat", sw_rank()); /* the name strata gives dht-%r.dat */
+    t.base = plain ? plain_win_create(config.variant, config.dir, config.factor, name, bytes, &t.win, &by_hand)
+                   : sw_win_allocate(&config, "dht-%r.dat", 1, bytes, 1, &t.win);
     MPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     memset(t.base, 0, bytes);
@@ -126,7 +200,11 @@ int main(int argc, char** argv) {
     CHECK_MPI(MPI_Win_unlock_all(t.win));
     MPI_Barrier(MPI_COMM_WORLD);
     const double synced_from = MPI_Wtime();
-    sw_win_sync_self(t.win);
+    if (plain) {
+        plain_win_sync_self(t.win, &by_hand);
+    } else {
+        sw_win_sync_self(t.win);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     const double end = MPI_Wtime();
 
@@ -154,9 +232,11 @@ int main(int argc, char** argv) {
     }
     CHECK(found == count, "%" PRIu64 " of %" PRIu64 " keys looked up", found, count);
     CHECK_MPI(MPI_Win_unlock_all(t.win));
-    uint64_t local[2] = {t.base[0].key, 0}, global[2];
+    uint64_t local[3] = {t.base[0].key, 0, checksum(&t)}, global[3];
     for (uint64_t i = 1; i <= t.lv; ++i) local[1] += t.base[i].key != 0;
-    MPI_Allreduce(local, global, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(local, global, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    size_t split[2];
+    placement(&config, t.win, plain ? &by_hand : NULL, bytes, split);
     CHECK(global[0] + global[1] == count * (uint64_t)t.nprocs,
           "%" PRIu64 " slots + %" PRIu64 " heap elements used, %" PRIu64 " keys inserted", global[1], global[0],
           count * (uint64_t)t.nprocs);
@@ -165,13 +245,18 @@ int main(int argc, char** argv) {
             "\"app\":\"dht\",\"label\":\"%s\",\"variant\":\"%s\",\"repeat\":%ld,\"ranks\":%d,\"lv\":%" PRIu64
             ",\"heap_factor\":%ld,\"fill\":%g,\"window_bytes\":%zu,\"dht_bytes\":%zu,\"factor\":%g,\"sync\":\"%s\","
             "\"access_style\":\"%s\",\"inserts\":%" PRIu64 ",\"heap_used\":%" PRIu64
-            ",\"init_seconds\":%.6f,\"insert_seconds\":%.6f,\"sync_seconds\":%.6f,\"seconds\":%.6f,\"verified\":true",
+            ",\"init_seconds\":%.6f,\"insert_seconds\":%.6f,\"sync_seconds\":%.6f,\"seconds\":%.6f,\"verified\":true"
+            ",\"memory_bytes\":%zu,\"storage_bytes\":%zu,\"checksum\":\"%016" PRIx64 "\"",
             sw_opt(argc, argv, "--label", "in-core"), config.variant, sw_opt_long(argc, argv, "--repeat", 0), t.nprocs,
-            t.lv, heap_factor, fill, bytes, bytes * (size_t)t.nprocs,
-            strcmp(config.variant, "combined") == 0 ? config.factor : (sw_is_storage(&config) ? 1.0 : 0.0), config.sync,
+            t.lv, heap_factor, fill, bytes, bytes * (size_t)t.nprocs, storage_factor(&config), config.sync,
             config.access_style ? config.access_style : "", count * (uint64_t)t.nprocs, global[0],
-            inserted_from - start, synced_from - inserted_from, end - synced_from, end - start);
-    CHECK_MPI(MPI_Win_free(&t.win));
+            inserted_from - start, synced_from - inserted_from, end - synced_from, end - start, split[0], split[1],
+            global[2]);
+    if (plain) {
+        plain_win_free(&t.win, &by_hand);
+    } else {
+        CHECK_MPI(MPI_Win_free(&t.win));
+    }
     sw_finalize();
     return 0;
 }

@@ -317,11 +317,55 @@ OOC_NAMED_MEMORY_SHARE = 0.5
 
 
 def ooc_key(variant, factor, ratio):
-    if variant != "combined" or factor is None:
+    if variant not in ("combined", "plain-combined") or factor is None:
         return variant
     if abs(float(factor) - (1 - OOC_NAMED_MEMORY_SHARE / float(ratio))) < 1e-4:
         return variant
-    return f"combined (factor {float(factor):.3f})"
+    return f"{variant} (factor {float(factor):.3f})"
+
+
+# The same pattern without strata (issue 29): sw-dht-plain makes strata's storage and combined layouts
+# by hand (plain_window.h) and runs the same inserts on the same file, with every MPI call going to MPI
+# itself. Each plain variant is reported beside the strata variant it copies.
+OOC_PLAIN = {"storage": "plain-storage", "combined": "plain-combined"}
+
+
+def ooc_without_strata(entry, dht, labels, ratio):
+    """Strata's windows against the same layouts without strata, paired per repeat."""
+    out = {}
+    for kind, plain in OOC_PLAIN.items():
+        mine, theirs = entry["variants"].get(kind), entry["variants"].get(plain)
+        if not theirs:
+            continue
+
+        def by_repeat(variant):
+            return {
+                d["repeat"]: d["seconds"]
+                for d in dht
+                if d["label"] in labels and ooc_key(d["variant"], d.get("factor"), ratio) == variant
+            }
+
+        strata, without = by_repeat(kind), by_repeat(plain)
+        paired = sorted(strata[r] / without[r] for r in strata if r in without and without[r])
+        out[kind] = {
+            "plain_variant": plain,
+            "factor": theirs.get("factor"),
+            "seconds": mine["seconds"] if mine else None,
+            "plain_seconds": theirs["seconds"],
+            "ratio_to_projection": mine["ratio_to_projection"] if mine else None,
+            "plain_ratio_to_projection": theirs["ratio_to_projection"],
+            "to_plain": mine["seconds"] / theirs["seconds"]
+            if mine and mine["seconds"] and theirs["seconds"]
+            else None,
+            "paired_to_plain": paired,
+            "disk_read_bytes": mine.get("disk_read_bytes") if mine else None,
+            "plain_disk_read_bytes": theirs.get("disk_read_bytes"),
+            "disk_written_bytes": mine.get("disk_written_bytes") if mine else None,
+            "plain_disk_written_bytes": theirs.get("disk_written_bytes"),
+            "major_faults": mine.get("major_faults") if mine else None,
+            "plain_major_faults": theirs.get("major_faults"),
+        }
+    return out
 
 
 def ooc_summary(rows):
@@ -387,6 +431,9 @@ def ooc_summary(rows):
                 "disk_written_bytes": median([r.get("disk_written_bytes") for r in mine]),
                 "wall_seconds": median([r["wall_seconds"] for r in mine]),
             }
+        without = ooc_without_strata(entry, dht, labels, ratio)
+        if without:
+            entry["without_strata"] = without
         out[str(ratio)] = entry
     skipped = [r["skipped"] for r in rows if "skipped" in r]
     limits = [r for r in rows if r.get("app") == "limits"]
@@ -667,6 +714,34 @@ def gib(n):
     return f"{n / 2**30:.2f} GiB" if n and n >= 2**30 else (f"{n / 2**20:.0f} MiB" if n else "—")
 
 
+def ooc_without_strata_lines(ratio, without):
+    lines = [
+        f"### The same pattern without strata ({ratio}×)",
+        "",
+        "The same inserts on the same layout made by hand (`sw-dht-plain`, built without libstrata-mpi: "
+        "`plain_window.h`): anonymous memory and a `MAP_SHARED` mapping of a file of the same size in the same "
+        "directory (`MADV_RANDOM`, as strata maps it), exposed with `MPI_Win_create`, synced with `MPI_Win_sync` "
+        "and `msync`. Its time is what the kernel and MPI give this access pattern. Strata / without strata: the "
+        "ratio of the medians; per repeat: each strata run over the plain run of its repeat.",
+        "",
+        "| layout | storage_alloc_factor | strata s | without strata s | strata / projection "
+        "| without strata / projection | strata / without strata | per repeat | disk read (strata / without) "
+        "| disk written (strata / without) | major faults (strata / without) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind, w in without.items():
+        per_repeat = ", ".join(fmt(x) for x in w["paired_to_plain"]) or "—"
+        lines.append(
+            f"| {kind} / {w['plain_variant']} | {fmt(w.get('factor'), 3)} | {fmt(w['seconds'])} "
+            f"| {fmt(w['plain_seconds'])} | {fmt(w['ratio_to_projection'])} | {fmt(w['plain_ratio_to_projection'])} "
+            f"| {fmt(w['to_plain'])} | {per_repeat} | {gib(w['disk_read_bytes'])} / {gib(w['plain_disk_read_bytes'])} "
+            f"| {gib(w['disk_written_bytes'])} / {gib(w['plain_disk_written_bytes'])} "
+            f"| {fmt(w['major_faults'], 0)} / {fmt(w['plain_major_faults'], 0)} |"
+        )
+    lines.append("")
+    return lines
+
+
 def markdown(s, meta) -> str:
     lines = [
         "# Storage windows evaluation: results",
@@ -824,7 +899,10 @@ def markdown(s, meta) -> str:
                     f"| {fmt(e.get('wall_seconds'), 1)} |"
                 )
             lines.append("")
-        lines += ["![DHT](dht.png)"]
+            if entry.get("without_strata"):
+                lines += ooc_without_strata_lines(ratio, entry["without_strata"])
+        if dht:  # the plot needs both (main)
+            lines += ["![DHT](dht.png)"]
     hacc = s.get("hacc")
     if hacc:
         lines += [

@@ -15,6 +15,12 @@ endforeach()
 # The out-of-core runs verify in passes over the LV (--verify-passes): every key must still be found.
 strata_sw_smoke(dht_verification_in_passes_finds_every_key NP 2 APP dht
   ARGS --variant combined --factor 0.75 --lv 4K --verify-passes 7)
+# The same DHT without strata (sw-dht-plain, issue 29): the same split, the same table as strata's windows.
+add_test(NAME storage-windows.dht_on_plain_windows_holds_the_same_table_as_on_strata_windows
+  COMMAND /bin/bash ${CMAKE_CURRENT_SOURCE_DIR}/smoke_plain.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:sw-dht>
+          $<TARGET_FILE:sw-dht-plain>)
+set_tests_properties(storage-windows.dht_on_plain_windows_holds_the_same_table_as_on_strata_windows
+  PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
 foreach(variant storage mpiio mpiio-coll)
   strata_sw_smoke(hacc_checkpoint_through_${variant}_restarts_with_every_value NP 2 APP hacc
     ARGS --variant ${variant} --particles 64K)
