@@ -233,14 +233,17 @@ def targets(summary, verdict_mode, baseline_mode, runs=()):
 
 
 def target_rows(doc):
-    """The targets table of results.md as {"target", "measured", "met"} rows, judged on the verdict mode."""
+    """The targets table of results.md as {"target", "measured", "met"} rows, judged on the verdict mode; the
+    default targets over the round where the run ends one (as results.json's rows)."""
     verdict = doc.get("verdict_mode", "ebpf+idle")
-    return [
-        {"target": text, "measured": f"{fmt(value)}{unit}", "met": bool(met)}
-        for text, value, met, unit, _ in targets(
+    prefix = "default-" if verdict == DEFAULT_MODE else ""
+    rows = [
+        {"id": prefix + id, "target": text, "measured": f"{fmt(value)}{unit}", "met": bool(met)}
+        for text, value, met, unit, id in targets(
             doc["summary"], verdict, comparison_mode(verdict), doc.get("runs", [])
         )
     ]
+    return over_the_round(doc, rows) if verdict == DEFAULT_MODE else rows
 
 
 def comparison_mode(verdict):
