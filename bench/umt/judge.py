@@ -233,17 +233,13 @@ def targets(summary, verdict_mode, baseline_mode, runs=()):
 
 
 def target_rows(doc):
-    """The targets table of results.md as {"target", "measured", "met"} rows, judged on the verdict mode; the
-    default targets over the round where the run ends one (as results.json's rows)."""
-    verdict = doc.get("verdict_mode", "ebpf+idle")
-    prefix = "default-" if verdict == DEFAULT_MODE else ""
-    rows = [
-        {"id": prefix + id, "target": text, "measured": f"{fmt(value)}{unit}", "met": bool(met)}
-        for text, value, met, unit, id in targets(
-            doc["summary"], verdict, comparison_mode(verdict), doc.get("runs", [])
-        )
+    """The targets table of results.md as {"target", "measured", "met"} rows: results.json's rows of the verdict
+    mode that carry the table's wording (the default targets over the round where the run ends one)."""
+    return [
+        {"target": r["detail"], "measured": r["measured"], "met": r["met"]}
+        for r in verdict_rows(doc, doc.get("verdict_mode", "ebpf+idle"))
+        if "detail" in r
     ]
-    return over_the_round(doc, rows) if verdict == DEFAULT_MODE else rows
 
 
 def comparison_mode(verdict):
@@ -380,13 +376,17 @@ def over_the_round(doc, rows):
     return out
 
 
+def verdict_rows(doc, mode):
+    """The rows judged on `mode`; for the default mode, over the round the run ends (over_the_round)."""
+    rows = judged_rows(doc, mode)
+    return over_the_round(doc, rows) if mode == DEFAULT_MODE else rows
+
+
 def shared_rows(doc):
     """results.json's "targets": every target judged on the verdict mode, with the table's wording of it (and
     its figures beside) as "detail"; the default targets over the whole round where the run is its last."""
     mode = doc.get("verdict_mode", "ebpf+idle")
-    out = judged_rows(doc, mode)
-    if mode == DEFAULT_MODE:
-        out = over_the_round(doc, out)
+    out = verdict_rows(doc, mode)
     if mode == DEFAULT_MODE:
         # The earlier definitions, on idle+standby, while the run still measures that mode.
         out += [

@@ -21,6 +21,7 @@ from judge import (  # noqa: E402
     fmt,
     judged_rows,
     modes_in,
+    over_the_round,
     row,
     shared_rows,
     target_rows,
@@ -135,14 +136,14 @@ def round_section(doc):
         + f" | run {len(earlier) + 1} (this one) | met in each |",
         "|---|" + "---|" * (len(earlier) + 2),
     ]
-    for own in judged_rows(doc, doc.get("verdict_mode", "ebpf+idle")):
+    own_rows = judged_rows(doc, doc.get("verdict_mode", "ebpf+idle"))
+    for own, judged in zip(own_rows, over_the_round(doc, own_rows), strict=True):
         before = [e["targets"].get(own["id"]) for e in earlier]
         if not all(before):
             continue
-        met = own["met"] and all(b["met"] for b in before)
         cells = [f"{b['measured']}{'' if b['met'] else ' (missed)'}" for b in before]
         cells.append(f"{own['measured']}{'' if own['met'] else ' (missed)'}")
-        lines.append(f"| {own['id']} | " + " | ".join(cells) + f" | {'yes' if met else '**no**'} |")
+        lines.append(f"| {own['id']} | " + " | ".join(cells) + f" | {'yes' if judged['met'] else '**no**'} |")
     return lines
 
 
