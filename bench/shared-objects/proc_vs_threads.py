@@ -89,7 +89,9 @@ def summarize(runs: list[dict]) -> tuple[list[dict], list[dict]]:
                     "processes_over_threads_paired_min": min(paired),
                     "processes_over_threads_paired_max": max(paired),
                     "private_mutex_threads_over_threads": med["threads, private mutexes"] / med["threads"],
-                    "private_mutex_and_memory_threads_over_threads": med["threads, private mutexes and memory"]
+                    "private_mutex_and_memory_threads_over_threads": med[
+                        "threads, private mutexes and memory"
+                    ]
                     / med["threads"],
                 }
             )
