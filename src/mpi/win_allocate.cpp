@@ -14,6 +14,7 @@
 //      allocate flavor through MPI_Win_get_attr;
 //   7. storage_alloc_remote_sync (if any rank asks): a duplicate communicator
 //      and the sync agent (remote_sync.hpp).
+#include <algorithm>
 #include <array>
 #include <climits>
 
@@ -27,17 +28,24 @@ namespace strata::mpi {
 
 namespace {
 
+/// Collective over `comm`: how many of its ranks on this node have `mine`
+/// set (1 if the node cannot be found).
+int node_count(MPI_Comm comm, bool mine) {
+    MPI_Comm node = MPI_COMM_NULL;
+    int count = 1;
+    int want = mine ? 1 : 0;
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        PMPI_Allreduce(&want, &count, 1, MPI_INT, MPI_SUM, node);
+        PMPI_Comm_free(&node);
+    }
+    return count;
+}
+
 /// factor=auto on several ranks of a node must share one memory budget,
 /// else each rank would claim all of it and together they would exceed it.
 std::expected<Factor, Failure> automatic_share(const char* routine, MPI_Comm comm, int rank, bool mine,
                                                std::size_t size) {
-    MPI_Comm node = MPI_COMM_NULL;
-    int wanting = 1;
-    int want = mine ? 1 : 0;
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        PMPI_Allreduce(&want, &wanting, 1, MPI_INT, MPI_SUM, node);
-        PMPI_Comm_free(&node);
-    }
+    const int wanting = node_count(comm, mine);
     if (!mine) {
         return Factor::fixed(0.0);  // unused by the caller
     }
@@ -100,6 +108,18 @@ int in_memory(const WindowRequest& r, std::string_view why) {
     return rc;
 }
 
+/// This rank's storage part, or null with `failure` set.
+std::shared_ptr<StoragePart> create_part(const char* routine, int rank, std::size_t bytes, PartSpec spec,
+                                         int fill_sharers, const WindowHints& hints, std::optional<Failure>& failure) {
+    spec.file.fill_sharers = static_cast<unsigned>(std::max(fill_sharers, 1));
+    auto made = StoragePart::create(bytes, spec, release_policy(hints));
+    if (!made) {
+        failure = region_failure(routine, rank, made.error());
+        return nullptr;
+    }
+    return std::move(*made);
+}
+
 int allocate(const WindowRequest& request_args) {
     const auto& [routine, size, disp_unit, info, comm, baseptr, win, large] = request_args;
     HintRequest request = request_hints(Routine::win_allocate, info);
@@ -113,8 +133,10 @@ int allocate(const WindowRequest& request_args) {
     if (!failure) {
         failure = check_arguments(routine, rank, size, disp_unit);
     }
-    std::array<int, 4> agreed{hints.storage ? 0 : 1, hints.storage && hints.factor_auto ? 0 : 1,
-                              rank == 0 ? static_cast<int>(::getpid()) : INT_MAX, hints.remote_sync ? 0 : 1};
+    const bool fills = hints.storage && access_plan(hints.access_styles, hints.advice).fill;
+    std::array<int, 5> agreed{hints.storage ? 0 : 1, hints.storage && hints.factor_auto ? 0 : 1,
+                              rank == 0 ? static_cast<int>(::getpid()) : INT_MAX, hints.remote_sync ? 0 : 1,
+                              fills ? 0 : 1};
     if (auto failed = agree(comm, failure, agreed)) {
         *win = MPI_WIN_NULL;
         return raise_on_comm(comm, *failed);
@@ -146,14 +168,11 @@ int allocate(const WindowRequest& request_args) {
             failure = name.error();
         }
     }
+    // read_once windows read their files at once: the node's readers share its CPUs.
+    const int fill_sharers = agreed[4] == 0 ? node_count(comm, fills && bytes > 0) : 1;
     std::shared_ptr<StoragePart> part;
     if (!failure && bytes > 0) {
-        auto made = StoragePart::create(bytes, part_spec(hints, path, memory_share), release_policy(hints));
-        if (made) {
-            part = std::move(*made);
-        } else {
-            failure = region_failure(routine, rank, made.error());
-        }
+        part = create_part(routine, rank, bytes, part_spec(hints, path, memory_share), fill_sharers, hints, failure);
     }
     if (remote_sync && !failure) {
         failure = check_remote_sync(routine, rank, part.get());

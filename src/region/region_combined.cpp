@@ -4,9 +4,11 @@
 // step after the file is opened rolls the file back; the RAII pieces (range,
 // tracker, fill) undo the rest.
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cmath>
 
 #include "core/log.hpp"
@@ -59,9 +61,21 @@ bool holds_data(int fd, std::uint64_t offset, std::size_t length) {
 /// Reads the file's bytes into `part`, anonymous memory whose stores the
 /// kernel tracks, then takes the pages the reads wrote, so that write-back
 /// sees only the program's stores.
+/// The CPUs this process may run on (its affinity mask; the online CPUs if
+/// that cannot be read).
+unsigned usable_cpus() noexcept {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
+        return static_cast<unsigned>(CPU_COUNT(&set));
+    }
+    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? static_cast<unsigned>(online) : 1U;
+}
+
 Result<void> fill_storage_part(const char* op, int fd, std::byte* part, std::size_t length, std::uint64_t offset,
-                               const std::filesystem::path& path) {
-    if (auto read = parallel_read::read(op, fd, part, length, offset, path); !read) {
+                               const std::filesystem::path& path, unsigned streams) {
+    if (auto read = parallel_read::read(op, fd, part, length, offset, path, streams); !read) {
         return read;
     }
     if (auto taken = written_pages::take(op, part, 0, round_up_to_page(length)); !taken) {
@@ -130,6 +144,7 @@ Result<bool> map_anonymous_storage(const char* op, std::size_t size, const Combi
                                    const StorageOptions& storage, int fd, bool has_data, CombinedParts& parts) {
     std::byte* part = parts.range.get() + layout.storage_begin;
     const std::size_t length = layout.storage_mapped();
+    const unsigned streams = fill_streams(usable_cpus(), storage.fill_sharers);
     if (::mmap(part, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
         return make_sys_error(errno, "{}: size={}: cannot map the storage part", op, size);
     }
@@ -139,7 +154,7 @@ Result<bool> map_anonymous_storage(const char* op, std::size_t size, const Combi
     }
     if (parts.tracker.get() >= 0) {
         auto started = background_fill::Fill::start(op, parts.tracker.get(), fd, part, layout.storage_length,
-                                                    storage.offset, storage.path);
+                                                    storage.offset, storage.path, streams);
         if (!started) {
             return std::unexpected(started.error());
         }
@@ -149,7 +164,8 @@ Result<bool> map_anonymous_storage(const char* op, std::size_t size, const Combi
     }
     parts.filled = has_data && parts.tracker.get() >= 0;
     if (parts.filled && parts.fill == nullptr) {
-        if (auto filling = fill_storage_part(op, fd, part, layout.storage_length, storage.offset, storage.path);
+        if (auto filling =
+                fill_storage_part(op, fd, part, layout.storage_length, storage.offset, storage.path, streams);
             !filling) {
             return std::unexpected(filling.error());
         }
@@ -298,6 +314,11 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
         r.path_ = options.storage.path;
     }
     return r;
+}
+
+unsigned fill_streams(unsigned cpus, unsigned sharers) noexcept {
+    constexpr unsigned kMostStreams = 8;
+    return std::clamp(2 * std::max(cpus, 1U) / std::max(sharers, 1U), 1U, kMostStreams);
 }
 
 }  // namespace strata
