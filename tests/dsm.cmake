@@ -138,7 +138,7 @@ foreach(mode clean stray)
     set(name mpi.a_foreign_message_among_the_application_tags_is_caught)
   endif()
   add_test(NAME ${name}
-    COMMAND /bin/sh -c "d=$(mktemp -d /var/tmp/strata-tags-XXXXXX) && \"$0\" -n 4 \"$1\" \"$d\" $2; rc=$?; rm -rf \"$d\"; exit $rc"
+    COMMAND /bin/sh -c "d=$(mktemp -d /var/tmp/strata-tags-XXXXXX) && \"$0\" -n 4 \"$1\" \"$d\" $2; rc=$?; cat \"$d\"/failure-*.txt 2>/dev/null; rm -rf \"$d\"; exit $rc"
             ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:strata_traffic_stays_apart_from_every_application_tag>
             $<IF:$<STREQUAL:${mode},stray>,--stray,>)
   set_tests_properties(${name} PROPERTIES LABELS "integration;mpi" TIMEOUT 180)

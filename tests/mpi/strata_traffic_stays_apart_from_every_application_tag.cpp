@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -225,6 +226,12 @@ int main(int argc, char** argv) {
     if (!failure.empty()) {
         std::fprintf(stderr, "%s\n", failure.c_str());
         std::fflush(stderr);
+        // Also in DIR, which the test prints: hydra may end the job on MPI_Abort before it has
+        // forwarded this rank's stderr (seen once under load).
+        if (std::FILE* f = std::fopen(fmt::format("{}/failure-{}.txt", dir, rank).c_str(), "wx")) {
+            std::fprintf(f, "%s\n", failure.c_str());
+            std::fclose(f);
+        }
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (rank == 0)
