@@ -183,19 +183,18 @@ struct StorageOptions {
     /// nothing back. fork() waits until running fills end, so the child has
     /// every byte. Elsewhere the factory reads the whole part first.
     bool fill = false;
-    /// Processes of this machine that fill at the same time, this one
-    /// included (0 counts as 1; the MPI layer gives the window's ranks on
-    /// the node). The fill's reader threads: twice the CPUs this process may
-    /// run on, shared among them, from 1 to 8 — each reader waits on the disk
-    /// and then copies its chunk, and more readers than that only take the
-    /// CPUs from the programs that wait for the data (docs/mpi-storage-windows.md,
-    /// "Why the node's ranks share the readers").
-    unsigned fill_sharers = 0;
+    /// The fill's reader threads; 0: fill_readers_for(the CPUs this process
+    /// may run on, 1). The MPI layer gives fill_readers_for(the CPUs of the
+    /// window's ranks on the node, those of them that fill at once).
+    unsigned fill_readers = 0;
 };
 
-/// The reader threads of a fill shared by `sharers` processes on `cpus` CPUs
-/// (StorageOptions::fill_sharers): 2 * cpus / sharers, from 1 to 8.
-[[nodiscard]] unsigned fill_streams(unsigned cpus, unsigned sharers) noexcept;
+/// The reader threads of one of `sharers` fills running at once on `cpus`
+/// CPUs: 2 * cpus / sharers, from 1 to 8. Each reader waits on the disk and
+/// then copies its chunk; more readers than about two per CPU only take the
+/// CPUs from the programs that wait for the data
+/// (docs/mpi-storage-windows.md, "Why the node's ranks share the readers").
+[[nodiscard]] unsigned fill_readers_for(unsigned cpus, unsigned sharers) noexcept;
 
 /// Options of a combined region.
 struct CombinedOptions {

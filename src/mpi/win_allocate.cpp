@@ -18,6 +18,7 @@
 #include <array>
 #include <climits>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include "mpi/hint_source.hpp"
@@ -28,24 +29,53 @@ namespace strata::mpi {
 
 namespace {
 
-/// Collective over `comm`: how many of its ranks on this node have `mine`
-/// set (1 if the node cannot be found).
-int node_count(MPI_Comm comm, bool mine) {
+/// The ranks of `comm` on this node that have `mine` set (1 if the node
+/// cannot be found) and, with `cpus`, the CPUs any rank of the node may run
+/// on (0 if unknown). Collective over `comm`.
+struct NodeCount {
+    int ranks = 1;
+    int cpus = 0;
+};
+NodeCount node_count(MPI_Comm comm, bool mine, bool cpus = false) {
     MPI_Comm node = MPI_COMM_NULL;
-    int count = 1;
+    NodeCount count;
     int want = mine ? 1 : 0;
-    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
-        PMPI_Allreduce(&want, &count, 1, MPI_INT, MPI_SUM, node);
-        PMPI_Comm_free(&node);
+    if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS) {
+        return count;
     }
+    PMPI_Allreduce(&want, &count.ranks, 1, MPI_INT, MPI_SUM, node);
+    if (cpus) {
+        // Ranks bound to cores each see one: the node's are the union of their masks.
+        cpu_set_t own;
+        cpu_set_t all;
+        CPU_ZERO(&own);
+        CPU_ZERO(&all);
+        if (::sched_getaffinity(0, sizeof(own), &own) != 0) {
+            CPU_ZERO(&own);
+        }
+        PMPI_Allreduce(&own, &all, sizeof(cpu_set_t), MPI_BYTE, MPI_BOR, node);
+        count.cpus = CPU_COUNT(&all);
+    }
+    PMPI_Comm_free(&node);
     return count;
+}
+
+/// A read_once fill's reader threads (StorageOptions::fill_readers), when
+/// the ranks with `mine` set fill at once (0: the region's own default).
+/// Collective over `comm`.
+unsigned node_fill_readers(MPI_Comm comm, bool mine) {
+    const NodeCount node = node_count(comm, mine, true);
+    if (node.cpus <= 0) {
+        return 0;
+    }
+    return fill_readers_for(static_cast<unsigned>(node.cpus), static_cast<unsigned>(std::max(node.ranks, 1)));
 }
 
 /// factor=auto on several ranks of a node must share one memory budget,
 /// else each rank would claim all of it and together they would exceed it.
 std::expected<Factor, Failure> automatic_share(const char* routine, MPI_Comm comm, int rank, bool mine,
                                                std::size_t size) {
-    const int wanting = node_count(comm, mine);
+    const int wanting = node_count(comm, mine).ranks;
     if (!mine) {
         return Factor::fixed(0.0);  // unused by the caller
     }
@@ -110,8 +140,9 @@ int in_memory(const WindowRequest& r, std::string_view why) {
 
 /// This rank's storage part, or null with `failure` set.
 std::shared_ptr<StoragePart> create_part(const char* routine, int rank, std::size_t bytes, PartSpec spec,
-                                         int fill_sharers, const WindowHints& hints, std::optional<Failure>& failure) {
-    spec.file.fill_sharers = static_cast<unsigned>(std::max(fill_sharers, 1));
+                                         unsigned fill_readers, const WindowHints& hints,
+                                         std::optional<Failure>& failure) {
+    spec.file.fill_readers = fill_readers;
     auto made = StoragePart::create(bytes, spec, release_policy(hints));
     if (!made) {
         failure = region_failure(routine, rank, made.error());
@@ -169,10 +200,10 @@ int allocate(const WindowRequest& request_args) {
         }
     }
     // read_once windows read their files at once: the node's readers share its CPUs.
-    const int fill_sharers = agreed[4] == 0 ? node_count(comm, fills && bytes > 0) : 1;
+    const unsigned fill_readers = agreed[4] == 0 ? node_fill_readers(comm, fills && bytes > 0) : 0;
     std::shared_ptr<StoragePart> part;
     if (!failure && bytes > 0) {
-        part = create_part(routine, rank, bytes, part_spec(hints, path, memory_share), fill_sharers, hints, failure);
+        part = create_part(routine, rank, bytes, part_spec(hints, path, memory_share), fill_readers, hints, failure);
     }
     if (remote_sync && !failure) {
         failure = check_remote_sync(routine, rank, part.get());

@@ -144,7 +144,7 @@ Result<bool> map_anonymous_storage(const char* op, std::size_t size, const Combi
                                    const StorageOptions& storage, int fd, bool has_data, CombinedParts& parts) {
     std::byte* part = parts.range.get() + layout.storage_begin;
     const std::size_t length = layout.storage_mapped();
-    const unsigned streams = fill_streams(usable_cpus(), storage.fill_sharers);
+    const unsigned streams = storage.fill_readers != 0 ? storage.fill_readers : fill_readers_for(usable_cpus(), 1);
     if (::mmap(part, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
         return make_sys_error(errno, "{}: size={}: cannot map the storage part", op, size);
     }
@@ -316,7 +316,7 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
     return r;
 }
 
-unsigned fill_streams(unsigned cpus, unsigned sharers) noexcept {
+unsigned fill_readers_for(unsigned cpus, unsigned sharers) noexcept {
     constexpr unsigned kMostStreams = 8;
     return std::clamp(2 * std::max(cpus, 1U) / std::max(sharers, 1U), 1U, kMostStreams);
 }

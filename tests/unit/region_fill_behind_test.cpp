@@ -90,8 +90,8 @@ TEST_F(RegionFillBehind, the_factory_returns_before_the_fill_ends_and_two_thread
     STRATA_EXPECT_OK(sut.close());
 }
 
-TEST_F(RegionFillBehind, a_fill_shared_by_many_processes_reads_with_one_thread_and_still_sees_the_whole_file) {
-    options_.fill_sharers = 64;  // 2 * CPUs / 64 rounds to one reader on any machine up to 32 CPUs
+TEST_F(RegionFillBehind, a_fill_given_one_reader_still_sees_the_whole_file) {
+    options_.fill_readers = 1;
     Region sut = filled_region(16 * mib + 4321);
     STRATA_REQUIRE(fills_behind(sut), "userfaultfd that handles kernel faults (CAP_SYS_PTRACE), Linux 6.7+");
     EXPECT_EQ(read_backwards(sut), "");
@@ -99,15 +99,15 @@ TEST_F(RegionFillBehind, a_fill_shared_by_many_processes_reads_with_one_thread_a
     STRATA_EXPECT_OK(sut.close());
 }
 
-TEST(FillStreams, twice_the_cpus_are_shared_among_the_filling_processes_between_one_and_eight) {
-    EXPECT_EQ(strata::fill_streams(2, 1), 4U);
-    EXPECT_EQ(strata::fill_streams(2, 0), 4U) << "no count given: this process alone";
-    EXPECT_EQ(strata::fill_streams(2, 2), 2U);
-    EXPECT_EQ(strata::fill_streams(2, 4), 1U);
-    EXPECT_EQ(strata::fill_streams(2, 8), 1U) << "never fewer than one reader";
-    EXPECT_EQ(strata::fill_streams(16, 1), 8U) << "never more than eight";
-    EXPECT_EQ(strata::fill_streams(16, 8), 4U);
-    EXPECT_EQ(strata::fill_streams(0, 1), 2U) << "an unknown CPU count counts as one CPU";
+TEST(FillReaders, twice_the_cpus_are_shared_among_the_fills_running_at_once_between_one_and_eight) {
+    EXPECT_EQ(strata::fill_readers_for(2, 1), 4U);
+    EXPECT_EQ(strata::fill_readers_for(2, 0), 4U) << "no count given: this fill alone";
+    EXPECT_EQ(strata::fill_readers_for(2, 2), 2U);
+    EXPECT_EQ(strata::fill_readers_for(2, 4), 1U);
+    EXPECT_EQ(strata::fill_readers_for(2, 8), 1U) << "never fewer than one reader";
+    EXPECT_EQ(strata::fill_readers_for(16, 1), 8U) << "never more than eight";
+    EXPECT_EQ(strata::fill_readers_for(16, 8), 4U);
+    EXPECT_EQ(strata::fill_readers_for(0, 1), 2U) << "an unknown CPU count counts as one CPU";
 }
 
 TEST_F(RegionFillBehind, stores_made_during_the_fill_are_written_back_and_pages_only_read_are_not) {
