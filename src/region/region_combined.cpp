@@ -58,21 +58,25 @@ bool holds_data(int fd, std::uint64_t offset, std::size_t length) {
     return static_cast<std::uint64_t>(found) < offset + length;
 }
 
-/// Reads the file's bytes into `part`, anonymous memory whose stores the
-/// kernel tracks, then takes the pages the reads wrote, so that write-back
-/// sees only the program's stores.
-/// The CPUs this process may run on (its affinity mask; the online CPUs if
-/// that cannot be read).
-unsigned usable_cpus() noexcept {
+/// The reader threads of this storage part's fill: StorageOptions::fill_readers,
+/// else twice the CPUs this process may run on (its affinity mask; the online
+/// CPUs if that cannot be read), at most 8.
+unsigned fill_readers(const StorageOptions& storage) noexcept {
+    if (storage.fill_readers != 0) {
+        return storage.fill_readers;
+    }
     cpu_set_t set;
     CPU_ZERO(&set);
     if (::sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) {
-        return static_cast<unsigned>(CPU_COUNT(&set));
+        return fill_readers_for(static_cast<unsigned>(CPU_COUNT(&set)), 1);
     }
     const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 ? static_cast<unsigned>(online) : 1U;
+    return fill_readers_for(online > 0 ? static_cast<unsigned>(online) : 1U, 1);
 }
 
+/// Reads the file's bytes into `part`, anonymous memory whose stores the
+/// kernel tracks, then takes the pages the reads wrote, so that write-back
+/// sees only the program's stores.
 Result<void> fill_storage_part(const char* op, int fd, std::byte* part, std::size_t length, std::uint64_t offset,
                                const std::filesystem::path& path, unsigned streams) {
     if (auto read = parallel_read::read(op, fd, part, length, offset, path, streams); !read) {
@@ -144,7 +148,6 @@ Result<bool> map_anonymous_storage(const char* op, std::size_t size, const Combi
                                    const StorageOptions& storage, int fd, bool has_data, CombinedParts& parts) {
     std::byte* part = parts.range.get() + layout.storage_begin;
     const std::size_t length = layout.storage_mapped();
-    const unsigned streams = storage.fill_readers != 0 ? storage.fill_readers : fill_readers_for(usable_cpus(), 1);
     if (::mmap(part, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
         return make_sys_error(errno, "{}: size={}: cannot map the storage part", op, size);
     }
@@ -154,7 +157,7 @@ Result<bool> map_anonymous_storage(const char* op, std::size_t size, const Combi
     }
     if (parts.tracker.get() >= 0) {
         auto started = background_fill::Fill::start(op, parts.tracker.get(), fd, part, layout.storage_length,
-                                                    storage.offset, storage.path, streams);
+                                                    storage.offset, storage.path, fill_readers(storage));
         if (!started) {
             return std::unexpected(started.error());
         }
@@ -164,8 +167,8 @@ Result<bool> map_anonymous_storage(const char* op, std::size_t size, const Combi
     }
     parts.filled = has_data && parts.tracker.get() >= 0;
     if (parts.filled && parts.fill == nullptr) {
-        if (auto filling =
-                fill_storage_part(op, fd, part, layout.storage_length, storage.offset, storage.path, streams);
+        if (auto filling = fill_storage_part(op, fd, part, layout.storage_length, storage.offset, storage.path,
+                                             fill_readers(storage));
             !filling) {
             return std::unexpected(filling.error());
         }
@@ -317,8 +320,8 @@ Result<Region> Region::combined(std::size_t size, const CombinedOptions& options
 }
 
 unsigned fill_readers_for(unsigned cpus, unsigned sharers) noexcept {
-    constexpr unsigned kMostStreams = 8;
-    return std::clamp(2 * std::max(cpus, 1U) / std::max(sharers, 1U), 1U, kMostStreams);
+    constexpr unsigned kMostReaders = 8;
+    return std::clamp(2 * std::max(cpus, 1U) / std::max(sharers, 1U), 1U, kMostReaders);
 }
 
 }  // namespace strata
