@@ -129,12 +129,10 @@ struct Notification {
     std::uint64_t version = 0;  ///< the chunk's version after that release (1, 2, ...)
     bool has_data = false;
     /// With update_on_write: the bytes of that version (the received buffer itself, no copy).
-    [[nodiscard]] std::span<const std::byte> data() const {
-        return storage_ ? std::span<const std::byte>(*storage_).subspan(offset_) : std::span<const std::byte>();
-    }
+    [[nodiscard]] std::span<const std::byte> data() const { return bytes_; }
 
-    std::shared_ptr<std::vector<std::byte>> storage_{};  ///< internal: the received message
-    std::size_t offset_ = 0;                             ///< internal: where the bytes start in it
+    std::shared_ptr<const void> storage_{};  ///< internal: keeps the received message alive
+    std::span<const std::byte> bytes_{};     ///< internal: the bytes in it
 };
 
 /// Messages and bytes (payload and header) per message kind.

@@ -137,8 +137,8 @@ void Node::Impl::client_handle(Incoming& in) {
     if (m.kind == proto::Msg::notify) {
         Notification n{.chunk = id, .version = m.version, .has_data = m.has_data};
         if (m.has_data) {
+            n.bytes_ = in.payload();
             n.storage_ = std::move(in.buffer);
-            n.offset_ = sizeof(wire::Header);
         }
         notes.push_back(std::move(n));
         return;

@@ -131,7 +131,7 @@ struct Node::Impl {
         bool publish = false;
         bool subscribed = false;
         bool update = false;
-        std::shared_ptr<std::vector<std::byte>> data;  ///< the message, when bytes of `version` came
+        std::shared_ptr<net::Bytes> data;  ///< the message, when bytes of `version` came
     };
     struct Recovery {
         std::vector<bool> due;  ///< by client index: its report_done is awaited
@@ -194,7 +194,7 @@ struct Node::Impl {
     void server_handle(Incoming& in);
     void server_protocol(Incoming& in);
     void server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload,
-                      const std::shared_ptr<std::vector<std::byte>>& incoming = nullptr);
+                      const std::shared_ptr<net::Bytes>& incoming = nullptr);
     void server_reply_error(int rank, int for_kind, ChunkId id, Errc code, const std::string& text);
     void server_watch();
     void server_declare_dead(int client);

@@ -152,7 +152,7 @@ void Node::Impl::server_declare_dead(int client) {
 }
 
 void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m, std::span<const std::byte> payload,
-                              const std::shared_ptr<std::vector<std::byte>>& incoming) {
+                              const std::shared_ptr<net::Bytes>& incoming) {
     const proto::Step st = proto::home_receive(hc.entry, m);
     if (!st.ok) {
         server_reply_error(rank_of_client(m.client), static_cast<int>(m.kind), id, Errc::internal,
@@ -172,7 +172,7 @@ void Node::Impl::server_apply(ChunkId id, HomeChunk& hc, const proto::Message& m
     }
     // Notifies with data carry exactly the bytes that came in: the incoming
     // buffer goes out again under a notify header, without a copy.
-    std::shared_ptr<std::vector<std::byte>> forward;
+    std::shared_ptr<net::Bytes> forward;
     for (const auto& o : st.out) {
         const int dest = rank_of_client(o.client);
         if (net->is_dead(dest)) {

@@ -80,7 +80,7 @@ Result<void> Transport::post(int dest, const wire::Header& h, std::span<const st
     return posted;
 }
 
-Result<void> Transport::post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
+Result<void> Transport::post_buffer(int dest, std::shared_ptr<net::Bytes> buffer) {
     wire::Header h;
     const bool has_header = buffer && buffer->size() >= sizeof h;
     if (has_header) {

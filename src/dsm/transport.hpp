@@ -37,7 +37,7 @@ using Clock = net::Clock;
 struct Incoming {
     int source = -1;
     wire::Header header;
-    std::shared_ptr<std::vector<std::byte>> buffer;
+    std::shared_ptr<net::Bytes> buffer;
     [[nodiscard]] std::span<const std::byte> payload() const {
         return buffer ? std::span<const std::byte>(*buffer).subspan(sizeof(wire::Header))
                       : std::span<const std::byte>();
@@ -58,7 +58,7 @@ public:
     Result<void> post(int dest, const wire::Header& h, std::span<const std::byte> payload = {});
     /// Sends `buffer` (a header followed by its payload) as it is, without a copy;
     /// the buffer is kept alive until MPI is done with it.
-    Result<void> post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
+    Result<void> post_buffer(int dest, std::shared_ptr<net::Bytes> buffer);
     /// Receives one waiting message, if any; also retires completed sends. A message whose
     /// sender stops sending it midway (it died during a large transfer) makes the sender
     /// dead after the receive timeout, and no message is returned.

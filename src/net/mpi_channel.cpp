@@ -118,7 +118,7 @@ Result<void> MpiChannel::post(int dest, std::span<const std::byte> head, std::sp
     if (dead_[static_cast<std::size_t>(dest)]) {
         return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, dest);
     }
-    auto buffer = std::make_shared<std::vector<std::byte>>(head.size() + payload.size());
+    auto buffer = std::make_shared<Bytes>(head.size() + payload.size());
     std::memcpy(buffer->data(), head.data(), head.size());
     if (!payload.empty()) {
         std::memcpy(buffer->data() + head.size(), payload.data(), payload.size());
@@ -127,7 +127,7 @@ Result<void> MpiChannel::post(int dest, std::span<const std::byte> head, std::sp
     return send_locked(dest, std::move(buffer));
 }
 
-Result<void> MpiChannel::post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
+Result<void> MpiChannel::post_buffer(int dest, std::shared_ptr<Bytes> buffer) {
     if (dead_[static_cast<std::size_t>(dest)]) {
         return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, dest);
     }
@@ -135,7 +135,7 @@ Result<void> MpiChannel::post_buffer(int dest, std::shared_ptr<std::vector<std::
     return send_locked(dest, std::move(buffer));
 }
 
-Result<void> MpiChannel::send_locked(int dest, std::shared_ptr<std::vector<std::byte>> buffer) {
+Result<void> MpiChannel::send_locked(int dest, std::shared_ptr<Bytes> buffer) {
     auto& slot = sends_.emplace_back(Send{.buffer = std::move(buffer), .dest = dest});
     const int rc = MPI_Isend(slot.buffer->data(), static_cast<int>(slot.buffer->size()), MPI_BYTE, dest, config_.tag,
                              comm_, &slot.request);
@@ -250,7 +250,7 @@ Result<void> MpiChannel::match_locked() {
     MPI_Get_count(&status, MPI_BYTE, &count_bytes);
     Arriving a{.source = status.MPI_SOURCE,
                .request = MPI_REQUEST_NULL,
-               .buffer = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(count_bytes)),
+               .buffer = std::make_shared<Bytes>(static_cast<std::size_t>(count_bytes)),
                .deadline = Clock::now() + receive_timeout_,
                .complete = false};
     if (int rc = MPI_Imrecv(a.buffer->data(), count_bytes, MPI_BYTE, &msg, &a.request); rc != MPI_SUCCESS) {
@@ -332,10 +332,16 @@ Result<bool> MpiChannel::poll(Received& in) {
     if (auto matched = match_locked(); !matched) {
         return std::unexpected(matched.error());
     }
-    // MPI moves a message only inside its calls: one still arriving is tested in a
-    // tight loop, then in 50 us steps, for at most a slice, and the call returns so
+    // MPI moves a message only inside its calls: one still arriving is tested a few
+    // times in a row, then in 50 us steps, for at most a slice, and the call returns so
     // that its caller serves the other peers (and this sender's pings wait behind it).
+    // The steps, not a tight loop: over TCP the kernel's socket buffer takes what
+    // arrives between two tests, and a receiver that spun for the whole slice took
+    // its node's CPU from the ranks that compute (a 2 MB frame takes ~17 ms on a
+    // 1 Gbit/s link: the DSM's progress threads used half of a 20 % node's quota
+    // spinning; docs/benchmarks/video).
     constexpr auto slice = std::chrono::milliseconds(1);
+    constexpr std::uint64_t tight_rounds = 8;
     const auto until = Clock::now() + slice;
     for (std::uint64_t round = 0;; ++round) {
         auto tested = test_arriving_locked();
@@ -347,7 +353,7 @@ Result<bool> MpiChannel::poll(Received& in) {
             arriving_count_.store(arriving_.size(), std::memory_order_relaxed);
             return taken;
         }
-        if (round > 1000) {
+        if (round >= tight_rounds) {
             std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
     }

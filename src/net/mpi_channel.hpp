@@ -35,6 +35,7 @@
 
 #include <mpi.h>
 
+#include "net/bytes.hpp"
 #include "strata/error.hpp"
 
 namespace strata::net {
@@ -52,7 +53,7 @@ struct ChannelConfig {
 /// user can send the same bytes on without copying them.
 struct Received {
     int source = -1;
-    std::shared_ptr<std::vector<std::byte>> buffer;
+    std::shared_ptr<Bytes> buffer;
 };
 
 /// Messages and bytes of one kind, sent or received.
@@ -75,7 +76,7 @@ public:
     /// Sends `head` followed by `payload` to `dest`; the bytes are copied, the call does not wait.
     Result<void> post(int dest, std::span<const std::byte> head, std::span<const std::byte> payload = {});
     /// Sends `buffer` as it is, without a copy; it is kept alive until MPI is done with it.
-    Result<void> post_buffer(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
+    Result<void> post_buffer(int dest, std::shared_ptr<Bytes> buffer);
     /// Receives one waiting message, if any; also completes sends and byte ranges. A
     /// message whose sender stops sending it midway (it died during a large transfer,
     /// or its link was cut) makes the sender dead after the receive timeout, and no
@@ -128,7 +129,7 @@ private:
     explicit MpiChannel(ChannelConfig config) : config_(std::move(config)) {}
     struct Send {
         MPI_Request request = MPI_REQUEST_NULL;
-        std::shared_ptr<std::vector<std::byte>> buffer;
+        std::shared_ptr<Bytes> buffer;
         int dest = -1;
     };
     /// A message matched by MPI_Improbe, received by MPI_Imrecv: returned by poll()
@@ -136,7 +137,7 @@ private:
     struct Arriving {
         int source = -1;
         MPI_Request request = MPI_REQUEST_NULL;
-        std::shared_ptr<std::vector<std::byte>> buffer;
+        std::shared_ptr<Bytes> buffer;
         Clock::time_point deadline;  ///< matched + the receive timeout
         bool complete = false;
     };
@@ -152,7 +153,7 @@ private:
     template <class Post>
     Result<void> post_range(Range range, std::size_t size, std::string_view call, std::string_view direction,
                             Post post);
-    Result<void> send_locked(int dest, std::shared_ptr<std::vector<std::byte>> buffer);
+    Result<void> send_locked(int dest, std::shared_ptr<Bytes> buffer);
     void retire_locked();
     Result<void> match_locked();
     Result<bool> test_arriving_locked();

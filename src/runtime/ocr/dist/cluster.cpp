@@ -144,7 +144,8 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
         return make_error(Errc::internal, "{}: no symbol {}", path.string(), open_wire_symbol);
     }
     WireOptions options;
-    options.ping = Writer(Msg::ping).view();
+    const Writer ping(Msg::ping);
+    options.ping.assign(ping.view().begin(), ping.view().end());
     auto wire = open(options);
     if (!wire) {
         return std::unexpected(wire.error());
@@ -186,7 +187,7 @@ Result<void> Cluster::meet() {
     const auto until = std::chrono::steady_clock::now() + 60s;
     for (int heard = 1; heard < size_;) {
         int source = -1;
-        std::shared_ptr<std::vector<std::byte>> message;
+        std::shared_ptr<net::Bytes> message;
         auto got = wire_->poll(source, message);
         if (!got) {
             return std::unexpected(got.error());
@@ -323,7 +324,7 @@ void Cluster::loop() {
 
 Result<bool> Cluster::poll_and_dispatch_locked() {
     int source = -1;
-    std::shared_ptr<std::vector<std::byte>> message;
+    std::shared_ptr<net::Bytes> message;
     auto got = wire_->poll(source, message);
     if (got && *got) {
         last_received_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
@@ -355,7 +356,7 @@ bool Cluster::expecting() const noexcept {
     return now - last < std::chrono::duration_cast<std::chrono::steady_clock::duration>(kSpinIdle).count();
 }
 
-void Cluster::dispatch(int source, const std::shared_ptr<std::vector<std::byte>>& message) {
+void Cluster::dispatch(int source, const std::shared_ptr<net::Bytes>& message) {
     std::lock_guard lock(dispatch_mutex_);
     const Msg kind = Reader(*message).kind();
     if (kind == Msg::bye) {
@@ -374,7 +375,7 @@ void Cluster::dispatch(int source, const std::shared_ptr<std::vector<std::byte>>
     }
 }
 
-bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& message) {
+bool Cluster::handle(int source, const std::shared_ptr<net::Bytes>& message) {
     Reader in(*message);
     const Msg kind = in.kind();
     in.skip_kind();
@@ -434,7 +435,7 @@ bool Cluster::handle(int source, const std::shared_ptr<std::vector<std::byte>>& 
     return true;
 }
 
-ocrGuid_t target_of(const std::vector<std::byte>& message) {
+ocrGuid_t target_of(const net::Bytes& message) {
     Reader in(message);
     in.skip_kind();
     return guid_of(in.u64());
@@ -455,7 +456,7 @@ bool Cluster::not_created_yet(ocrGuid_t guid) {
     return counter_of(guid) > created_up_to_[static_cast<std::size_t>(minter)];
 }
 
-bool Cluster::defer(ocrGuid_t guid, int source, std::shared_ptr<std::vector<std::byte>> message) {
+bool Cluster::defer(ocrGuid_t guid, int source, std::shared_ptr<net::Bytes> message) {
     std::lock_guard lock(pending_mutex_);
     const int minter = minter_of(guid);
     if (counter_of(guid) <= created_up_to_[static_cast<std::size_t>(minter)]) {
@@ -466,7 +467,7 @@ bool Cluster::defer(ocrGuid_t guid, int source, std::shared_ptr<std::vector<std:
 }
 
 void Cluster::created(ocrGuid_t guid) {
-    std::vector<std::pair<int, std::shared_ptr<std::vector<std::byte>>>> waiting;
+    std::vector<std::pair<int, std::shared_ptr<net::Bytes>>> waiting;
     {
         std::lock_guard lock(pending_mutex_);
         const int minter = minter_of(guid);
@@ -520,7 +521,7 @@ const char* Cluster::intern(const std::string& file) {
     return files_.insert(file).first->c_str();
 }
 
-Result<std::shared_ptr<std::vector<std::byte>>> Cluster::call(int dest, Writer& message, std::uint64_t token) {
+Result<std::shared_ptr<net::Bytes>> Cluster::call(int dest, Writer& message, std::uint64_t token) {
     {
         std::lock_guard lock(calls_mutex_);
         calls_[token] = Waiting{dest, nullptr};

@@ -138,7 +138,7 @@ public:
 
     /// Sends a call and waits for its reply (from an EDT: the blocking monitor covers
     /// the core meanwhile). Errors: the owner died or the run ended.
-    Result<std::shared_ptr<std::vector<std::byte>>> call(int dest, Writer& message, std::uint64_t token);
+    Result<std::shared_ptr<net::Bytes>> call(int dest, Writer& message, std::uint64_t token);
     std::uint64_t new_token() noexcept { return next_token_.fetch_add(1, std::memory_order_relaxed); }
 
     /// True when `guid`, an object of this rank minted by another, was not created
@@ -147,7 +147,7 @@ public:
     [[nodiscard]] bool not_created_yet(ocrGuid_t guid);
     /// Keeps `message` (from `source`) until `guid` is created; false when it was
     /// created meanwhile (the caller handles the message now).
-    bool defer(ocrGuid_t guid, int source, std::shared_ptr<std::vector<std::byte>> message);
+    bool defer(ocrGuid_t guid, int source, std::shared_ptr<net::Bytes> message);
     /// Records the creation of `guid` (minted by another rank) and handles what waited for it.
     void created(ocrGuid_t guid);
 
@@ -193,9 +193,9 @@ private:
     void loop();
     /// One poll of the wire and the dispatch of what it returned; poll_mutex_ held.
     Result<bool> poll_and_dispatch_locked();
-    void dispatch(int source, const std::shared_ptr<std::vector<std::byte>>& message);
+    void dispatch(int source, const std::shared_ptr<net::Bytes>& message);
     /// Runs the handler of one message; false when it must wait for its object's creation.
-    bool handle(int source, const std::shared_ptr<std::vector<std::byte>>& message);
+    bool handle(int source, const std::shared_ptr<net::Bytes>& message);
     // failure.cpp
     void check_peers();
     /// Opens a pidfd of `place`'s process when it shares this rank's processes.
@@ -218,7 +218,7 @@ private:
     int cpu_sharers_ = 0;
     std::atomic<bool> spin_when_idle_{false};
     bool one_network_ = true;  // every rank in this rank's network (MPI_Finalize is safe)
-    std::vector<std::pair<int, std::shared_ptr<std::vector<std::byte>>>> backlog_;  // before run()
+    std::vector<std::pair<int, std::shared_ptr<net::Bytes>>> backlog_;  // before run()
     std::thread thread_;
     std::atomic<bool> stop_{false};
     std::atomic<std::int64_t> last_sent_{0};      // steady_clock ticks of the last post (loop()'s Backoff)
@@ -241,7 +241,7 @@ private:
 
     std::mutex pending_mutex_;
     std::vector<std::uint64_t> created_up_to_;  // guarded by pending_mutex_: per minting rank
-    std::unordered_map<std::uint64_t, std::vector<std::pair<int, std::shared_ptr<std::vector<std::byte>>>>>
+    std::unordered_map<std::uint64_t, std::vector<std::pair<int, std::shared_ptr<net::Bytes>>>>
         pending_;  // guarded by pending_mutex_
 
     std::mutex scopes_mutex_;
@@ -252,7 +252,7 @@ private:
     std::condition_variable calls_cv_;
     struct Waiting {
         int dest = -1;
-        std::shared_ptr<std::vector<std::byte>> reply;
+        std::shared_ptr<net::Bytes> reply;
     };
     std::unordered_map<std::uint64_t, Waiting> calls_;  // guarded by calls_mutex_
 
@@ -298,6 +298,6 @@ u8 make_labeled_edt(Cluster& c, int source, ocrGuid_t guid, u16 properties, Read
 u8 create_labeled_db(ocrGuid_t guid, u64 len, u16 flags, DbPlacement placement, bool acquire, const CallSite& site);
 
 /// The GUID an operation message names (for the deferral).
-ocrGuid_t target_of(const std::vector<std::byte>& message);
+ocrGuid_t target_of(const net::Bytes& message);
 
 }  // namespace strata::ocr::dist

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "net/bytes.hpp"
+
 namespace strata::ocr::dist {
 
 enum class Msg : std::uint8_t {
@@ -52,7 +54,7 @@ enum class Call : std::uint8_t {
 
 class Writer {
 public:
-    explicit Writer(Msg kind) : buffer_(std::make_shared<std::vector<std::byte>>()) {
+    explicit Writer(Msg kind) : buffer_(std::make_shared<net::Bytes>()) {
         buffer_->reserve(96);
         u8(static_cast<std::uint8_t>(kind));
     }
@@ -65,8 +67,8 @@ public:
         return raw(v.data(), v.size());
     }
     Writer& str(std::string_view v) { return bytes(std::as_bytes(std::span(v.data(), v.size()))); }
-    [[nodiscard]] std::shared_ptr<std::vector<std::byte>> take() { return std::move(buffer_); }
-    [[nodiscard]] const std::vector<std::byte>& view() const { return *buffer_; }
+    [[nodiscard]] std::shared_ptr<net::Bytes> take() { return std::move(buffer_); }
+    [[nodiscard]] const net::Bytes& view() const { return *buffer_; }
 
 private:
     Writer& raw(const void* p, std::size_t n) {
@@ -74,7 +76,7 @@ private:
         buffer_->insert(buffer_->end(), b, b + n);
         return *this;
     }
-    std::shared_ptr<std::vector<std::byte>> buffer_;
+    std::shared_ptr<net::Bytes> buffer_;
 };
 
 /// Reads what a Writer wrote; a short message leaves ok() false and reads zeros.

@@ -43,7 +43,7 @@ void* read_function(Reader& in) {
 
 // Sends a call about `guid` to its owner; the reply's reader stands after the code.
 struct Answer {
-    std::shared_ptr<std::vector<std::byte>> bytes;
+    std::shared_ptr<net::Bytes> bytes;
     u32 code = OCR_EINVAL;
 };
 Answer ask(Cluster& c, Call what, ocrGuid_t guid, const std::function<void(Writer&)>& more = {}) {
@@ -325,7 +325,7 @@ void on_call(Cluster& c, int source, Reader& in) {
         // GUID_PROP_BLOCK waits until the GUID is free: on a worker (the blocking
         // monitor covers its core), never on the communication thread.
         const auto rest = in.rest();
-        auto message = std::make_shared<std::vector<std::byte>>(rest.begin(), rest.end());
+        auto message = std::make_shared<net::Bytes>(rest.begin(), rest.end());
         c.state().runtime->spawn([&c, source, token, guid, properties, message] {
             Reader body(*message);
             const Made made = make_labeled(c, source, guid, properties, body);

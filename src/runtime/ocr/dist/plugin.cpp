@@ -28,10 +28,10 @@ public:
 
     [[nodiscard]] int rank() const override { return channel_->rank(); }
     [[nodiscard]] int size() const override { return channel_->size(); }
-    Result<void> post(int dest, std::shared_ptr<std::vector<std::byte>> message) override {
+    Result<void> post(int dest, std::shared_ptr<net::Bytes> message) override {
         return channel_->post_buffer(dest, std::move(message));
     }
-    Result<bool> poll(int& source, std::shared_ptr<std::vector<std::byte>>& message) override {
+    Result<bool> poll(int& source, std::shared_ptr<net::Bytes>& message) override {
         net::Received in;
         auto got = channel_->poll(in);
         if (got && *got) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "net/bytes.hpp"
 #include "strata/error.hpp"
 
 namespace strata::ocr::dist {
@@ -31,9 +32,9 @@ public:
     [[nodiscard]] virtual int rank() const = 0;
     [[nodiscard]] virtual int size() const = 0;
     /// Sends a message (its first byte is its kind) without copying it.
-    virtual Result<void> post(int dest, std::shared_ptr<std::vector<std::byte>> message) = 0;
+    virtual Result<void> post(int dest, std::shared_ptr<net::Bytes> message) = 0;
     /// A message that arrived, if any (false: none); also completes byte ranges.
-    virtual Result<bool> poll(int& source, std::shared_ptr<std::vector<std::byte>>& message) = 0;
+    virtual Result<bool> poll(int& source, std::shared_ptr<net::Bytes>& message) = 0;
     /// Byte ranges of data blocks, moved from and into the blocks' own memory:
     /// `transfer` pairs a send with its receive (see net::MpiChannel).
     virtual Result<void> send_bytes(int dest, std::uint64_t transfer, std::span<const std::byte> bytes,
