@@ -58,12 +58,19 @@ TARGETS = {
     "best_vs_bound": {"size": "hd", "limit": 1.25},
     "dsm_vs_bound": {"size": "hd", "dsm": "dsm", "limit": 1.5},
     "distribution_pays": {"size": "hd", "limit": 1.3},
+    # Named after the runs of 1 December 2026 showed the kernel + link bound leaves out work only the
+    # gateway can do (decoding and encoding every frame: the serial run's time beyond its kernels), for
+    # the runs that record "gateway_bound": the same limits against the bound that counts it. Beside
+    # the two above, which keep their definition.
+    "best_vs_gateway_bound": {"size": "hd", "limit": 1.25},
+    "dsm_vs_gateway_bound": {"size": "hd", "dsm": "dsm", "limit": 1.5},
 }
 HEAVY = (
     "the paper's 8 boards as emulated nodes (the i7 a whole core), HD, the filter applied 25 times per frame"
 )
 
-BOUND_NAMED = "e46df9c"  # the commit that named these targets, before any run judged on them
+BOUND_NAMED = "e46df9c"
+GATEWAY_BOUND_NAMED = "this commit"  # the commit that named these targets, before any run judged on them
 NODES = "4 emulated nodes at 100/20/10/5 % of a core on 1 Gbit/s links, one worker per node"
 DEFINITIONS = {
     "outputs-identical": Definition(
@@ -116,6 +123,20 @@ DEFINITIONS = {
         "DSM (1 server, update-on-write) ≤ 1.5× the kernel + link bound at HD",
         BOUND_NAMED,
     ),
+    "best-vs-gateway-bound": Definition(
+        "job time against the least time the nodes' kernel times, the gateway's link and the gateway's own "
+        "decoding and encoding of every frame allow (the best split of frames)",
+        "003 Fig. 2, Table 2 (the ideal leaves out the network and the gateway's decoding and encoding)",
+        "the fastest implementation ≤ 1.25× the kernel + link + gateway bound at HD",
+        GATEWAY_BOUND_NAMED,
+    ),
+    "dsm-vs-gateway-bound": Definition(
+        "job time against the least time the nodes' kernel times, the gateway's link and the gateway's own "
+        "decoding and encoding of every frame allow (the best split of frames)",
+        "003 Fig. 2",
+        "DSM (1 server, update-on-write) ≤ 1.5× the kernel + link + gateway bound at HD",
+        GATEWAY_BOUND_NAMED,
+    ),
     "distribution-pays": Definition(
         f"job time on {HEAVY}",
         "003 Fig. 2: the boards together faster than the i7 alone",
@@ -139,6 +160,8 @@ def target_rows(verdict: dict) -> list[dict]:
         "messages": lambda v: f"{v['ratio']:.2f}×",
         "best_vs_bound": lambda v: f"{v['ratio']:.2f}× ({v['best']})",
         "dsm_vs_bound": lambda v: f"{v['ratio']:.2f}×",
+        "best_vs_gateway_bound": lambda v: f"{v['ratio']:.2f}× ({v['best']})",
+        "dsm_vs_gateway_bound": lambda v: f"{v['ratio']:.2f}×",
         "distribution_pays": lambda v: (
             f"{v['speedup']:.2f}× ({v['best']}: {v['job_s']:.2f} s, serial {v['serial_s']:.2f} s)"
         ),
@@ -180,6 +203,36 @@ def compute_and_link_bound(size: dict, gateway: str, rate: float | None) -> floa
     return hi
 
 
+def gateway_work_s(size: dict, gateway: str) -> float | None:
+    """What only the gateway can do, for every frame: the serial run's job time on the gateway beyond
+    its kernels (decoding, encoding, reading and writing the files), never below zero."""
+    if "serial_job_s" not in size:
+        return None
+    return max(0.0, size["serial_job_s"] - size["frames"] * size["kernel_s"][gateway])
+
+
+def gateway_bound(size: dict, gateway: str, rate: float | None) -> float | None:
+    """compute_and_link_bound, with the gateway busy for gateway_work_s before it filters any frame:
+    the least time when the gateway decodes and encodes every frame, each node filters at its kernel
+    speed and every frame filtered off the gateway crosses its link (once each way, in parallel)."""
+    work = gateway_work_s(size, gateway)
+    if work is None:
+        return None
+    t, frames, frame_bytes = size["kernel_s"], size["frames"], size["frame_bytes"]
+
+    def capacity(total: float) -> float:
+        remote = sum(total / t[n] for n in t if n != gateway)
+        if rate:
+            remote = min(remote, total * rate / frame_bytes)
+        return min(max(0.0, total - work) / t[gateway], frames) + remote
+
+    lo, hi = 0.0, work + frames * max(t.values()) + (frames * frame_bytes / rate if rate else 0.0)
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if capacity(mid) < frames else (lo, mid)
+    return hi
+
+
 def frames_per_node(rec: dict) -> dict:
     out: dict[str, int] = {}
     for r in rec["ranks"]:
@@ -211,6 +264,8 @@ def summarize(data: dict) -> dict:
         entry = {
             "ideal_s": ideal["time_s"],
             "compute_and_link_bound_s": compute_and_link_bound(info, gateway, rate),
+            "gateway_work_s": gateway_work_s(info, gateway),
+            "gateway_bound_s": gateway_bound(info, gateway, rate),
             "ideal_frames": ideal["frames"],
             "gateway_link_bound_s": link_bound,
             "kernel_ms": {n: v * 1e3 for n, v in info["kernel_s"].items()},
@@ -242,6 +297,9 @@ def summarize(data: dict) -> dict:
                 "over_ideal": med(job) / ideal["time_s"],
                 "over_bound": med(job) / entry["compute_and_link_bound_s"]
                 if entry["compute_and_link_bound_s"]
+                else None,
+                "over_gateway_bound": med(job) / entry["gateway_bound_s"]
+                if entry["gateway_bound_s"]
                 else None,
                 "messages": med([sum(x["messages_sent"] for x in r["ranks"]) for r in ok]),
                 "megabytes_sent": med([sum(x["bytes_sent"] for x in r["ranks"]) for r in ok]) / 1e6,
@@ -362,6 +420,30 @@ def bound_verdicts(summary: dict, heavy: bool) -> dict:
     return out
 
 
+def gateway_bound_verdicts(summary: dict) -> dict:
+    """The kernel + link bound's targets again, against the bound that counts the gateway's own work."""
+    out = {}
+    t = TARGETS["best_vs_gateway_bound"]
+    best = fastest(summary, t["size"])
+    if best and summary[t["size"]]["impls"][best].get("over_gateway_bound"):
+        ratio = summary[t["size"]]["impls"][best]["over_gateway_bound"]
+        out["best_vs_gateway_bound"] = {
+            "target": f"the fastest implementation <= {t['limit']}x the kernel + link + gateway bound at {t['size']}",
+            "best": best,
+            "ratio": ratio,
+            "met": ratio <= t["limit"],
+        }
+    t = TARGETS["dsm_vs_gateway_bound"]
+    dsm = summary.get(t["size"], {}).get("impls", {}).get(t["dsm"], {})
+    if dsm.get("over_gateway_bound"):
+        out["dsm_vs_gateway_bound"] = {
+            "target": f"{t['dsm']} <= {t['limit']}x the kernel + link + gateway bound at {t['size']}",
+            "ratio": dsm["over_gateway_bound"],
+            "met": dsm["over_gateway_bound"] <= t["limit"],
+        }
+    return out
+
+
 def verdicts(summary: dict, config: dict) -> dict:
     """The verdicts of the targets that apply to the run's configuration (TARGETS)."""
     heavy = bool(config.get("heavy"))
@@ -370,6 +452,8 @@ def verdicts(summary: dict, config: dict) -> dict:
         out.update(platform_verdicts(summary))
     if "kernel_passes" in config:
         out.update(bound_verdicts(summary, heavy))
+    if config.get("gateway_bound"):
+        out.update(gateway_bound_verdicts(summary))
     return out
 
 
@@ -412,24 +496,30 @@ def markdown(data: dict, summary: dict, verdict: dict) -> str:
                 if s["compute_and_link_bound_s"]
                 else ""
             )
+            + (
+                f"; the gateway decodes and encodes every frame ({fmt(s['gateway_work_s'])} s: the serial run's "
+                f"job time beyond its kernels), and with that work at best {fmt(s['gateway_bound_s'])} s"
+                if s.get("gateway_bound_s")
+                else ""
+            )
             + f"; serial run {fmt(s['serial_wall_s'])} s"
             + (f" (job time {fmt(s['serial_job_s'])} s)" if "serial_job_s" in s else "")
             + ".",
             "",
-            "| implementation | job time (s) | range (s) | x ideal | x bound | x zmq | messages | MB sent "
+            "| implementation | job time (s) | range (s) | x ideal | x bound | x gateway bound | x zmq | messages | MB sent "
             "| gateway link MB | load-balance distance | frames per node | failed runs |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
         ]
         for impl, v in s["impls"].items():
             if not v.get("job_s"):
                 lines.append(
-                    f"| {LABELS.get(impl, impl)} | – | – | – | – | – | – | – | – | – | – | {v['failures']} |"
+                    f"| {LABELS.get(impl, impl)} | – | – | – | – | – | – | – | – | – | – | – | {v['failures']} |"
                 )
                 continue
             frames = ", ".join(f"{n} {fmt(f, 0)}" for n, f in v["frames_per_node"].items())
             lines.append(
                 f"| {LABELS.get(impl, impl)} | {fmt(v['job_s'])} | {fmt(v['job_min_s'])}–{fmt(v['job_max_s'])} | "
-                f"{fmt(v['over_ideal'])}x | {fmt(v.get('over_bound'))}x | {fmt(v.get('over_zmq'))}x | {v['messages']:.0f} | "
+                f"{fmt(v['over_ideal'])}x | {fmt(v.get('over_bound'))}x | {fmt(v.get('over_gateway_bound'))}x | {fmt(v.get('over_zmq'))}x | {v['messages']:.0f} | "
                 f"{fmt(v['megabytes_sent'], 1)} | "
                 f"{fmt(v['gateway_link_megabytes'], 1)} | {fmt(v['load_balance_distance'] * 100, 1)} % | {frames} | "
                 f"{v['failures']} |"
