@@ -70,7 +70,7 @@ HEAVY = (
 )
 
 BOUND_NAMED = "e46df9c"
-GATEWAY_BOUND_NAMED = "this commit"  # the commit that named these targets, before any run judged on them
+GATEWAY_BOUND_NAMED = "6bcbde8"  # the commit that named these targets, before any run judged on them
 NODES = "4 emulated nodes at 100/20/10/5 % of a core on 1 Gbit/s links, one worker per node"
 DEFINITIONS = {
     "outputs-identical": Definition(
