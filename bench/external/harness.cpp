@@ -92,31 +92,13 @@ const std::vector<Read> kReads{{"chunks", 10},  {"chunks", 20}, {"chunks", 50},
 class Bench {
 public:
     explicit Bench(Params p) : p_(std::move(p)) {
-        block_fd_ = ::memfd_create("strata-bench-block", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-        if (block_fd_ < 0 || ::ftruncate(block_fd_, static_cast<off_t>(p_.size)) != 0) {
-            throw std::runtime_error("memfd_create failed");
-        }
-        // As ocrDbCreate makes a block placed in a memfd (src/runtime/ocr/db.cpp):
-        // its pages allocated in one call before the block is written.
-        if (::posix_fallocate(block_fd_, 0, static_cast<off_t>(p_.size)) != 0) {
-            throw std::runtime_error("allocating the memfd's pages failed");
-        }
-        block_ =
-            static_cast<unsigned char*>(::mmap(nullptr, p_.size, PROT_READ | PROT_WRITE, MAP_SHARED, block_fd_, 0));
-        for (std::size_t i = 0; i < p_.size; ++i) {
-            block_[i] = static_cast<unsigned char>((i * 131U + (i >> 12U) * 7U) & 0xFFU);
-        }
-        // The memfd path: the program may read, never change, the runtime's bytes.
-        if (::fcntl(block_fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE) != 0) {
-            throw std::runtime_error("sealing the memfd failed");
-        }
+        make_block();
         disk_path_ = fmt::format("{}/strata-bench-external-{}.bin", p_.disk_dir, ::getpid());
         write_file(disk_path_, true);
     }
     ~Bench() {
         ::unlink(disk_path_.c_str());
-        ::munmap(block_, p_.size);
-        ::close(block_fd_);
+        drop_block();
     }
     Bench(const Bench&) = delete;
     Bench& operator=(const Bench&) = delete;
@@ -152,6 +134,9 @@ public:
             {"out-fuse", [&](int rep) { output_fuse(cache, rep); }},
         };
         for (int rep = 0; rep < p_.repeats; ++rep) {
+            if (rep > 0) {
+                make_block();
+            }
             for (std::size_t k = 0; k < configs.size(); ++k) {
                 const auto& [name, body] = configs[(k + static_cast<std::size_t>(rep)) % configs.size()];
                 fmt::print(stderr, "repeat {}/{}: {}\n", rep + 1, p_.repeats, name);
@@ -164,6 +149,45 @@ public:
     }
 
 private:
+    // The block, made anew at each repeat as the tmpfs file is written anew: a 128 MiB shmem file's
+    // read time depends on where its pages landed (+-15 % from one file to the next,
+    // docs/benchmarks/external), so a block made once would set one placement against as many as
+    // there are repeats. As ocrDbCreate makes a block placed in a memfd (src/runtime/ocr/db.cpp):
+    // its pages allocated in one call before the block is written; then sealed, as the memfd
+    // path's program may read, never change, the runtime's bytes.
+    void make_block() {
+        drop_block();
+        block_fd_ = ::memfd_create("strata-bench-block", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (block_fd_ < 0 || ::ftruncate(block_fd_, static_cast<off_t>(p_.size)) != 0) {
+            throw std::runtime_error("memfd_create failed");
+        }
+        if (::posix_fallocate(block_fd_, 0, static_cast<off_t>(p_.size)) != 0) {
+            throw std::runtime_error("allocating the memfd's pages failed");
+        }
+        void* map = ::mmap(nullptr, p_.size, PROT_READ | PROT_WRITE, MAP_SHARED, block_fd_, 0);
+        if (map == MAP_FAILED) {
+            throw std::runtime_error("mapping the memfd failed");
+        }
+        block_ = static_cast<unsigned char*>(map);
+        for (std::size_t i = 0; i < p_.size; ++i) {
+            block_[i] = static_cast<unsigned char>((i * 131U + (i >> 12U) * 7U) & 0xFFU);
+        }
+        if (::fcntl(block_fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE) != 0) {
+            throw std::runtime_error("sealing the memfd failed");
+        }
+    }
+
+    void drop_block() {
+        if (block_ != nullptr) {
+            ::munmap(block_, p_.size);
+            block_ = nullptr;
+        }
+        if (block_fd_ >= 0) {
+            ::close(block_fd_);
+            block_fd_ = -1;
+        }
+    }
+
     static FuseOptions options(FuseOptions::Channel channel, bool page_cache) {
         FuseOptions o;
         o.channel = channel;
