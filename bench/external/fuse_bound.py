@@ -373,6 +373,7 @@ def derived(doc: dict) -> dict:
     if "strata-fsd" in ms:
         copies = [s["seconds"] * 1e3 for s in doc["samples"] if s["config"] == "sink-copy"]
         out["strata_fsd_beyond_copy_ms"] = ms["strata-fsd"] - ms["sink-copy"]
+        out["strata_fsd_beyond_copy_over_tmpfs"] = (ms["strata-fsd"] - ms["sink-copy"]) / ms["tmpfs"]
         out["copy_spread_ms"] = max(copies) - min(copies)
     return out
 
