@@ -4,6 +4,7 @@ strata_add_test_binary(strata_dsm_unit_tests LABEL unit TIMEOUT 120 PREFIX "dsm.
   unit/dsm_protocol_table_test.cpp
   unit/dsm_protocol_sequences_test.cpp
   unit/dsm_explorer_test.cpp
+  unit/dsm_direct_path_test.cpp
   unit/dsm_protocol_doc_test.cpp
   unit/dsm_wire_test.cpp
   unit/dsm_admission_test.cpp)
@@ -29,6 +30,13 @@ endfunction()
 strata_dsm_mpi_program(dsm_coherence_test)
 strata_dsm_mpi_test(dsm.mpi.racing_clients_with_one_server_read_every_released_write PROGRAM dsm_coherence_test NP 5 ARGS 1 400)
 strata_dsm_mpi_test(dsm.mpi.racing_clients_with_four_servers_read_every_released_write PROGRAM dsm_coherence_test NP 8 ARGS 4 300)
+# Where a release's bytes travel: from the writer to the update-subscribers (direct data path),
+# or through the home (off); the channel's counters say which.
+strata_dsm_mpi_program(dsm_data_path_test)
+strata_dsm_mpi_test(dsm.mpi.update_on_write_data_goes_from_the_writer_to_the_subscriber_not_through_the_home
+  PROGRAM dsm_data_path_test NP 4 ARGS direct)
+strata_dsm_mpi_test(dsm.mpi.with_the_direct_path_off_every_release_passes_through_the_home
+  PROGRAM dsm_data_path_test NP 4 ARGS relay)
 strata_dsm_mpi_program(dsm_failure_test)
 foreach(mode client server)
   add_test(NAME dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang

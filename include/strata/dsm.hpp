@@ -103,6 +103,13 @@ struct Options {
     /// again; no chunk is lost to one server's death. Off: a dead server's chunks are lost.
     /// Needs 2 servers at least and the direct topology; every rank must use the same value.
     bool replication = false;
+    /// Direct data path (docs/dsm.md): a release of a chunk with update-on-write subscribers
+    /// sends its bytes from the writer straight to them; the home gets the new version only and
+    /// keeps the directory. The price: until the home recalls it, the writer's copy is the only
+    /// current one, so the writer's death loses its last release (the chunk is broken), as for
+    /// any chunk without subscribers. Off, with replication, or under the super-peer topology,
+    /// every release passes through the home. Every rank must use the same value.
+    bool direct_data = true;
     /// A peer that answers no message and no ping for this long is dead.
     std::chrono::milliseconds timeout{5000};
     /// How often a waiting node pings the peers it waits for.

@@ -67,11 +67,62 @@ Result<void> Node::Impl::client_send(ChunkId id, CacheChunk& c, const proto::Ste
                 sent_data[id] = Sent{.home = c.home, .version = o.version};  // reported if the home dies
             }
         }
+        if (o.kind == proto::Msg::notify) {
+            // Direct path: to a subscriber. Its death is the home's business (it recalls this
+            // copy and names new targets); the writer's release does not fail on it.
+            const int dest = rank_of_client(o.client);
+            if (!net->is_dead(dest)) {
+                (void)net->post(dest, wire::to_header(o, id, c.size), bytes);
+            }
+            continue;
+        }
         if (auto r = net->post(via(c.home), wire::to_header(o, id, c.size), bytes); !r) {
             return r;
         }
     }
     return {};
+}
+
+void Node::Impl::take_notification(Notification n) {
+    if (!direct_path()) {
+        notes.push_back(std::move(n));
+        return;
+    }
+    auto it = notify_order.find(n.chunk);
+    if (it == notify_order.end()) {
+        return;  // a direct notify for a chunk this client left: its writer's grant predates that
+    }
+    const std::uint64_t version = n.version;
+    for (auto& ready : it->second.offer(version, std::move(n))) {
+        notes.push_back(std::move(ready));
+    }
+}
+
+void Node::Impl::client_take_subscription_news(Incoming& in, const proto::Message& m) {
+    const ChunkId id = in.header.chunk;
+    if (m.kind == proto::Msg::notify) {
+        Notification n{.chunk = id, .version = m.version, .has_data = m.has_data};
+        if (m.has_data) {
+            n.bytes_ = in.payload();
+            n.storage_ = std::move(in.buffer);
+        }
+        take_notification(std::move(n));
+        return;
+    }
+    waits[{static_cast<int>(proto::Msg::subscribe), id}].done = true;
+    if (auto o = notify_order.find(id); o != notify_order.end()) {
+        for (auto& ready : o->second.subscribed(m.version)) {
+            notes.push_back(std::move(ready));
+        }
+    }
+}
+
+void Node::Impl::took_own_release(ChunkId id, std::uint64_t version) {
+    if (auto it = notify_order.find(id); it != notify_order.end()) {
+        for (auto& ready : it->second.own_release(version)) {
+            notes.push_back(std::move(ready));
+        }
+    }
 }
 
 void Node::Impl::client_take_error(const Incoming& in) {
@@ -134,17 +185,11 @@ void Node::Impl::client_handle(Incoming& in) {
         return;
     }
     const proto::Message& m = *decoded;
-    if (m.kind == proto::Msg::notify) {
-        Notification n{.chunk = id, .version = m.version, .has_data = m.has_data};
-        if (m.has_data) {
-            n.bytes_ = in.payload();
-            n.storage_ = std::move(in.buffer);
-        }
-        notes.push_back(std::move(n));
-        return;
+    if (in.source >= servers && m.kind != proto::Msg::notify) {
+        return;  // another client sends a client nothing but the direct path's notify
     }
-    if (m.kind == proto::Msg::sub_ack) {
-        waits[{static_cast<int>(proto::Msg::subscribe), id}].done = true;
+    if (m.kind == proto::Msg::notify || m.kind == proto::Msg::sub_ack) {
+        client_take_subscription_news(in, m);
         return;
     }
     auto it = cache.find(id);
@@ -152,6 +197,7 @@ void Node::Impl::client_handle(Incoming& in) {
         if (m.kind == proto::Msg::freed) {
             waits[{static_cast<int>(proto::Msg::free_req), id}].done = true;
             subscriptions.erase(id);
+            notify_order.erase(id);
             sent_data.erase(id);
             return;
         }
@@ -183,6 +229,7 @@ void Node::Impl::client_handle(Incoming& in) {
     if (m.kind == proto::Msg::freed) {
         waits[{static_cast<int>(proto::Msg::free_req), id}].done = true;
         subscriptions.erase(id);
+        notify_order.erase(id);
         sent_data.erase(id);
     }
     if (st.erase) {

@@ -402,6 +402,9 @@ Result<void> Node::release(ChunkId chunk) {
         return make_error(Errc::internal, "dsm::Node::release: chunk={:#x}: {}", chunk, st.error);
     }
     auto sent = d.client_send(chunk, c, st);
+    if (write) {
+        d.took_own_release(chunk, c.entry.version);
+    }
     if (c.entry.freed && !c.entry.held()) {
         d.cache.erase(it);
         d.cv.notify_all();

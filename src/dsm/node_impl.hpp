@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "dsm/notify_order.hpp"
 #include "dsm/protocol_table.hpp"
 #include "dsm/transport.hpp"
 #include "strata/dsm.hpp"
@@ -161,8 +162,21 @@ struct Node::Impl {
     void finish_recoveries();
     void take_over(int dead, Recovery& r);
 
+    /// The direct data path is in force (Options::direct_data, without replication or super-peers).
+    [[nodiscard]] bool direct_path() const {
+        return options.direct_data && !options.replication && super_peers.empty();
+    }
+
     // client side
     std::unordered_map<ChunkId, bool> subscriptions;  ///< chunk -> update_on_write (guarded by mu)
+    /// Direct path: per subscribed chunk, the order notifications are handed on in (mu).
+    std::unordered_map<ChunkId, NotifyOrder<Notification>> notify_order;
+    /// Hands a notification on (direct path: in version order, see notify_order.hpp); mu held.
+    void take_notification(Notification n);
+    /// A notify or sub_ack (mu held).
+    void client_take_subscription_news(Incoming& in, const proto::Message& m);
+    /// This client released `version` of `id` itself (direct path: its place in the order); mu held.
+    void took_own_release(ChunkId id, std::uint64_t version);
     struct Sent {
         int home = -1;
         std::uint64_t version = 0;

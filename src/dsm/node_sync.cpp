@@ -54,11 +54,19 @@ Result<void> Node::free(ChunkId chunk) {
 }
 
 Result<void> Node::subscribe(ChunkId chunk, SubscribeOptions options) {
+    if (impl_->direct_path() && impl_->check_chunk_id("dsm::Node::subscribe", chunk)) {
+        // Before the request: direct notifies may beat its answer.
+        std::lock_guard lock(impl_->mu);
+        const auto c = impl_->cache.find(chunk);
+        impl_->notify_order[chunk].subscribing(c != impl_->cache.end() ? c->second.entry.version : 0);
+    }
     auto r = chunk_request(*impl_, "dsm::Node::subscribe", chunk,
                            {.kind = proto::Msg::subscribe, .update = options.update_on_write});
+    std::lock_guard lock(impl_->mu);
     if (r) {
-        std::lock_guard lock(impl_->mu);
         impl_->subscriptions[chunk] = options.update_on_write;  // reported if its home dies
+    } else if (!impl_->subscriptions.contains(chunk)) {
+        impl_->notify_order.erase(chunk);
     }
     return r;
 }
@@ -74,6 +82,7 @@ Result<void> Node::unsubscribe(ChunkId chunk) {
         home = it->second.home;
     }
     d.subscriptions.erase(chunk);
+    d.notify_order.erase(chunk);
     return d.net->post(d.via(home),
                        wire::to_header({.kind = proto::Msg::unsubscribe, .client = d.client_index()}, chunk, 0));
 }

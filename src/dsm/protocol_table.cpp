@@ -152,15 +152,50 @@ Message grant_to(const HomeEntry& e, const Request& r, CState state, bool publis
     return g;
 }
 
-bool others_subscribed(const HomeEntry& e, ClientId c) {
-    return (e.subs & ~bit(c)) != 0;
+// The home becomes EM with `r.client` as owner: the grant says whether (and to whom) it publishes.
+void grant_ownership(HomeEntry& e, const Request& r, CState state, Step& st) {
+    const bool pub = (e.subs & ~bit(r.client)) != 0;
+    Message g = grant_to(e, r, state, pub);
+    g.targets = pub && e.direct ? e.subs_update & ~bit(r.client) : 0;
+    g.direct = g.targets != 0;  // without update-subscribers the home keeps the data: it survives the writer
+    st.out.push_back(g);
+    e.state = EM;
+    e.owner = r.client;
+    e.owner_publishes = pub;
+    e.owner_targets = g.targets;
 }
 
-void notify_subscribers(const HomeEntry& e, ClientId writer, Step& st) {
+// The update-subscribers a direct owner would send to once `r` (a subscribe or unsubscribe) is in force.
+std::uint64_t targets_after(const HomeEntry& e, const Request& r) {
+    std::uint64_t upd = e.subs_update;
+    if (r.kind == subscribe && r.update) {
+        upd |= bit(r.client);
+    } else {
+        upd &= ~bit(r.client);
+    }
+    return upd & ~bit(e.owner);
+}
+
+// In EM, a change of subscription the owner's grant does not cover takes its copy back first.
+bool needs_recall(const HomeEntry& e, const Request& r) {
+    if (e.state != EM || r.client == e.owner) {
+        return false;
+    }
+    if (r.kind == subscribe && !e.owner_publishes) {
+        return true;  // it would release silently
+    }
+    return e.direct && targets_after(e, r) != e.owner_targets;
+}
+
+// `direct`: the owner sent the payload to its targets; the rest are told of the version only.
+void notify_subscribers(const HomeEntry& e, ClientId writer, bool direct, Step& st) {
+    const std::uint64_t told = e.subs & ~bit(writer) & ~(direct ? e.owner_targets : 0);
     for (ClientId c = 0; c < kMaxClients; ++c) {
-        if ((e.subs & bit(c)) != 0 && c != writer) {
-            st.out.push_back(
-                {.kind = notify, .client = c, .version = e.version, .has_data = (e.subs_update & bit(c)) != 0});
+        if ((told & bit(c)) != 0) {
+            st.out.push_back({.kind = notify,
+                              .client = c,
+                              .version = e.version,
+                              .has_data = !direct && (e.subs_update & bit(c)) != 0});
         }
     }
 }
@@ -181,11 +216,7 @@ void drain(HomeEntry& e, Step& st) {
 
 void do_grant_read(HomeEntry& e, const Request& r, Step& st) {
     if (e.state == U) {
-        const bool pub = others_subscribed(e, r.client);
-        st.out.push_back(grant_to(e, r, CState::E, pub));
-        e.state = EM;
-        e.owner = r.client;
-        e.owner_publishes = pub;
+        grant_ownership(e, r, CState::E, st);
     } else {
         st.out.push_back(grant_to(e, r, CState::S, false));
         e.sharers |= bit(r.client);
@@ -195,11 +226,7 @@ void do_grant_read(HomeEntry& e, const Request& r, Step& st) {
 void do_grant_write(HomeEntry& e, const Request& r, Step& st) {
     const std::uint64_t others = e.sharers & ~bit(r.client);
     if (others == 0) {
-        const bool pub = others_subscribed(e, r.client);
-        st.out.push_back(grant_to(e, r, CState::M, pub));
-        e.state = EM;
-        e.owner = r.client;
-        e.owner_publishes = pub;
+        grant_ownership(e, r, CState::M, st);
         e.sharers = 0;
         return;
     }
@@ -231,15 +258,26 @@ void register_subscriber(HomeEntry& e, const Request& r, Step& st) {
     st.out.push_back({.kind = sub_ack, .client = r.client, .version = e.version});
 }
 
+void unregister_subscriber(HomeEntry& e, const Request& r) {
+    e.subs &= ~bit(r.client);
+    e.subs_update &= ~bit(r.client);
+}
+
+// An owner granted without publish would release silently, and a direct owner
+// sends each release to the update-subscribers its grant named: when the
+// change is not covered, the owner's copy comes back first (the next grant
+// says the new set), and the change is made after that, so a subscriber is
+// told of releases after its subscription only, each once.
 void do_subscribe(HomeEntry& e, const Request& r, Step& st) {
-    // An owner granted without publish would release silently: take its copy
-    // back first (so the next write grant carries publish), and register the
-    // subscriber after that, so it is told of releases after its subscription only.
-    if (e.state == EM && r.client != e.owner && !e.owner_publishes) {
+    if (needs_recall(e, r)) {
         do_recall(e, r, CState::S, st);
         return;
     }
-    register_subscriber(e, r, st);
+    if (r.kind == subscribe) {
+        register_subscriber(e, r, st);
+    } else {
+        unregister_subscriber(e, r);
+    }
 }
 
 void do_free(HomeEntry& e, const Request& r, Step& st) {
@@ -270,7 +308,8 @@ void apply_request(HomeEntry& e, const Request& r, Step& st) {
                 do_grant_write(e, r, st);
             }
             break;
-        case subscribe: do_subscribe(e, r, st); break;
+        case subscribe:
+        case unsubscribe: do_subscribe(e, r, st); break;
         case free_req: do_free(e, r, st); break;
         default: break;
     }
@@ -279,7 +318,37 @@ void apply_request(HomeEntry& e, const Request& r, Step& st) {
 void take_new_version(HomeEntry& e, const Message& m, Step& st) {
     st.store = true;
     e.version = m.version;
-    notify_subscribers(e, m.client, st);
+    // A publishing owner's write-back or recall answer brings a version it published already
+    // (a direct owner keeps M after its releases): nobody is told twice.
+    if (m.kind == publish || !e.owner_publishes) {
+        notify_subscribers(e, m.client, false, st);
+    }
+}
+
+Step publish_from_owner(HomeEntry& e, const Message& m) {
+    Step st;
+    if (m.client != e.owner) {
+        return refused(
+            fmt::format("home in {}: publish from client {}, not the owner {}", to_string(e.state), m.client, e.owner));
+    }
+    if (m.has_data) {
+        take_new_version(e, m, st);
+    } else if (e.owner_targets != 0) {
+        // Direct: the targets have the payload; the home copy stays older until a recall.
+        e.version = m.version;
+        notify_subscribers(e, m.client, true, st);
+    } else {
+        return refused(fmt::format("home in {}: publish without data from client {}, whose grant was not direct",
+                                   to_string(e.state), m.client));
+    }
+    return st;
+}
+
+// The owner leaves EM (write-back, eviction, recall): no grant of its is in force any more.
+void end_ownership(HomeEntry& e) {
+    e.owner = -1;
+    e.owner_publishes = false;
+    e.owner_targets = 0;
 }
 
 Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
@@ -301,8 +370,11 @@ Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
             break;
         case HA::subscribe: do_subscribe(e, req, st); break;
         case HA::unsubscribe:
-            e.subs &= ~bit(m.client);
-            e.subs_update &= ~bit(m.client);
+            if (e.state == EM) {
+                do_subscribe(e, req, st);  // may recall a direct owner first
+            } else {
+                unregister_subscriber(e, req);  // no grant in force names a target (transient: after it)
+            }
             break;
         case HA::evict_sharer:
             if ((e.sharers & bit(m.client)) == 0) {
@@ -325,18 +397,12 @@ Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
             }
             if (e.state == EM) {
                 e.state = U;
-                e.owner = -1;
+                end_ownership(e);
             } else {
                 e.owner_kept = false;  // its recall_ack is still coming
             }
             break;
-        case HA::publish_owner:
-            if (!from_owner) {
-                return refused(fmt::format("home in {}: publish from client {}, not the owner {}", to_string(e.state),
-                                           m.client, e.owner));
-            }
-            take_new_version(e, m, st);
-            break;
+        case HA::publish_owner: return publish_from_owner(e, m);
         case HA::inv_ack:
             if ((e.awaiting & bit(m.client)) == 0) {
                 return refused(fmt::format("home in wait_acks: inv_ack from client {}, not awaited", m.client));
@@ -360,14 +426,8 @@ Step home_act(HomeAction a, HomeEntry& e, const Message& m) {
             const bool kept = m.kept_copy && e.owner_kept;
             e.state = kept ? S : U;
             e.sharers = kept ? bit(e.owner) : 0;
-            e.owner = -1;
-            e.owner_publishes = false;
-            const Request p = e.pending;
-            if (p.kind == subscribe) {
-                register_subscriber(e, p, st);
-            } else {
-                apply_request(e, p, st);
-            }
+            end_ownership(e);
+            apply_request(e, e.pending, st);
             drain(e, st);
             break;
         }
@@ -439,6 +499,8 @@ Step take_grant(ClientEntry& e, const Message& m) {
     e.version = m.version;
     e.state = m.grant;
     e.publish = m.publish;
+    e.direct = m.direct;
+    e.targets = m.targets;
     e.pending = op_evict;
     if (want_write) {
         e.writer = true;
@@ -513,7 +575,16 @@ Step client_act(ClientAction a, ClientEntry& e, const Message& m) {
             }
             e.writer = false;
             ++e.version;
-            if (e.publish) {
+            if (e.publish && e.direct) {
+                // The payload goes to the targets; the home learns the version and keeps the
+                // directory, this copy stays the only current one (M) until a recall.
+                st.out.push_back({.kind = publish, .client = self, .version = e.version});
+                for (ClientId c = 0; c < kMaxClients; ++c) {
+                    if ((e.targets & bit(c)) != 0) {
+                        st.out.push_back({.kind = notify, .client = c, .version = e.version, .has_data = true});
+                    }
+                }
+            } else if (e.publish) {
                 st.out.push_back({.kind = publish, .client = self, .version = e.version, .has_data = true});
                 e.state = CState::E;
             }

@@ -52,7 +52,8 @@ enum class Msg : std::uint8_t {
     write_back,   ///< dropped a modified copy: payload + version
     inv_ack,      ///< answers inv (always, whatever the state)
     recall_ack,   ///< answers recall; payload if it held M; kept_copy if it stays S
-    publish,      ///< released a write of a chunk with subscribers: payload + version, stays E
+    publish,      ///< released a write of a chunk with subscribers: payload + version, stays E;
+                  ///< direct: version only, stays M (the targets got the payload)
     subscribe,    ///< wants notify on every new version; `update` = push the data too
     unsubscribe,  ///< stops notifications
     free_req,     ///< frees the chunk everywhere
@@ -60,7 +61,7 @@ enum class Msg : std::uint8_t {
     grant,    ///< answers read_req/write_req: state in `grant`, payload unless cached bytes match
     inv,      ///< drop your S copy and ack
     recall,   ///< owner: answer with your data if modified, go to `grant` (S or I)
-    notify,   ///< a new version was released (payload with update-on-write)
+    notify,   ///< a new version was released (payload with update-on-write); direct: from the writer
     sub_ack,  ///< the subscription is in force: every later release is notified
     freed,    ///< the chunk is gone
     // client-local operations (never sent)
@@ -90,11 +91,13 @@ struct Message {
     bool publish = false;       ///< grant: releases must publish (there are subscribers)
     bool update = false;        ///< subscribe: update-on-write
     bool kept_copy = false;     ///< recall_ack: the old owner keeps an S copy
+    bool direct = false;        ///< grant with publish: releases send the payload to `targets` only
+    std::uint64_t targets = 0;  ///< direct grant: the update-subscribers each release goes to
 
     bool operator==(const Message&) const = default;
 };
 
-/// A request waiting at the home (read_req, write_req, subscribe, free_req).
+/// A request waiting at the home (read_req, write_req, subscribe, unsubscribe, free_req).
 struct Request {
     Msg kind = Msg::read_req;
     ClientId client = -1;
@@ -104,17 +107,23 @@ struct Request {
 };
 
 struct HomeEntry {
+    /// Publishing owners send each release's payload straight to the update-subscribers and only
+    /// the version to the home ("Direct data path" in docs/dsm.md). Set by the transport when it
+    /// creates the entry; while an owner holds such a grant the home copy may be older than
+    /// `version`, and a recall or write-back brings the data.
+    bool direct = false;
     DState state = DState::U;
-    ClientId owner = -1;            ///< EM, wait_recall: the client with E or M
-    std::uint64_t sharers = 0;      ///< S, wait_acks: clients with an S copy
-    std::uint64_t awaiting = 0;     ///< wait_acks: clients whose inv_ack is due
-    std::uint64_t subs = 0;         ///< subscribers
-    std::uint64_t subs_update = 0;  ///< subscribers that get the payload pushed
-    std::uint64_t version = 0;      ///< version of the home copy
-    bool owner_publishes = false;   ///< the owner's grant said publish
-    bool owner_kept = true;         ///< wait_recall: the owner has not evicted meanwhile
-    Request pending{};              ///< wait_acks, wait_recall: the request being served
-    std::deque<Request> queue{};    ///< requests that arrived while transient
+    ClientId owner = -1;              ///< EM, wait_recall: the client with E or M
+    std::uint64_t sharers = 0;        ///< S, wait_acks: clients with an S copy
+    std::uint64_t awaiting = 0;       ///< wait_acks: clients whose inv_ack is due
+    std::uint64_t subs = 0;           ///< subscribers
+    std::uint64_t subs_update = 0;    ///< subscribers that get the payload pushed
+    std::uint64_t version = 0;        ///< version of the home copy
+    bool owner_publishes = false;     ///< the owner's grant said publish
+    std::uint64_t owner_targets = 0;  ///< the owner's direct grant: subs_update less the owner when granted
+    bool owner_kept = true;           ///< wait_recall: the owner has not evicted meanwhile
+    Request pending{};                ///< wait_acks, wait_recall: the request being served
+    std::deque<Request> queue{};      ///< requests that arrived while transient
 };
 
 struct ClientEntry {
@@ -124,6 +133,8 @@ struct ClientEntry {
     int readers = 0;              ///< local read acquisitions in force
     bool writer = false;          ///< a local write acquisition in force
     bool publish = false;         ///< from the grant: release_write publishes
+    bool direct = false;          ///< from the grant: release_write sends the payload to `targets`
+    std::uint64_t targets = 0;    ///< from the grant
     Msg pending = Msg::op_evict;  ///< op_acquire_read/op_acquire_write while waiting for grant; op_evict = none
     bool has_deferred = false;    ///< an inv or recall arrived while held: answered at release
     Message deferred{};

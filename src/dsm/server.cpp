@@ -94,8 +94,9 @@ void Node::Impl::server_declare_dead(int client) {
         e.subs_update &= ~bit(client);
         std::erase_if(e.queue, [&](const proto::Request& r) { return r.client == client; });
         const bool owner = e.owner == client && (e.state == proto::DState::EM || e.state == proto::DState::wait_recall);
-        if (owner && !e.owner_publishes && hc.lost.empty()) {
-            // Its copy may hold writes released since the home last saw the data.
+        if (owner && (!e.owner_publishes || e.owner_targets != 0) && hc.lost.empty()) {
+            // Its copy may hold writes released since the home last saw the data (silently, or
+            // sent to the subscribers only: the direct path).
             hc.lost = fmt::format(
                 "chunk {:#x} is broken: its only up-to-date copy was on {}; the data is lost and "
                 "every request for this chunk fails: allocate a new chunk in its place",
@@ -238,7 +239,8 @@ void Node::Impl::server_protocol(Incoming& in) {
                                            region.error().message);
                         return;
                     }
-                    homes[id] = HomeChunk{.data = std::move(*region), .size = loc->second.size};
+                    homes[id] = HomeChunk{
+                        .entry = {.direct = direct_path()}, .data = std::move(*region), .size = loc->second.size};
                     replicate_chunk(id, homes[id]);
                 }
             }
@@ -384,7 +386,8 @@ void Node::Impl::server_handle(Incoming& in) {
                                        fmt::format("allocate: size={}: {}", in.header.size, region.error().message));
                     return;
                 }
-                homes[id] = HomeChunk{.data = std::move(*region), .size = in.header.size};
+                homes[id] =
+                    HomeChunk{.entry = {.direct = direct_path()}, .data = std::move(*region), .size = in.header.size};
                 replicate_chunk(id, homes[id]);
             }
             if (kind == Kind::alloc_req) {

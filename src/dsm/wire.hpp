@@ -45,6 +45,7 @@ inline constexpr std::uint8_t kPublish = 4;
 inline constexpr std::uint8_t kUpdate = 8;
 inline constexpr std::uint8_t kKept = 16;
 inline constexpr std::uint8_t kSubscribed = 32;  ///< report: the client subscribed to the chunk
+inline constexpr std::uint8_t kDirect = 64;      ///< grant: proto::Message::direct
 
 /// What a replica message copies (its header's code).
 enum class ReplicaKind : std::uint8_t {
@@ -65,9 +66,10 @@ struct Header {
     std::uint32_t pad2 = 0;
     std::uint64_t chunk = 0;
     std::uint64_t version = 0;
-    std::uint64_t size = 0;  ///< the chunk's size (also when no bytes follow)
+    std::uint64_t size = 0;     ///< the chunk's size (also when no bytes follow)
+    std::uint64_t targets = 0;  ///< direct grant: proto::Message::targets
 };
-static_assert(sizeof(Header) == 40);
+static_assert(sizeof(Header) == 48);
 
 inline constexpr int kTag = 0x5d5;
 

@@ -6,13 +6,16 @@
 // Ranks 0 and 1 serve, 2..4 are clients. Chunk A (home: server 0) was last
 // written by client 0 (rank 2), which keeps the only modified copy; chunk P
 // (home: server 0) is published to a subscriber, so its home always has the
-// last release; chunk B's home is server 1.
+// last release; chunk D (home: server 0) has an update-on-write subscriber
+// (client 2), to which the direct data path sends its release (the home gets
+// the version only); chunk B's home is server 1.
 //
 // client: rank 2 dies holding lock 7. Client 1 reads A: broken (its only
 //         copy is lost: allocate a new chunk), then reads P: the last
-//         published release, intact; takes lock 7: broken (use another lock
-//         id), then lock 8: ok. Client 2 waits in the barrier: peer_dead
-//         naming rank 2.
+//         published release, intact; reads D: broken (relayed under
+//         super-peers: intact); takes lock 7: broken (use another lock
+//         id), then lock 8: ok. Client 2 has D's release pushed, then waits
+//         in the barrier: peer_dead naming rank 2.
 // server: rank 1 dies. Client 1 reads B: peer_dead naming rank 1; A (home
 //         server 0) still works.
 // silent: rank 4 (client 2) stops (SIGSTOP: alive, answering nothing, as
@@ -67,6 +70,28 @@ void wait_for_survivors(const std::string& dir, const std::string& mode) {
     }
 }
 
+// Waits for the pushed release of `id` among this client's notifications: it must hold `expected`.
+strata::Result<void> pushed_value(strata::dsm::Node& node, ChunkId id, std::uint64_t expected) {
+    for (;;) {
+        auto n = node.wait_notification(std::chrono::seconds(10));
+        if (!n) {
+            return std::unexpected(n.error());
+        }
+        if (n->chunk != id) {
+            continue;  // P's, data-less
+        }
+        std::uint64_t v = 0;
+        if (!n->has_data || n->data().size() < sizeof v) {
+            return strata::make_error(strata::Errc::corrupted, "a notification of {:#x} without its bytes", id);
+        }
+        std::memcpy(&v, n->data().data(), sizeof v);
+        if (v != expected) {
+            return strata::make_error(strata::Errc::corrupted, "pushed {} expected {}", v, expected);
+        }
+        return {};
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -106,25 +131,30 @@ int main(int argc, char** argv) {
         std::_Exit(0);
     }
     const int me = node->client_index();
-    ChunkId ids[3] = {};
+    ChunkId ids[4] = {};
     if (me == 0) {
         auto a = node->allocate(8, strata::dsm::HomePolicy::node(0));
         auto p = node->allocate(8, strata::dsm::HomePolicy::node(0));
         auto b = node->allocate(8, strata::dsm::HomePolicy::node(1));
+        auto d = node->allocate(8, strata::dsm::HomePolicy::node(0));
         DSM_CHECK_OK(a);
         DSM_CHECK_OK(p);
         DSM_CHECK_OK(b);
+        DSM_CHECK_OK(d);
         ids[0] = *a;
         ids[1] = *p;
         ids[2] = *b;
+        ids[3] = *d;
     }
-    MPI_Bcast(ids, 3, MPI_UINT64_T, 0, node->clients_comm());
+    MPI_Bcast(ids, 4, MPI_UINT64_T, 0, node->clients_comm());
     if (me == 2) {
         DSM_CHECK_OK(node->subscribe(ids[1]));
+        // D's releases go from its writer to this client only (the direct data path).
+        DSM_CHECK_OK(node->subscribe(ids[3], {.update_on_write = true}));
     }
     DSM_CHECK_OK(node->barrier());
     if (me == 0) {
-        for (int i = 0; i < 3; ++i) {
+        for (int i = 0; i < 4; ++i) {
             auto w = node->acquire_write(ids[i]);
             DSM_CHECK_OK(w);
             const std::uint64_t v = 40 + static_cast<std::uint64_t>(i);
@@ -162,11 +192,14 @@ int main(int argc, char** argv) {
             DSM_CHECK(dsm_test::wait_until_dead(pids[2]));
             dsm_test::say("read chunk A whose only modified copy died", dsm_test::read_value(*node, ids[0], 40));
             dsm_test::say("read published chunk P", dsm_test::read_value(*node, ids[1], 41));
+            dsm_test::say("read chunk D whose writer sent it to its subscriber only",
+                          dsm_test::read_value(*node, ids[3], 43));
             dsm_test::say("lock 7 the dead client held", node->lock(7));
             auto other = node->lock(8);
             dsm_test::say("lock 8 then unlock", other ? node->unlock(8) : other);
         }
         if (me == 2) {
+            dsm_test::say("D's release from its dead writer", pushed_value(*node, ids[3], 43));
             dsm_test::say("barrier with a dead client", node->barrier());
         }
         // Its barrier fails too (client 0 is dead), but it still says bye to the servers.

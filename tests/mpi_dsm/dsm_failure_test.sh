@@ -15,6 +15,12 @@ if [ "$mode" = client ]; then
     expect 3 "is broken: its only up-to-date copy was on rank 2 (client 0, node "
     expect 3 "allocate a new chunk in its place"
     expect 3 "read published chunk P: ok"
+    if [ "${STRATA_DSM_TOPOLOGY:-direct}" = super-peer ]; then
+        expect 3 "read chunk D whose writer sent it to its subscriber only: ok"  # relayed: the home has it
+    else
+        expect 3 "read chunk D whose writer sent it to its subscriber only: broken"
+    fi
+    expect 4 "D's release from its dead writer: ok"
     expect 3 "lock 7 the dead client held: broken"
     expect 3 "lock 7 is broken: its holder rank 2 (client 0, node "
     expect 3 "use another lock id"

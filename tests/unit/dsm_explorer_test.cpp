@@ -2,11 +2,15 @@
 // Randomized explorer of the coherence protocol: 4 simulated client processes
 // and 2 homes exchange the protocol's messages over a simulated network that
 // delivers FIFO per (sender, receiver) pair and in random order across pairs.
-// Clients race: acquire read/write, release, evict, subscribe. Every acquire
-// is checked against a sequential model (the value of the last released write
-// of the chunk), every pushed notification against the value released with
-// that version, and the single-writer invariant after every step. A failure
-// prints the seed; STRATA_DSM_SEED=<n> replays one seed.
+// Clients race: acquire read/write, release, evict, subscribe, unsubscribe.
+// Every acquire is checked against a sequential model (the value of the last
+// released write of the chunk), every pushed notification against the value
+// released with that version, and the single-writer invariant after every
+// step. Each subscriber hands notifications on through NotifyOrder, as the
+// client's transport does: once settled, it has handed on every version since
+// its subscription. Homes run with and without the direct data path (writers
+// send the payload to the subscribers themselves). A failure prints the seed;
+// STRATA_DSM_SEED=<n> replays one seed.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +23,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "dsm/notify_order.hpp"
 #include "dsm/protocol_table.hpp"
 
 namespace strata::dsm::proto {
@@ -45,13 +50,25 @@ struct Counters {
     long write_back_during_recall = 0;
     long queued_requests = 0;
     long notifies_checked = 0;
+    long direct_notifies = 0;
+    long notifies_reordered = 0;
+    long recalls_for_subscription = 0;
+};
+
+struct Note {
+    std::uint64_t version;
+    std::uint64_t value;
+    bool has_data;
 };
 
 class World {
 public:
-    explicit World(std::uint64_t seed) : rng_(seed) {
+    World(std::uint64_t seed, bool direct) : rng_(seed) {
         for (auto& h : home_value_) {
             h = 0;
+        }
+        for (auto& h : homes_) {
+            h.direct = direct;
         }
         for (int c = 0; c < kChunks; ++c) {
             history_[c][0] = 0;
@@ -81,6 +98,14 @@ public:
             ASSERT_TRUE(h.state == DState::U || h.state == DState::S || h.state == DState::EM) << to_string(h.state);
             const std::uint64_t latest = h.state == DState::EM ? cache_[h.owner][c] : home_value_[c];
             EXPECT_EQ(latest, released_[c]) << "chunk " << c << " lost its last released write";
+            const std::uint64_t last_version = history_[c].rbegin()->first;
+            for (int p = 0; p < kClients; ++p) {
+                if (subscribed_[p][c]) {
+                    EXPECT_EQ(order_[p][c].waiting(), 0U) << fmt::format("seed {}: client {} chunk {}", seed_, p, c);
+                    EXPECT_EQ(order_[p][c].next(), last_version + 1)
+                        << fmt::format("seed {}: subscriber {} of chunk {} was not told of every version", seed_, p, c);
+                }
+            }
         }
     }
 
@@ -140,6 +165,9 @@ private:
             }
             const Step st = home_receive(h, p.msg);
             ASSERT_TRUE(st.ok) << fmt::format("seed {}: home of chunk {}: {}", seed_, p.chunk, st.error);
+            if ((p.msg.kind == Msg::subscribe || p.msg.kind == Msg::unsubscribe) && h.state == DState::wait_recall) {
+                ++counters.recalls_for_subscription;
+            }
             if (st.store) {
                 home_value_[p.chunk] = p.value;
             }
@@ -154,21 +182,41 @@ private:
         if (st.install) {
             cache_[to][p.chunk] = p.value;
         }
-        if (st.deliver && p.msg.has_data) {
-            ++counters.notifies_checked;
-            ASSERT_EQ(p.value, history_[p.chunk].at(p.msg.version))
-                << fmt::format("seed {}: notify v{} of chunk {} carries another value", seed_, p.msg.version, p.chunk);
+        if (st.deliver) {
+            counters.direct_notifies += from < kClients ? 1 : 0;
+            ASSERT_TRUE(told_[to][p.chunk].insert(p.msg.version).second) << fmt::format(
+                "seed {}: client {} was told of v{} of chunk {} twice", seed_, to, p.msg.version, p.chunk);
+            const std::size_t held = order_[to][p.chunk].waiting();
+            hand_on(to, p.chunk,
+                    order_[to][p.chunk].offer(p.msg.version, Note{p.msg.version, p.value, p.msg.has_data}));
+            counters.notifies_reordered += order_[to][p.chunk].waiting() > held ? 1 : 0;
+        }
+        if (p.msg.kind == Msg::sub_ack) {
+            subscribing_[to][p.chunk] = false;
+            hand_on(to, p.chunk, order_[to][p.chunk].subscribed(p.msg.version));
         }
         if (st.completed && p.msg.kind == Msg::grant) {
             acquired(to, p.chunk);
         }
         forward(to, p.chunk, st);
-        (void)from;
     }
 
+    // Notifications a subscriber hands on: each the value released with its version.
+    void hand_on(int client, int chunk, const std::vector<Note>& notes) {
+        for (const Note& n : notes) {
+            if (n.has_data) {
+                ++counters.notifies_checked;
+                ASSERT_EQ(n.value, history_[chunk].at(n.version))
+                    << fmt::format("seed {}: client {} was told of v{} of chunk {} with another value", seed_, client,
+                                   n.version, chunk);
+            }
+        }
+    }
+
+    // A client's messages: notifies (direct path) to their subscriber, the rest to the home.
     void forward(int client, int chunk, const Step& st) {
         for (const auto& o : st.out) {
-            send(client, home_of(chunk), chunk, o, cache_[client][chunk]);
+            send(client, o.kind == Msg::notify ? o.client : home_of(chunk), chunk, o, cache_[client][chunk]);
         }
     }
 
@@ -205,6 +253,7 @@ private:
             if (was_writer) {
                 released_[max_held] = cache_[client][max_held];
                 history_[max_held][e.version] = released_[max_held];
+                hand_on(client, max_held, order_[client][max_held].own_release(e.version));
             }
             ++counters.completed_ops;
             forward(client, max_held, st);
@@ -225,10 +274,20 @@ private:
             }
             return;
         }
-        if (roll < 27 && !subscribed_[client][chunk]) {
+        if (roll < 27 && !subscribing_[client][chunk]) {
+            // Subscribe, or subscribe again (update-on-write may change).
             subscribed_[client][chunk] = true;
+            subscribing_[client][chunk] = true;
+            order_[client][chunk].subscribing(e.version);
             send(client, home_of(chunk), chunk,
                  Message{.kind = Msg::subscribe, .client = client, .update = coin(rng_) < 50}, 0);
+            return;
+        }
+        if (roll < 28 && subscribed_[client][chunk] && !subscribing_[client][chunk]) {
+            subscribed_[client][chunk] = false;
+            order_[client][chunk].unsubscribed();
+            told_[client][chunk].clear();
+            send(client, home_of(chunk), chunk, Message{.kind = Msg::unsubscribe, .client = client}, 0);
             return;
         }
         // Lock order (chunk ids ascending) keeps simulated processes free of deadlock.
@@ -269,6 +328,9 @@ private:
     ClientEntry clients_[kClients][kChunks];
     std::uint64_t cache_[kClients][kChunks] = {};
     bool subscribed_[kClients][kChunks] = {};
+    bool subscribing_[kClients][kChunks] = {};
+    NotifyOrder<Note> order_[kClients][kChunks];
+    std::set<std::uint64_t> told_[kClients][kChunks];  // versions received since the client subscribed
     std::uint64_t released_[kChunks] = {};
     std::map<std::uint64_t, std::uint64_t> history_[kChunks];  // version -> released value
     std::uint64_t next_value_ = 0;
@@ -286,13 +348,13 @@ std::vector<std::uint64_t> seeds() {
     return v;
 }
 
-TEST(DsmExplorer, racing_clients_always_read_the_last_released_write_over_a_reordering_network) {
+void explore(bool direct) {
     Counters total;
     for (const std::uint64_t seed : seeds()) {
-        World w(seed);
+        World w(seed, direct);
         w.seed_ = seed;
         w.run(10000);
-        if (HasFatalFailure() || HasFailure()) {
+        if (::testing::Test::HasFatalFailure() || ::testing::Test::HasFailure()) {
             FAIL() << "replay with STRATA_DSM_SEED=" << seed;
         }
         EXPECT_GE(w.counters.completed_ops, 10000) << "seed " << seed;
@@ -300,18 +362,36 @@ TEST(DsmExplorer, racing_clients_always_read_the_last_released_write_over_a_reor
         total.write_back_during_recall += w.counters.write_back_during_recall;
         total.queued_requests += w.counters.queued_requests;
         total.notifies_checked += w.counters.notifies_checked;
+        total.direct_notifies += w.counters.direct_notifies;
+        total.notifies_reordered += w.counters.notifies_reordered;
+        total.recalls_for_subscription += w.counters.recalls_for_subscription;
     }
     // The races the explorer exists for did happen.
     EXPECT_GT(total.evict_during_inv, 0);
     EXPECT_GT(total.write_back_during_recall, 0);
     EXPECT_GT(total.queued_requests, 0);
     EXPECT_GT(total.notifies_checked, 0);
+    if (direct) {
+        EXPECT_GT(total.direct_notifies, 0);
+        EXPECT_GT(total.notifies_reordered, 0);
+        EXPECT_GT(total.recalls_for_subscription, 0);
+    } else {
+        EXPECT_EQ(total.direct_notifies, 0);
+    }
     std::printf(
-        "explorer: %ld evictions during an invalidation, %ld write-backs crossing a recall, %ld queued requests, %ld "
-        "pushed notifications checked\n",
-        total.evict_during_inv, total.write_back_during_recall, total.queued_requests, total.notifies_checked);
-    RecordProperty("evict_during_inv", static_cast<int>(total.evict_during_inv));
-    RecordProperty("write_back_during_recall", static_cast<int>(total.write_back_during_recall));
+        "explorer (direct %d): %ld evictions during an invalidation, %ld write-backs crossing a recall, %ld queued "
+        "requests, %ld pushed notifications checked, %ld from the writer, %ld held for an earlier version, %ld "
+        "recalls for a subscription\n",
+        direct ? 1 : 0, total.evict_during_inv, total.write_back_during_recall, total.queued_requests,
+        total.notifies_checked, total.direct_notifies, total.notifies_reordered, total.recalls_for_subscription);
+}
+
+TEST(DsmExplorer, racing_clients_always_read_the_last_released_write_over_a_reordering_network) {
+    explore(false);
+}
+
+TEST(DsmExplorer, with_the_direct_data_path_every_subscriber_is_told_of_every_version_in_order) {
+    explore(true);
 }
 
 }  // namespace

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// Where a release's bytes travel (Options::direct_data, docs/dsm.md "Direct data path").
+//
+//   mpiexec -n 4 dsm_data_path_test direct|relay
+//
+// 1 server, 3 clients. Client 0 writes a 1 MiB chunk 12 times (each release a
+// new pattern); client 1 subscribes with update-on-write, client 2 without.
+// Both subscribers must be told of every release once, in version order,
+// client 1 with the released bytes. Then client 2 reads the chunk: it holds the
+// last release (with the direct path the home's copy was older: the read
+// recalls the writer's).
+//   direct: the server received the versions only (its publish bytes are
+//           headers), the writer sent every payload as notifies itself;
+//   relay:  (direct_data off) every payload went to the server, which sent it on.
+// The counts are the MPI channel's own (traffic()), summed over the ranks.
+#include <cstring>
+#include <string>
+
+#include "dsm_test.hpp"
+
+namespace {
+
+constexpr std::size_t kBytes = std::size_t{1} << 20;
+constexpr std::uint64_t kRounds = 12;
+
+void fill(std::span<std::byte> b, std::uint64_t round) {
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        b[i] = static_cast<std::byte>((round * 131 + i / 7) & 0xFFU);
+    }
+}
+
+bool holds(std::span<const std::byte> b, std::uint64_t round) {
+    if (b.size() != kBytes) {
+        return false;
+    }
+    for (std::size_t i = 0; i < b.size(); ++i) {
+        if (b[i] != static_cast<std::byte>((round * 131 + i / 7) & 0xFFU)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::uint64_t bytes_of(const strata::dsm::Traffic& t, const std::string& kind, bool sent) {
+    for (std::size_t k = 0; k < t.kinds.size(); ++k) {
+        if (t.kinds[k] == kind) {
+            return sent ? t.sent[k].bytes : t.received[k].bytes;
+        }
+    }
+    return 0;
+}
+
+void clients(strata::dsm::Node& node) {
+    const int me = node.client_index();
+    strata::dsm::ChunkId id = 0;
+    if (me == 0) {
+        auto made = node.allocate(kBytes);
+        DSM_CHECK_OK(made);
+        id = *made;
+    }
+    MPI_Bcast(&id, 1, MPI_UINT64_T, 0, node.clients_comm());
+    if (me > 0) {
+        DSM_CHECK_OK(node.subscribe(id, {.update_on_write = me == 1}));
+    }
+    DSM_CHECK_OK(node.barrier());
+    if (me == 0) {
+        for (std::uint64_t round = 1; round <= kRounds; ++round) {
+            auto w = node.acquire_write(id);
+            DSM_CHECK_OK(w);
+            fill(*w, round);
+            DSM_CHECK_OK(node.release(id));
+        }
+    } else {
+        for (std::uint64_t round = 1; round <= kRounds; ++round) {
+            auto note = node.wait_notification(std::chrono::seconds(30));
+            DSM_CHECK_OK(note);
+            DSM_CHECK(note->chunk == id && note->version == round);
+            DSM_CHECK(note->has_data == (me == 1));
+            if (me == 1) {
+                DSM_CHECK(holds(note->data(), round));
+            }
+        }
+    }
+    DSM_CHECK_OK(node.barrier());
+    if (me == 2) {
+        auto r = node.acquire_read(id);
+        DSM_CHECK_OK(r);
+        DSM_CHECK(holds(*r, kRounds));
+        DSM_CHECK_OK(node.release(id));
+    }
+    DSM_CHECK_OK(node.barrier());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    dsm_test::init(&argc, &argv);
+    DSM_CHECK(argc == 2);
+    const std::string mode = argv[1];
+    DSM_CHECK(mode == "direct" || mode == "relay");
+    auto node = strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1, .direct_data = mode == "direct"});
+    DSM_CHECK_OK(node);
+    if (node->is_server()) {
+        DSM_CHECK_OK(node->serve());
+    } else {
+        clients(*node);
+        DSM_CHECK_OK(node->leave());
+    }
+    const auto t = node->traffic();
+    // Per rank: [server: publish bytes received, notify bytes sent] [writer: notify bytes sent].
+    std::uint64_t mine[3] = {0, 0, 0};
+    if (node->is_server()) {
+        mine[0] = bytes_of(t, "publish", false);
+        mine[1] = bytes_of(t, "notify", true);
+    } else if (node->client_index() == 0) {
+        mine[2] = bytes_of(t, "notify", true);
+    }
+    std::uint64_t all[3] = {};
+    MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    if (dsm_test::g_rank == 0) {
+        std::printf(
+            "dsm_data_path_test %s: server took %llu publish bytes, sent %llu notify bytes; the writer sent "
+            "%llu notify bytes\n",
+            mode.c_str(), static_cast<unsigned long long>(all[0]), static_cast<unsigned long long>(all[1]),
+            static_cast<unsigned long long>(all[2]));
+        std::fflush(stdout);
+    }
+    const std::uint64_t payloads = kRounds * kBytes;
+    if (mode == "direct") {
+        DSM_CHECK(all[0] < kRounds * 1024);  // headers only
+        DSM_CHECK(all[1] < kRounds * 1024);  // the data-less notifies of client 2
+        DSM_CHECK(all[2] >= payloads);       // every payload, from the writer
+    } else {
+        DSM_CHECK(all[0] >= payloads);
+        DSM_CHECK(all[1] >= payloads);
+        DSM_CHECK(all[2] == 0);
+    }
+    MPI_Finalize();
+    return 0;
+}
