@@ -80,11 +80,13 @@ Error named(const Error& e, const std::string& what) {
     return Error{e.code, what + ": " + e.message, e.sys_errno};
 }
 
-/// Writes `h` (and, through `fill`, the bytes after it) into a chunk.
+/// Writes `h` (and, through `fill`, the bytes after it) into a chunk. Readers read the header and
+/// then only what its kind says was written, so the chunk's old bytes are not needed: no copy of
+/// them while the last release's send is still in flight (acquire_overwrite).
 Result<void> write_chunk(Run& run, ChunkId id, const Header& h,
                          const std::function<Result<void>(std::span<std::uint8_t>)>& fill, const std::string& what) {
-    auto span = run.node.acquire_write(id);
-    if (!span) return std::unexpected(named(span.error(), "acquire_write of " + what));
+    auto span = run.node.acquire_overwrite(id);
+    if (!span) return std::unexpected(named(span.error(), "acquire_overwrite of " + what));
     Header copy = h;
     copy.from = run.ctx.rank;
     std::memcpy(span->data(), &copy, sizeof copy);

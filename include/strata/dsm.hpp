@@ -194,6 +194,11 @@ public:
     Result<std::span<const std::byte>> acquire_read(ChunkId chunk);
     /// Waits for exclusive access with the current bytes; valid until release(chunk).
     Result<std::span<std::byte>> acquire_write(ChunkId chunk);
+    /// acquire_write for a writer that overwrites every byte: the span's contents are
+    /// unspecified (the last release's, or an older one's). The difference is a copy: while a
+    /// send of the last release still reads its bytes (the direct data path sends from the
+    /// chunk's own buffer), acquire_write copies them into a second buffer, this does not.
+    Result<std::span<std::byte>> acquire_overwrite(ChunkId chunk);
     /// Ends this thread's acquisition (read or write) of the chunk.
     Result<void> release(ChunkId chunk);
     /// Drops the cached copy (written back to the home if modified).

@@ -58,25 +58,59 @@ void Node::Impl::progress_loop() {
     }
 }
 
+Result<void> Node::Impl::own_bytes(CacheChunk& c, bool keep) {
+    if (!c.wire || c.wire.use_count() == 1) {
+        return {};  // sends only ever let go of it meanwhile: a count of 1 stays 1
+    }
+    std::shared_ptr<net::Bytes> next;
+    if (c.spare && c.spare.use_count() == 1 && c.spare->size() == c.wire->size()) {
+        next = std::move(c.spare);  // its send is done: no new pages to fault in
+    } else {
+        try {
+            next = std::make_shared<net::Bytes>(c.wire->size());
+        } catch (const std::bad_alloc&) {
+            return make_error(Errc::out_of_memory,
+                              "dsm: a second buffer for a chunk of {} bytes still being sent: out of memory", c.size);
+        }
+    }
+    if (keep) {
+        std::memcpy(next->data(), c.wire->data(), c.wire->size());
+    }
+    c.spare = std::exchange(c.wire, std::move(next));
+    return {};
+}
+
+Result<void> Node::Impl::post_bytes(int dest, ChunkId id, CacheChunk& c, const proto::Message& o) {
+    const wire::Header h = wire::to_header(o, id, c.size);
+    // The same header for every target of a release (a notify's names no client): sent again as it is.
+    if (std::memcmp(c.wire->data(), &h, sizeof h) != 0) {
+        if (auto r = own_bytes(c); !r) {
+            return r;
+        }
+        std::memcpy(c.wire->data(), &h, sizeof h);
+    }
+    return net->post_buffer(dest, c.wire);
+}
+
 Result<void> Node::Impl::client_send(ChunkId id, CacheChunk& c, const proto::Step& st) {
     for (const auto& o : st.out) {
-        std::span<const std::byte> bytes;
-        if (o.has_data) {
-            bytes = std::span<const std::byte>(c.data->data(), c.size);
-            if (options.replication) {
-                sent_data[id] = Sent{.home = c.home, .version = o.version};  // reported if the home dies
-            }
+        if (o.has_data && options.replication) {
+            sent_data[id] = Sent{.home = c.home, .version = o.version};  // reported if the home dies
         }
         if (o.kind == proto::Msg::notify) {
             // Direct path: to a subscriber. Its death is the home's business (it recalls this
             // copy and names new targets); the writer's release does not fail on it.
             const int dest = rank_of_client(o.client);
+            proto::Message n = o;
+            n.client = -1;
             if (!net->is_dead(dest)) {
-                (void)net->post(dest, wire::to_header(o, id, c.size), bytes);
+                (void)post_bytes(dest, id, c, n);
             }
             continue;
         }
-        if (auto r = net->post(via(c.home), wire::to_header(o, id, c.size), bytes); !r) {
+        auto r =
+            o.has_data ? post_bytes(via(c.home), id, c, o) : net->post(via(c.home), wire::to_header(o, id, c.size));
+        if (!r) {
             return r;
         }
     }
@@ -214,16 +248,15 @@ void Node::Impl::client_handle(Incoming& in) {
         return;
     }
     if (st.install) {
-        if (!c.data || c.size != in.header.size) {
-            auto region = Region::memory(in.header.size);
-            if (!region) {
-                c.failed = region.error();
-                return;
-            }
-            c.data = std::move(*region);
-            c.size = in.header.size;
+        if (in.payload().size() != in.header.size) {
+            c.failed = Error{Errc::corrupted,
+                             fmt::format("chunk {:#x}: from rank {}: a grant of {} bytes carries {}", id, in.source,
+                                         in.header.size, in.payload().size()),
+                             0};
+            return;
         }
-        std::memcpy(c.data->data(), in.payload().data(), std::min(in.payload().size(), c.size));
+        c.wire = std::move(in.buffer);  // the received message is the chunk's buffer: no copy
+        c.size = in.header.size;
     }
     (void)client_send(id, c, st);
     if (m.kind == proto::Msg::freed) {
@@ -337,7 +370,8 @@ Result<void> Node::Impl::check_chunk_id(std::string_view op, ChunkId id) const {
     return {};
 }
 
-Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, bool write) {
+Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, Access access) {
+    const bool write = access != Access::read;
     if (auto r = check_chunk_id(op, id); !r) {
         return std::unexpected(r.error());
     }
@@ -376,7 +410,7 @@ Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, bool wr
         return std::unexpected(r.error());
     }
     if (st.hit) {
-        return &c;
+        return writable_if(access, c);
     }
     auto done = wait_for_peer(lock, c.home, what, [&] { return !c.entry.waiting() || c.failed.has_value(); });
     if (!done || c.failed) {
@@ -389,6 +423,17 @@ Result<CacheChunk*> Node::Impl::acquire(std::string_view op, ChunkId id, bool wr
             err.message = fmt::format("{}: {}", op, err.message);  // the home's reply names the chunk, not the call
         }
         return std::unexpected(err);
+    }
+    return writable_if(access, c);
+}
+
+Result<CacheChunk*> Node::Impl::writable_if(Access access, CacheChunk& c) {
+    if (access != Access::read) {
+        // A send of the last release may still be reading the buffer the writer is about to change.
+        if (auto r = own_bytes(c, access == Access::write); !r) {
+            c.entry.writer = false;  // not acquired after all; the copy stays valid
+            return std::unexpected(r.error());
+        }
     }
     return &c;
 }

@@ -366,19 +366,27 @@ Result<ChunkId> Node::allocate(std::size_t size, HomePolicy home) {
 }
 
 Result<std::span<const std::byte>> Node::acquire_read(ChunkId chunk) {
-    auto c = impl_->acquire("dsm::Node::acquire_read", chunk, false);
+    auto c = impl_->acquire("dsm::Node::acquire_read", chunk, Impl::Access::read);
     if (!c) {
         return std::unexpected(c.error());
     }
-    return std::span<const std::byte>((*c)->data->data(), (*c)->size);
+    return std::span<const std::byte>((*c)->bytes(), (*c)->size);
 }
 
 Result<std::span<std::byte>> Node::acquire_write(ChunkId chunk) {
-    auto c = impl_->acquire("dsm::Node::acquire_write", chunk, true);
+    auto c = impl_->acquire("dsm::Node::acquire_write", chunk, Impl::Access::write);
     if (!c) {
         return std::unexpected(c.error());
     }
-    return std::span<std::byte>((*c)->data->data(), (*c)->size);
+    return std::span<std::byte>((*c)->bytes(), (*c)->size);
+}
+
+Result<std::span<std::byte>> Node::acquire_overwrite(ChunkId chunk) {
+    auto c = impl_->acquire("dsm::Node::acquire_overwrite", chunk, Impl::Access::overwrite);
+    if (!c) {
+        return std::unexpected(c.error());
+    }
+    return std::span<std::byte>((*c)->bytes(), (*c)->size);
 }
 
 Result<void> Node::release(ChunkId chunk) {

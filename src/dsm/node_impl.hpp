@@ -34,8 +34,16 @@ struct HomeChunk {
 /// A chunk this client caches or waits for.
 struct CacheChunk {
     proto::ClientEntry entry{};
-    std::optional<Region> data{};
+    /// A wire header's room, then the chunk's bytes: a message carrying them is this buffer with
+    /// its header written in front, sent without a copy (and a received grant's buffer becomes
+    /// it). Sends in flight share it: it is written only while this entry is its sole owner
+    /// (Impl::own_bytes copies it first otherwise). Null until bytes came.
+    std::shared_ptr<net::Bytes> wire{};
+    /// The buffer a send in flight took over: `wire` again once that send is done (two
+    /// buffers take turns when releases follow each other faster than their sends).
+    std::shared_ptr<net::Bytes> spare{};
     std::size_t size = 0;
+    [[nodiscard]] std::byte* bytes() const { return wire->data() + sizeof(wire::Header); }
     int home = -1;                  ///< rank of the home (the locator until it answers, for first touch)
     std::optional<Error> failed{};  ///< the waiting acquisition failed with this
 };
@@ -173,6 +181,15 @@ struct Node::Impl {
     std::unordered_map<ChunkId, NotifyOrder<Notification>> notify_order;
     /// Hands a notification on (direct path: in version order, see notify_order.hpp); mu held.
     void take_notification(Notification n);
+    /// How a writer means to use the chunk's bytes (acquire_write or acquire_overwrite).
+    enum class Access : std::uint8_t { read, write, overwrite };
+    /// `c` once acquired: for writing, with a buffer of its own (own_bytes); mu held.
+    Result<CacheChunk*> writable_if(Access access, CacheChunk& c);
+    /// Makes `c`'s buffer this entry's alone: while a send in flight still has it, the spare
+    /// (or a new buffer) takes its place, the bytes copied over when `keep`; mu held.
+    Result<void> own_bytes(CacheChunk& c, bool keep = true);
+    /// Sends `o` with `c`'s bytes from its buffer, header written in front; mu held.
+    Result<void> post_bytes(int dest, ChunkId id, CacheChunk& c, const proto::Message& o);
     /// A notify or sub_ack (mu held).
     void client_take_subscription_news(Incoming& in, const proto::Message& m);
     /// This client released `version` of `id` itself (direct path: its place in the order); mu held.
@@ -258,7 +275,7 @@ struct Node::Impl {
     template <class Pred>
     Result<void> wait_for_peer(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, Pred pred);
     Result<void> check_chunk_id(std::string_view op, ChunkId id) const;
-    Result<CacheChunk*> acquire(std::string_view op, ChunkId id, bool write);
+    Result<CacheChunk*> acquire(std::string_view op, ChunkId id, Access access);
     Result<void> wait_reply(std::string_view op, int kind, std::uint64_t key, int rank);
     /// The error of a wait (`what`) that found `rank` dead (caller holds mu via
     /// `lock`): a death another rank told of first, else this one; the first

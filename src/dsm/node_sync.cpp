@@ -44,7 +44,7 @@ Result<void> Node::free(ChunkId chunk) {
     }
     // Exclusive access first: the protocol takes every other copy back (and
     // waits for the acks), so once free returns no client can still read it.
-    if (auto w = d.acquire("dsm::Node::free", chunk, true); !w) {
+    if (auto w = d.acquire("dsm::Node::free", chunk, Impl::Access::overwrite); !w) {
         return std::unexpected(w.error());
     }
     auto r = chunk_request(d, "dsm::Node::free", chunk, {.kind = proto::Msg::free_req});

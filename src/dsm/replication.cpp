@@ -430,9 +430,9 @@ void Node::Impl::report_to_keeper(int dead, int to, ChunkId id, const CacheChunk
         if (c->entry.publish) {
             h.flags |= wire::kPublish;
         }
-        if (c->entry.has_bytes && c->data) {
+        if (c->entry.has_bytes && c->wire) {
             version = c->entry.version;
-            bytes = std::span<const std::byte>(c->data->data(), c->size);
+            bytes = std::span<const std::byte>(c->bytes(), c->size);
         }
     }
     if (auto s = sent_data.find(id); s != sent_data.end() && s->second.version > version) {

@@ -3,8 +3,10 @@
 //
 //   mpiexec -n 4 dsm_data_path_test direct|relay
 //
-// 1 server, 3 clients. Client 0 writes a 1 MiB chunk 12 times (each release a
-// new pattern); client 1 subscribes with update-on-write, client 2 without.
+// 1 server, 3 clients. Client 0 writes a 1 MiB chunk 12 times back to back
+// (each release a new pattern; acquire_write and acquire_overwrite in turn,
+// the former must see the last release); client 1 subscribes with
+// update-on-write, client 2 without.
 // Both subscribers must be told of every release once, in version order,
 // client 1 with the released bytes. Then client 2 reads the chunk: it holds the
 // last release (with the direct path the home's copy was older: the read
@@ -65,8 +67,13 @@ void clients(strata::dsm::Node& node) {
     DSM_CHECK_OK(node.barrier());
     if (me == 0) {
         for (std::uint64_t round = 1; round <= kRounds; ++round) {
-            auto w = node.acquire_write(id);
+            // Back to back: the last release's sends are often still reading the chunk's buffer.
+            // acquire_write must still see that release; acquire_overwrite may see anything;
+            // neither may change what is being sent.
+            const bool overwrite = round % 2 == 0;
+            auto w = overwrite ? node.acquire_overwrite(id) : node.acquire_write(id);
             DSM_CHECK_OK(w);
+            DSM_CHECK(overwrite || round == 1 || holds(*w, round - 1));
             fill(*w, round);
             DSM_CHECK_OK(node.release(id));
         }
