@@ -11,6 +11,10 @@ strata_add_test_binary(strata_dsm_unit_tests LABEL unit TIMEOUT 120 PREFIX "dsm.
 target_link_libraries(strata_dsm_unit_tests PRIVATE strata_dsm_protocol strata::dsm)
 target_compile_definitions(strata_dsm_unit_tests PRIVATE STRATA_DSM_DOC="${CMAKE_SOURCE_DIR}/docs/dsm.md")
 
+# The transport's buffer pool (src/net/buffer_pool.hpp), in-process.
+strata_add_test_binary(strata_net_unit_tests LABEL unit TIMEOUT 60 PREFIX "net." SOURCES unit/net_buffer_pool_test.cpp)
+target_link_libraries(strata_net_unit_tests PRIVATE strata_net_mpi)
+
 # MPI programs (label mpi): real processes through libstrata-dsm, with mpiexec.
 function(strata_dsm_mpi_program name)
   add_executable(${name} mpi_dsm/${name}.cpp)

@@ -67,7 +67,7 @@ Result<void> Node::Impl::own_bytes(CacheChunk& c, bool keep) {
         next = std::move(c.spare);  // its send is done: no new pages to fault in
     } else {
         try {
-            next = std::make_shared<net::Bytes>(c.wire->size());
+            next = net->buffer(c.wire->size());
         } catch (const std::bad_alloc&) {
             return make_error(Errc::out_of_memory,
                               "dsm: a second buffer for a chunk of {} bytes still being sent: out of memory", c.size);

@@ -54,6 +54,8 @@ public:
     [[nodiscard]] int size() const { return channel_->size(); }
     [[nodiscard]] MPI_Comm comm() const { return channel_->comm(); }
 
+    /// A message buffer of `size` bytes from the channel's pool (contents unspecified).
+    [[nodiscard]] std::shared_ptr<net::Bytes> buffer(std::size_t size) { return channel_->buffer(size); }
     /// Sends header + payload to `dest`; the bytes are copied, the call does not wait.
     Result<void> post(int dest, const wire::Header& h, std::span<const std::byte> payload = {});
     /// Sends `buffer` (a header followed by its payload) as it is, without a copy;

@@ -118,7 +118,7 @@ Result<void> MpiChannel::post(int dest, std::span<const std::byte> head, std::sp
     if (dead_[static_cast<std::size_t>(dest)]) {
         return make_error(Errc::peer_dead, "{}: rank {} is dead (stopped answering)", config_.who, dest);
     }
-    auto buffer = std::make_shared<Bytes>(head.size() + payload.size());
+    auto buffer = pool_->take(head.size() + payload.size());
     std::memcpy(buffer->data(), head.data(), head.size());
     if (!payload.empty()) {
         std::memcpy(buffer->data() + head.size(), payload.data(), payload.size());
@@ -250,7 +250,7 @@ Result<void> MpiChannel::match_locked() {
     MPI_Get_count(&status, MPI_BYTE, &count_bytes);
     Arriving a{.source = status.MPI_SOURCE,
                .request = MPI_REQUEST_NULL,
-               .buffer = std::make_shared<Bytes>(static_cast<std::size_t>(count_bytes)),
+               .buffer = pool_->take(static_cast<std::size_t>(count_bytes)),
                .deadline = Clock::now() + receive_timeout_,
                .complete = false};
     if (int rc = MPI_Imrecv(a.buffer->data(), count_bytes, MPI_BYTE, &msg, &a.request); rc != MPI_SUCCESS) {

@@ -35,6 +35,7 @@
 
 #include <mpi.h>
 
+#include "net/buffer_pool.hpp"
 #include "net/bytes.hpp"
 #include "strata/error.hpp"
 
@@ -73,6 +74,9 @@ public:
     [[nodiscard]] int size() const { return size_; }
     [[nodiscard]] MPI_Comm comm() const { return comm_; }
 
+    /// A message buffer of `size` bytes (contents unspecified) from the channel's pool of large
+    /// buffers (buffer_pool.hpp), to fill and post_buffer(), or to keep.
+    [[nodiscard]] std::shared_ptr<Bytes> buffer(std::size_t size) { return pool_->take(size); }
     /// Sends `head` followed by `payload` to `dest`; the bytes are copied, the call does not wait.
     Result<void> post(int dest, std::span<const std::byte> head, std::span<const std::byte> payload = {});
     /// Sends `buffer` as it is, without a copy; it is kept alive until MPI is done with it.
@@ -181,6 +185,7 @@ private:
     std::unique_ptr<std::atomic<std::int64_t>[]> last_ping_;
     std::unique_ptr<std::atomic<std::int64_t>[]> asking_since_;  // steady ns of the first unanswered ping; 0: none
     std::unique_ptr<std::atomic<bool>[]> dead_;
+    std::shared_ptr<BufferPool> pool_ = BufferPool::create();  ///< received and copied messages
     std::vector<std::atomic<std::uint64_t>> sent_msgs_, sent_bytes_, recv_msgs_, recv_bytes_;
 };
 
