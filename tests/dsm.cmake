@@ -48,6 +48,12 @@ foreach(mode client server)
             ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> ${mode})
   set_tests_properties(dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang PROPERTIES LABELS "integration;mpi" TIMEOUT 120)
 endforeach()
+# The direct data path: a dead update subscriber's writer is recalled, its next grant names the living.
+add_test(NAME dsm.mpi.a_sigkilled_update_subscriber_leaves_its_writers_direct_grant
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_failure_test.sh
+          ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> subscriber)
+set_tests_properties(dsm.mpi.a_sigkilled_update_subscriber_leaves_its_writers_direct_grant PROPERTIES
+  LABELS "integration;mpi" TIMEOUT 120)
 # A client that stops answering (SIGSTOP, as behind a cut link): the client that meets the end of
 # the first one to report it still names the silent one (the dead notice), not the one that ended.
 add_test(NAME dsm.mpi.a_survivor_names_the_silent_client_not_the_survivor_that_ended_first

@@ -90,6 +90,11 @@ void Node::Impl::server_declare_dead(int client) {
                                        node_of(rank), options.timeout.count()));
     for (auto& [id, hc] : homes) {
         auto& e = hc.entry;
+        if (e.state == proto::DState::EM && (e.owner_targets & bit(client)) != 0) {
+            // A direct owner would go on sending its releases to the dead client: it is recalled,
+            // as for an unsubscription, and the next grant names the living subscribers only.
+            server_apply(id, hc, proto::Message{.kind = proto::Msg::unsubscribe, .client = client}, {});
+        }
         e.subs &= ~bit(client);
         e.subs_update &= ~bit(client);
         std::erase_if(e.queue, [&](const proto::Request& r) { return r.client == client; });

@@ -18,6 +18,10 @@
 //         in the barrier: peer_dead naming rank 2.
 // server: rank 1 dies. Client 1 reads B: peer_dead naming rank 1; A (home
 //         server 0) still works.
+// subscriber: rank 4 (client 2), D's only update subscriber, dies. Client 0
+//         writes D again: ok, and the home recalled its direct grant (a
+//         recall_ack sent) so that the next one names no dead target; client 1
+//         then reads D's last release.
 // silent: rank 4 (client 2) stops (SIGSTOP: alive, answering nothing, as
 //         behind a cut link). Client 0 waits in the barrier, reports and ends
 //         at once; client 1 enters the barrier only after the timeout ran
@@ -55,7 +59,7 @@ void wait_for_survivors(const std::string& dir, const std::string& mode) {
     if (mode == "silent") {
         return;  // the servers' word is not checked; the clients end at once
     }
-    const int dead = mode == "client" ? 2 : 1;
+    const int dead = mode == "client" ? 2 : mode == "subscriber" ? 4 : 1;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     for (;;) {
         bool all = true;
@@ -89,6 +93,50 @@ strata::Result<void> pushed_value(strata::dsm::Node& node, ChunkId id, std::uint
             return strata::make_error(strata::Errc::corrupted, "pushed {} expected {}", v, expected);
         }
         return {};
+    }
+}
+
+std::uint64_t sent_of(const strata::dsm::Traffic& t, const std::string& kind) {
+    for (std::size_t k = 0; k < t.kinds.size(); ++k) {
+        if (t.kinds[k] == kind) {
+            return t.sent[k].messages;
+        }
+    }
+    return 0;
+}
+
+// subscriber: client 2, D's only update subscriber (so client 0's grant of D is direct, its
+// target client 2), dies. Client 0 then writes D again: the home takes its copy back (recall)
+// and grants anew without the dead target; client 1 reads D's last release.
+void run_dead_subscriber(strata::dsm::Node& node, int me, const pid_t* pids, ChunkId d) {
+    if (me == 2) {
+        ::kill(::getpid(), SIGKILL);
+    }
+    if (me == 0) {
+        DSM_CHECK(dsm_test::wait_until_dead(pids[4]));
+        std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // the server's 2 s timeout, then pings
+        const std::uint64_t recalls = sent_of(node.traffic(), "recall_ack");
+        strata::Result<void> wrote;
+        for (std::uint64_t v = 50; v <= 52 && wrote; ++v) {
+            auto w = node.acquire_write(d);
+            if (!w) {
+                wrote = std::unexpected(w.error());
+                break;
+            }
+            std::memcpy(w->data(), &v, sizeof v);
+            wrote = node.release(d);
+        }
+        dsm_test::say("writes of D after its subscriber died", wrote);
+        dsm_test::say("D's direct grant recalled when its target died",
+                      recalls >= 1 ? strata::Result<void>{}
+                                   : strata::make_error(strata::Errc::internal, "no recall_ack sent"));
+        std::uint64_t go = 1;
+        MPI_Send(&go, 1, MPI_UINT64_T, 3, 98, MPI_COMM_WORLD);
+    }
+    if (me == 1) {
+        std::uint64_t go = 0;
+        MPI_Recv(&go, 1, MPI_UINT64_T, 2, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        dsm_test::say("read D after the writes", dsm_test::read_value(node, d, 52));
     }
 }
 
@@ -184,7 +232,10 @@ int main(int argc, char** argv) {
         }
         std::_Exit(0);
     }
-    if (mode == "client") {
+    if (mode == "subscriber") {
+        run_dead_subscriber(*node, me, pids, ids[3]);
+        (void)node->leave();  // its barrier fails (client 2 is dead); it still says bye
+    } else if (mode == "client") {
         if (me == 0) {
             ::kill(::getpid(), SIGKILL);
         }

@@ -29,6 +29,14 @@ if [ "$mode" = client ]; then
     expect 4 "barrier with a dead client: peer_dead"
     expect 4 "rank 2 (client 0, node "
     expect 4 "done after"
+elif [ "$mode" = subscriber ]; then
+    expect 0 "serve: ok"
+    expect 1 "serve: ok"
+    expect 2 "writes of D after its subscriber died: ok"
+    expect 2 "D's direct grant recalled when its target died: ok"
+    expect 3 "read D after the writes: ok"
+    expect 2 "done after"
+    expect 3 "done after"
 elif [ "$mode" = silent ]; then
     expect 4 "stopping"
     expect 2 "barrier with a silent client: peer_dead"
