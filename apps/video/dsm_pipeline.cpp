@@ -13,7 +13,7 @@
 //
 //   dsm          notifications carry the data (update-on-write): no acquire to
 //                read; the input learns a worker's credit from out[w]'s
-//                notification; --credits frames in flight per worker
+//                notification; --credits frames in flight per worker (default 1)
 //   dsm-acquire  notifications without data: readers acquire the chunk (the
 //                paper's access pattern); one frame in flight per worker, and
 //                the output hands the credit back through a small ack[w] chunk

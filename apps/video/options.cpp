@@ -132,7 +132,8 @@ ParseOutcome parse_options(int argc, char** argv, Options& o) {
     app.add_option("--frames", o.frames, "process only the first N frames (0: all)");
     app.add_option("--timeout-ms", o.timeout_ms, "a peer silent this long while waited for is dead (default 10000)");
     app.add_option("--heartbeat-ms", o.heartbeat_ms, "ZeroMQ heartbeat / DSM ping interval (default 250)");
-    app.add_option("--credits", o.credits, "frames in flight per worker (zmq-credit, mpi-async-multi, dsm; default 2)");
+    const auto* credits = app.add_option(
+        "--credits", o.credits, "frames in flight per worker (zmq-credit, mpi-async-multi: default 2; dsm: default 1)");
     app.add_option("--hwm", o.hwm, "ZeroMQ high-water mark (default 10, the paper's)");
     app.add_option("--zmq-host", o.zmq_host, "address the input and output bind (default 127.0.0.1)");
     app.add_option("--zmq-port", o.zmq_port, "input's port; the output uses the next two");
@@ -181,6 +182,9 @@ ParseOutcome parse_options(int argc, char** argv, Options& o) {
         if (std::sscanf(o.kernel_time.c_str(), "%d%c%d%c", &o.width, &x, &o.height, &rest) != 3 || x != 'x') {
             o.width = o.height = 0;
         }
+    }
+    if (credits->count() == 0) {
+        o.credits = o.impl == Impl::dsm ? 1 : 2;
     }
     if (std::string problem = check(o); !problem.empty()) {
         std::fprintf(stderr, "strata-video: %s\n", problem.c_str());

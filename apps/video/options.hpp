@@ -35,7 +35,10 @@ struct Options {
     std::int64_t frames = 0;  ///< 0: every frame of the input
     int timeout_ms = 10000;
     int heartbeat_ms = 250;
-    int credits = 2;
+    /// Frames in flight per worker; 0 until parsed, then the implementation's default: 1 for
+    /// dsm (a worker's next frame when its credit returns, as ZeroMQ's REQ-REP hands one per
+    /// request), 2 for zmq-credit and mpi-async-multi (whose point is several).
+    int credits = 0;
     int hwm = 10;
     std::string zmq_host = "127.0.0.1";
     int zmq_port = 0;

@@ -48,6 +48,8 @@ IMPLS = {
 }
 # Implementations run with the DSM's event log on ($STRATA_DSM_EVENT_LOG, one file per rank,
 # written after the job; its recording is inside the job time).
+# Implementations given --credits; the others run with strata-video's own default (dsm: 1).
+CREDITED = {"zmq-credit", "mpi-async-multi"}
 EVENT_LOGGED = {"dsm-log", "dsm-4servers-log", "dsm-4peers-log"}
 # Implementations whose DSM runs the super-peer topology ($STRATA_DSM_TOPOLOGY, docs/dsm.md).
 SUPER_PEERS = {"dsm-4peers", "dsm-4peers-log"}
@@ -167,9 +169,9 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
         str(output),
     ]
     cmd += ["--codec", "rawvideo", "--timeout-ms", str(args.timeout_ms), "--stats", str(stats)]
+    if impl in CREDITED:
+        cmd += ["--credits", str(args.credits)]
     cmd += [
-        "--credits",
-        str(args.credits),
         "--log-dir",
         str(run_dir),
         "--kernel-passes",
