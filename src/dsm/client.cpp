@@ -117,6 +117,12 @@ Result<void> Node::Impl::client_send(ChunkId id, CacheChunk& c, const proto::Ste
     return {};
 }
 
+void Node::Impl::hand_on(std::vector<Notification> ready) {
+    for (auto& n : ready) {
+        notes.push_back(std::move(n));
+    }
+}
+
 void Node::Impl::take_notification(Notification n) {
     if (!direct_path()) {
         notes.push_back(std::move(n));
@@ -127,9 +133,7 @@ void Node::Impl::take_notification(Notification n) {
         return;  // a direct notify for a chunk this client left: its writer's grant predates that
     }
     const std::uint64_t version = n.version;
-    for (auto& ready : it->second.offer(version, std::move(n))) {
-        notes.push_back(std::move(ready));
-    }
+    hand_on(it->second.offer(version, std::move(n)));
 }
 
 void Node::Impl::client_take_subscription_news(Incoming& in, const proto::Message& m) {
@@ -145,17 +149,13 @@ void Node::Impl::client_take_subscription_news(Incoming& in, const proto::Messag
     }
     waits[{static_cast<int>(proto::Msg::subscribe), id}].done = true;
     if (auto o = notify_order.find(id); o != notify_order.end()) {
-        for (auto& ready : o->second.subscribed(m.version)) {
-            notes.push_back(std::move(ready));
-        }
+        hand_on(o->second.subscribed(m.version));
     }
 }
 
 void Node::Impl::took_own_release(ChunkId id, std::uint64_t version) {
     if (auto it = notify_order.find(id); it != notify_order.end()) {
-        for (auto& ready : it->second.own_release(version)) {
-            notes.push_back(std::move(ready));
-        }
+        hand_on(it->second.own_release(version));
     }
 }
 

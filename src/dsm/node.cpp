@@ -366,27 +366,23 @@ Result<ChunkId> Node::allocate(std::size_t size, HomePolicy home) {
 }
 
 Result<std::span<const std::byte>> Node::acquire_read(ChunkId chunk) {
-    auto c = impl_->acquire("dsm::Node::acquire_read", chunk, Impl::Access::read);
+    return impl_->acquire_bytes("dsm::Node::acquire_read", chunk, Impl::Access::read);
+}
+
+Result<std::span<std::byte>> Node::Impl::acquire_bytes(std::string_view op, ChunkId chunk, Access access) {
+    auto c = acquire(op, chunk, access);
     if (!c) {
         return std::unexpected(c.error());
     }
-    return std::span<const std::byte>((*c)->bytes(), (*c)->size);
+    return std::span<std::byte>((*c)->bytes(), (*c)->size);
 }
 
 Result<std::span<std::byte>> Node::acquire_write(ChunkId chunk) {
-    auto c = impl_->acquire("dsm::Node::acquire_write", chunk, Impl::Access::write);
-    if (!c) {
-        return std::unexpected(c.error());
-    }
-    return std::span<std::byte>((*c)->bytes(), (*c)->size);
+    return impl_->acquire_bytes("dsm::Node::acquire_write", chunk, Impl::Access::write);
 }
 
 Result<std::span<std::byte>> Node::acquire_overwrite(ChunkId chunk) {
-    auto c = impl_->acquire("dsm::Node::acquire_overwrite", chunk, Impl::Access::overwrite);
-    if (!c) {
-        return std::unexpected(c.error());
-    }
-    return std::span<std::byte>((*c)->bytes(), (*c)->size);
+    return impl_->acquire_bytes("dsm::Node::acquire_overwrite", chunk, Impl::Access::overwrite);
 }
 
 Result<void> Node::release(ChunkId chunk) {

@@ -181,6 +181,8 @@ struct Node::Impl {
     std::unordered_map<ChunkId, NotifyOrder<Notification>> notify_order;
     /// Hands a notification on (direct path: in version order, see notify_order.hpp); mu held.
     void take_notification(Notification n);
+    /// Queues notifications NotifyOrder says are in order, for wait_notification(); mu held.
+    void hand_on(std::vector<Notification> ready);
     /// How a writer means to use the chunk's bytes (acquire_write or acquire_overwrite).
     enum class Access : std::uint8_t { read, write, overwrite };
     /// `c` once acquired: for writing, with a buffer of its own (own_bytes); mu held.
@@ -276,6 +278,8 @@ struct Node::Impl {
     Result<void> wait_for_peer(std::unique_lock<std::mutex>& lock, int rank, std::string_view what, Pred pred);
     Result<void> check_chunk_id(std::string_view op, ChunkId id) const;
     Result<CacheChunk*> acquire(std::string_view op, ChunkId id, Access access);
+    /// acquire(), then the chunk's bytes (acquire_read, acquire_write, acquire_overwrite).
+    Result<std::span<std::byte>> acquire_bytes(std::string_view op, ChunkId chunk, Access access);
     Result<void> wait_reply(std::string_view op, int kind, std::uint64_t key, int rank);
     /// The error of a wait (`what`) that found `rank` dead (caller holds mu via
     /// `lock`): a death another rank told of first, else this one; the first

@@ -156,8 +156,8 @@ Message grant_to(const HomeEntry& e, const Request& r, CState state, bool publis
 void grant_ownership(HomeEntry& e, const Request& r, CState state, Step& st) {
     const bool pub = (e.subs & ~bit(r.client)) != 0;
     Message g = grant_to(e, r, state, pub);
+    // Without update-subscribers the grant is not direct: the home keeps the data, it survives the writer.
     g.targets = pub && e.direct ? e.subs_update & ~bit(r.client) : 0;
-    g.direct = g.targets != 0;  // without update-subscribers the home keeps the data: it survives the writer
     st.out.push_back(g);
     e.state = EM;
     e.owner = r.client;
@@ -499,7 +499,6 @@ Step take_grant(ClientEntry& e, const Message& m) {
     e.version = m.version;
     e.state = m.grant;
     e.publish = m.publish;
-    e.direct = m.direct;
     e.targets = m.targets;
     e.pending = op_evict;
     if (want_write) {
@@ -575,7 +574,7 @@ Step client_act(ClientAction a, ClientEntry& e, const Message& m) {
             }
             e.writer = false;
             ++e.version;
-            if (e.publish && e.direct) {
+            if (e.publish && e.targets != 0) {
                 // The payload goes to the targets; the home learns the version and keeps the
                 // directory, this copy stays the only current one (M) until a recall.
                 st.out.push_back({.kind = publish, .client = self, .version = e.version});

@@ -91,8 +91,9 @@ struct Message {
     bool publish = false;       ///< grant: releases must publish (there are subscribers)
     bool update = false;        ///< subscribe: update-on-write
     bool kept_copy = false;     ///< recall_ack: the old owner keeps an S copy
-    bool direct = false;        ///< grant with publish: releases send the payload to `targets` only
-    std::uint64_t targets = 0;  ///< direct grant: the update-subscribers each release goes to
+    /// Grant with publish: non-zero makes it direct, each release's payload going to these
+    /// update-subscribers only (the home gets the version).
+    std::uint64_t targets = 0;
 
     bool operator==(const Message&) const = default;
 };
@@ -133,8 +134,7 @@ struct ClientEntry {
     int readers = 0;              ///< local read acquisitions in force
     bool writer = false;          ///< a local write acquisition in force
     bool publish = false;         ///< from the grant: release_write publishes
-    bool direct = false;          ///< from the grant: release_write sends the payload to `targets`
-    std::uint64_t targets = 0;    ///< from the grant
+    std::uint64_t targets = 0;    ///< from the grant: non-zero, release_write sends the payload to them
     Msg pending = Msg::op_evict;  ///< op_acquire_read/op_acquire_write while waiting for grant; op_evict = none
     bool has_deferred = false;    ///< an inv or recall arrived while held: answered at release
     Message deferred{};

@@ -15,7 +15,7 @@ Header to_header(const proto::Message& m, std::uint64_t chunk, std::uint64_t siz
     h.grant = static_cast<std::uint8_t>(m.grant);
     h.flags =
         static_cast<std::uint8_t>((m.has_data ? kHasData : 0) | (m.cached ? kCached : 0) | (m.publish ? kPublish : 0) |
-                                  (m.update ? kUpdate : 0) | (m.kept_copy ? kKept : 0) | (m.direct ? kDirect : 0));
+                                  (m.update ? kUpdate : 0) | (m.kept_copy ? kKept : 0));
     h.client = m.client;
     h.targets = m.targets;
     h.chunk = chunk;
@@ -34,7 +34,6 @@ proto::Message to_message(const Header& h) {
                           .publish = (h.flags & kPublish) != 0,
                           .update = (h.flags & kUpdate) != 0,
                           .kept_copy = (h.flags & kKept) != 0,
-                          .direct = (h.flags & kDirect) != 0,
                           .targets = h.targets};
 }
 

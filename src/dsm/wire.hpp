@@ -45,7 +45,6 @@ inline constexpr std::uint8_t kPublish = 4;
 inline constexpr std::uint8_t kUpdate = 8;
 inline constexpr std::uint8_t kKept = 16;
 inline constexpr std::uint8_t kSubscribed = 32;  ///< report: the client subscribed to the chunk
-inline constexpr std::uint8_t kDirect = 64;      ///< grant: proto::Message::direct
 
 /// What a replica message copies (its header's code).
 enum class ReplicaKind : std::uint8_t {

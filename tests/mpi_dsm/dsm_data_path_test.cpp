@@ -43,15 +43,6 @@ bool holds(std::span<const std::byte> b, std::uint64_t round) {
     return true;
 }
 
-std::uint64_t bytes_of(const strata::dsm::Traffic& t, const std::string& kind, bool sent) {
-    for (std::size_t k = 0; k < t.kinds.size(); ++k) {
-        if (t.kinds[k] == kind) {
-            return sent ? t.sent[k].bytes : t.received[k].bytes;
-        }
-    }
-    return 0;
-}
-
 void clients(strata::dsm::Node& node) {
     const int me = node.client_index();
     strata::dsm::ChunkId id = 0;
@@ -117,10 +108,10 @@ int main(int argc, char** argv) {
     // Per rank: [server: publish bytes received, notify bytes sent] [writer: notify bytes sent].
     std::uint64_t mine[3] = {0, 0, 0};
     if (node->is_server()) {
-        mine[0] = bytes_of(t, "publish", false);
-        mine[1] = bytes_of(t, "notify", true);
+        mine[0] = dsm_test::traffic_of(t, "publish").received.bytes;
+        mine[1] = dsm_test::traffic_of(t, "notify").sent.bytes;
     } else if (node->client_index() == 0) {
-        mine[2] = bytes_of(t, "notify", true);
+        mine[2] = dsm_test::traffic_of(t, "notify").sent.bytes;
     }
     std::uint64_t all[3] = {};
     MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);

@@ -96,15 +96,6 @@ strata::Result<void> pushed_value(strata::dsm::Node& node, ChunkId id, std::uint
     }
 }
 
-std::uint64_t sent_of(const strata::dsm::Traffic& t, const std::string& kind) {
-    for (std::size_t k = 0; k < t.kinds.size(); ++k) {
-        if (t.kinds[k] == kind) {
-            return t.sent[k].messages;
-        }
-    }
-    return 0;
-}
-
 // subscriber: client 2, D's only update subscriber (so client 0's grant of D is direct, its
 // target client 2), dies. Client 0 then writes D again: the home takes its copy back (recall)
 // and grants anew without the dead target; client 1 reads D's last release.
@@ -115,7 +106,7 @@ void run_dead_subscriber(strata::dsm::Node& node, int me, const pid_t* pids, Chu
     if (me == 0) {
         DSM_CHECK(dsm_test::wait_until_dead(pids[4]));
         std::this_thread::sleep_for(std::chrono::milliseconds(3000));  // the server's 2 s timeout, then pings
-        const std::uint64_t recalls = sent_of(node.traffic(), "recall_ack");
+        const std::uint64_t recalls = dsm_test::traffic_of(node.traffic(), "recall_ack").sent.messages;
         strata::Result<void> wrote;
         for (std::uint64_t v = 50; v <= 52 && wrote; ++v) {
             auto w = node.acquire_write(d);
@@ -127,9 +118,9 @@ void run_dead_subscriber(strata::dsm::Node& node, int me, const pid_t* pids, Chu
             wrote = node.release(d);
         }
         dsm_test::say("writes of D after its subscriber died", wrote);
-        dsm_test::say("D's direct grant recalled when its target died",
-                      recalls >= 1 ? strata::Result<void>{}
-                                   : strata::make_error(strata::Errc::internal, "no recall_ack sent"));
+        dsm_test::say(
+            "D's direct grant recalled when its target died",
+            recalls >= 1 ? strata::Result<void>{} : strata::make_error(strata::Errc::internal, "no recall_ack sent"));
         std::uint64_t go = 1;
         MPI_Send(&go, 1, MPI_UINT64_T, 3, 98, MPI_COMM_WORLD);
     }

@@ -129,4 +129,19 @@ inline bool wait_until_dead(pid_t pid) {
     return false;
 }
 
+/// This rank's messages and bytes of one kind ("publish", "notify", ...), sent and received;
+/// zeros for a kind it never saw.
+struct KindTraffic {
+    strata::dsm::TrafficCount sent;
+    strata::dsm::TrafficCount received;
+};
+inline KindTraffic traffic_of(const strata::dsm::Traffic& t, const std::string& kind) {
+    for (std::size_t k = 0; k < t.kinds.size(); ++k) {
+        if (t.kinds[k] == kind) {
+            return {t.sent[k], t.received[k]};
+        }
+    }
+    return {};
+}
+
 }  // namespace dsm_test
