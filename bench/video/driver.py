@@ -67,6 +67,7 @@ def emu() -> dict:
         "links": env.get("STRATA_EMU_LINKS", "").split(),
         "launcher": env["STRATA_EMU_LAUNCHER"],
         "mpiexec": env["STRATA_EMU_MPIEXEC"].split(),
+        "cpuacct": env.get("STRATA_EMU_CPUACCT", "").split(),
     }
 
 
@@ -76,6 +77,11 @@ def md5(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 22), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def cpu_ns(groups: list[str]) -> list[int]:
+    """CPU nanoseconds every node's processes used so far (its cpuacct group)."""
+    return [int((Path(g) / "cpuacct.usage").read_text()) for g in groups]
 
 
 def link_bytes(links: list[str]) -> list[dict]:
@@ -182,10 +188,12 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
     if impl.startswith("zmq"):
         cmd += ["--zmq-host", e["addrs"][0], "--zmq-port", str(port)]
     before = link_bytes(e["links"])
+    cpu_before = cpu_ns(e["cpuacct"])
     t0 = time.monotonic()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout_ms / 1000 * 6 + 120)
     wall = time.monotonic() - t0
     after = link_bytes(e["links"])
+    cpu_after = cpu_ns(e["cpuacct"])
     ranks = [json.loads(p.read_text()) for p in sorted(stats.glob("rank*.json"))]
     record = {
         "impl": impl_name,
@@ -197,6 +205,9 @@ def run_once(e, args, impl_name, size, video, reference, port) -> dict:
             {"node": node, "received": a["received"] - b["received"], "sent": a["sent"] - b["sent"]}
             for node, a, b in zip(e["nodes"], after, before)
         ],
+        # CPU of every process of the node from mpiexec's start to its end (start-up and shutdown
+        # included, unlike the job time): what each implementation costs the gateway's cores.
+        "node_cpu_s": {node: (a - b) / 1e9 for node, a, b in zip(e["nodes"], cpu_after, cpu_before)},
     }
     if proc.returncode != 0 or len(ranks) != n:
         logs = "".join(p.read_text() for p in sorted(run_dir.glob("rank*.log")))
