@@ -14,13 +14,17 @@ namespace strata::dsm {
 EventLog::EventLog(std::size_t capacity)
     : start_(std::chrono::steady_clock::now()), capacity_(capacity), events_(std::make_unique<Event[]>(capacity)) {}
 
-void EventLog::record(bool sent, int peer, const wire::Header& header) noexcept {
+std::int64_t EventLog::now() const noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void EventLog::record(bool sent, int peer, const wire::Header& header, std::int64_t at) noexcept {
     const std::uint64_t slot = next_.fetch_add(1, std::memory_order_relaxed);
     if (slot >= capacity_) {
         return;  // counted as dropped
     }
     Event& e = events_[slot];
-    e.ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_).count();
+    e.ns = at;
     e.header = header;
     e.peer = peer;
     e.sent = sent;
@@ -41,10 +45,13 @@ Result<void> EventLog::write(const std::string& path, const std::string& who) co
         return make_sys_error(errno, "dsm: event_log={}: cannot create it{}", path,
                               errno == EEXIST ? " (it exists: the log never replaces a file)" : "");
     }
+    // The join's steady_clock time (CLOCK_MONOTONIC, shared by every process of one machine) lets
+    // the logs of ranks on one machine be put on one time line (scripts/dsm-event-latency).
+    const auto joined = std::chrono::duration_cast<std::chrono::nanoseconds>(start_.time_since_epoch()).count();
     std::string text = fmt::format(
-        "# strata dsm event log: {}, {} events, {} dropped\n# t_us dir kind peer client chunk "
-        "version size\n",
-        who, recorded(), dropped());
+        "# strata dsm event log: {}, {} events, {} dropped, joined at {} ns monotonic\n# t_us dir kind peer "
+        "client chunk version size\n",
+        who, recorded(), dropped(), joined);
     const std::uint64_t n = recorded();
     constexpr std::size_t flush_at = std::size_t{1} << 20;
     auto put = [&](bool last) -> bool {

@@ -30,12 +30,18 @@ public:
     explicit EventLog(std::size_t capacity);
 
     /// One message of `peer` (rank), sent (`sent`) or received, with its header.
-    void record(bool sent, int peer, const wire::Header& header) noexcept;
+    void record(bool sent, int peer, const wire::Header& header) noexcept { record(sent, peer, header, now()); }
+    /// The same, at `at` (a now() taken earlier): a send is recorded once its post succeeded,
+    /// at the time the post began, so that no receipt on the same clock precedes it.
+    void record(bool sent, int peer, const wire::Header& header, std::int64_t at) noexcept;
+    /// Nanoseconds since the log started.
+    [[nodiscard]] std::int64_t now() const noexcept;
 
     [[nodiscard]] std::uint64_t recorded() const noexcept;  ///< events kept
     [[nodiscard]] std::uint64_t dropped() const noexcept;   ///< events past the capacity
 
     /// Writes the events to `path`: a "#" line naming `who`, the counts and the
+    /// log's start (steady_clock ns, CLOCK_MONOTONIC), a "#" line naming the
     /// columns, then one line per event in the order they were recorded.
     Result<void> write(const std::string& path, const std::string& who) const;
 

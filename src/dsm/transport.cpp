@@ -75,9 +75,10 @@ Result<std::unique_ptr<Transport>> Transport::create(MPI_Comm comm) {
 }
 
 Result<void> Transport::post(int dest, const wire::Header& h, std::span<const std::byte> payload) {
+    const std::int64_t at = log_ != nullptr ? log_->now() : 0;
     auto posted = channel_->post(dest, std::as_bytes(std::span(&h, 1)), payload);
     if (posted && log_ != nullptr) {
-        log_->record(true, dest, h);
+        log_->record(true, dest, h, at);
     }
     return posted;
 }
@@ -88,9 +89,10 @@ Result<void> Transport::post_buffer(int dest, std::shared_ptr<net::Bytes> buffer
     if (has_header) {
         std::memcpy(&h, buffer->data(), sizeof h);
     }
+    const std::int64_t at = log_ != nullptr ? log_->now() : 0;
     auto posted = channel_->post_buffer(dest, std::move(buffer));
     if (posted && has_header && log_ != nullptr) {
-        log_->record(true, dest, h);
+        log_->record(true, dest, h, at);
     }
     return posted;
 }

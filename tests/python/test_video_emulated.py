@@ -74,6 +74,22 @@ def test_three_emulated_nodes_run_mpi_zmq_and_dsm_with_the_reference_frames(tmp_
         header = p.read_text().splitlines()[0]
         kept = int(header.split(" events, ")[0].rsplit(" ", 1)[1])
         assert kept > 0 and " 0 dropped" in header, f"{p.name}: {header}"
+    # The logs on one time line (scripts/dsm-event-latency): every frame went to a worker and came
+    # back to the output in a notification that its receiver logged, never before its sender did.
+    latency = subprocess.run(
+        [
+            str(Path(__file__).resolve().parents[2] / "scripts" / "dsm-event-latency"),
+            "--json",
+            *map(str, logs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert latency.returncode == 0, latency.stderr
+    notify = next(r for r in json.loads(latency.stdout) if r["kind"] == "notify")
+    assert notify["messages"] >= 2 * 30 and notify["unreceived"] == 0, notify
+    assert notify["min_us"] > 0, notify
     assert emulation_leftovers(run.pid) == []
 
 
