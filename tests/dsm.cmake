@@ -37,10 +37,17 @@ strata_dsm_mpi_test(dsm.mpi.racing_clients_with_four_servers_read_every_released
 # Where a release's bytes travel: from the writer to the update-subscribers (direct data path),
 # or through the home (off); the channel's counters say which.
 strata_dsm_mpi_program(dsm_data_path_test)
+# Same-node data (Options::node_sharing): by reference on one node, never across nodes.
 strata_dsm_mpi_test(dsm.mpi.update_on_write_data_goes_from_the_writer_to_the_subscriber_not_through_the_home
-  PROGRAM dsm_data_path_test NP 4 ARGS direct)
+  PROGRAM dsm_data_path_test NP 4 ARGS direct on)
 strata_dsm_mpi_test(dsm.mpi.with_the_direct_path_off_every_release_passes_through_the_home
-  PROGRAM dsm_data_path_test NP 4 ARGS relay)
+  PROGRAM dsm_data_path_test NP 4 ARGS relay on)
+strata_dsm_mpi_test(dsm.mpi.with_node_sharing_off_every_byte_goes_through_mpi
+  PROGRAM dsm_data_path_test NP 4 ARGS direct off)
+strata_dsm_mpi_test(dsm.mpi.ranks_of_different_nodes_never_hand_data_over_by_reference
+  PROGRAM dsm_data_path_test NP 4 ARGS direct split)
+strata_dsm_mpi_test(dsm.mpi.a_relaying_home_hands_data_by_reference_only_to_its_own_node
+  PROGRAM dsm_data_path_test NP 4 ARGS relay split)
 strata_dsm_mpi_program(dsm_failure_test)
 foreach(mode client server)
   add_test(NAME dsm.mpi.a_sigkilled_${mode}_gives_survivors_errors_not_a_hang

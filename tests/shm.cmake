@@ -8,6 +8,8 @@ target_sources(strata_shm_unit_tests PRIVATE unit/shm_port_test.cpp)
 target_sources(strata_shm_unit_tests PRIVATE unit/shm_boundary_test.cpp)
 # The port repair on hand-built states (src/shm/port_repair.hpp).
 target_sources(strata_shm_unit_tests PRIVATE unit/shm_port_repair_test.cpp)
+# The node arena the DSM hands same-node data through (src/shm/node_arena.hpp).
+target_sources(strata_shm_unit_tests PRIVATE unit/shm_node_arena_test.cpp)
 target_include_directories(strata_shm_unit_tests PRIVATE ${CMAKE_SOURCE_DIR}/src)
 
 strata_add_test_binary(strata_shm_integration_tests LABEL integration TIMEOUT 120 PREFIX "shm." SOURCES

@@ -110,6 +110,12 @@ struct Options {
     /// any chunk without subscribers. Off, with replication, or under the super-peer topology,
     /// every release passes through the home. Every rank must use the same value.
     bool direct_data = true;
+    /// Same-node data (docs/dsm.md): a message of 1 MiB or more to a rank of the same node
+    /// ($STRATA_NODE, else the host name) is handed over by reference into this rank's memory,
+    /// and the receiver copies it out, instead of MPI pipelining it through its shared cells.
+    /// Unset: $STRATA_DSM_NODE_SHARING (0 or 1), else on. Ranks may differ: two ranks share
+    /// only when both have it on.
+    std::optional<bool> node_sharing{};
     /// A peer that answers no message and no ping for this long is dead.
     std::chrono::milliseconds timeout{5000};
     /// How often a waiting node pings the peers it waits for.
@@ -151,6 +157,9 @@ struct Traffic {
     std::vector<std::string> kinds;  ///< kind names, same order as sent/received
     std::vector<TrafficCount> sent;
     std::vector<TrafficCount> received;
+    /// Of `sent`: the messages a rank of the same node copied out of this rank's memory
+    /// (Options::node_sharing); their bytes here, the reference MPI carried in `sent`.
+    std::vector<TrafficCount> shared;
     [[nodiscard]] TrafficCount total_sent() const;
 };
 

@@ -76,6 +76,22 @@ Result<Topology> resolve_topology(const Options& o) {
                       "dsm::Node::join: STRATA_DSM_TOPOLOGY={}: not a topology (direct or super-peer)", value);
 }
 
+// Options::node_sharing, else $STRATA_DSM_NODE_SHARING, else on.
+Result<bool> resolve_node_sharing(const Options& o) {
+    if (o.node_sharing) {
+        return *o.node_sharing;
+    }
+    const char* env = std::getenv("STRATA_DSM_NODE_SHARING");
+    if (env == nullptr || *env == '\0') {
+        return true;
+    }
+    const std::string_view value(env);
+    if (value == "0" || value == "1") {
+        return value == "1";
+    }
+    return make_error(Errc::invalid_argument, "dsm::Node::join: STRATA_DSM_NODE_SHARING={}: not 0 or 1", value);
+}
+
 // Each client's super-peer: one of the servers of its own node, the node's
 // clients dealt over them in turn; a client on a node without a server is
 // dealt over all servers by its index. Every rank computes the same table.
@@ -208,6 +224,10 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     if (!topology) {
         return std::unexpected(topology.error());
     }
+    auto sharing = resolve_node_sharing(options);
+    if (!sharing) {
+        return std::unexpected(sharing.error());
+    }
     if (options.replication && *topology == Topology::super_peer) {
         return make_error(Errc::invalid_argument,
                           "dsm::Node::join: replication=on with topology=super-peer: what a dead super-peer was "
@@ -236,6 +256,9 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
         return std::unexpected(nodes.error());
     }
     impl->nodes = std::move(*nodes);
+    if (auto shared = impl->net->share_node_memory(impl->nodes, *sharing); !shared) {
+        return std::unexpected(shared.error());
+    }
     if (impl->topology == Topology::super_peer) {
         impl->super_peers = assign_super_peers(impl->nodes, impl->servers);
     }

@@ -2,7 +2,12 @@
 // MPI two-sided transport of the DSM (see transport.hpp).
 #include "dsm/transport.hpp"
 
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <new>
+#include <tuple>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -74,6 +79,119 @@ Result<std::unique_ptr<Transport>> Transport::create(MPI_Comm comm) {
     return std::unique_ptr<Transport>(new Transport(std::move(*channel)));
 }
 
+Transport::Transport(std::unique_ptr<net::MpiChannel> channel)
+    : channel_(std::move(channel)),
+      shared_msgs_(static_cast<std::size_t>(wire::kKinds)),
+      shared_bytes_(static_cast<std::size_t>(wire::kKinds)) {}
+
+Transport::~Transport() {
+    release_shared();
+    std::lock_guard lock(hold_mu_);
+    if (!holds_.empty()) {
+        // A reader may still copy them: their blocks must not be punched out or handed out again.
+        // NOLINTNEXTLINE(cppcoreguidelines-owning-memory): leaked on purpose
+        std::ignore = new (std::nothrow) std::vector<Hold>(std::move(holds_));
+    }
+}
+
+Result<void> Transport::share_node_memory(const std::vector<std::string>& nodes, bool enable) {
+    const int n = size();
+    const int me = rank();
+    std::vector<int> local(static_cast<std::size_t>(n), -1);
+    std::map<std::string, int> on_node;
+    for (int r = 0; r < n; ++r) {
+        local[static_cast<std::size_t>(r)] = on_node[nodes[static_cast<std::size_t>(r)]]++;
+    }
+    const auto at = [](auto& v, int r) -> auto& {
+        return v[static_cast<std::size_t>(r)];
+    };
+    const std::string& node = at(nodes, me);
+    const auto usable = [&](int r) { return at(local, r) < shm_detail::ArenaBlock::kMaxReaders; };
+    shm_detail::ArenaAnnounce mine{};
+    if (enable && on_node[node] > 1 && usable(me)) {
+        auto arena = shm_detail::NodeArena::install();
+        if (!arena) {
+            fmt::print(stderr, "strata dsm: warning: rank {} shares no memory on node {}: {}\n", me, node,
+                       arena.error().what());
+        } else if ((*arena)->is_shared()) {
+            arena_ = *arena;
+            mine = arena_->announce();
+        }
+    }
+    std::vector<shm_detail::ArenaAnnounce> all(static_cast<std::size_t>(n));
+    if (int rc = MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm());
+        rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "dsm::Node::join: MPI_Allgather of the node arenas: {}", mpi_error_text(rc));
+    }
+    std::vector<char> mapped(static_cast<std::size_t>(n), 0);
+    peers_.resize(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+        if (r == me || arena_ == nullptr || at(nodes, r) != node || at(all, r).pid == 0 || !usable(r)) {
+            continue;
+        }
+        if (auto peer = shm_detail::PeerArena::open(at(all, r)); peer) {
+            at(peers_, r) = std::move(*peer);
+            at(mapped, r) = 1;
+        } else {
+            fmt::print(stderr, "strata dsm: warning: rank {} takes rank {}'s data through MPI: {}\n", me, r,
+                       peer.error().what());
+        }
+    }
+    std::vector<char> matrix(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+    if (int rc = MPI_Allgather(mapped.data(), n, MPI_CHAR, matrix.data(), n, MPI_CHAR, comm()); rc != MPI_SUCCESS) {
+        return make_error(Errc::io_error, "dsm::Node::join: MPI_Allgather of the mapped arenas: {}",
+                          mpi_error_text(rc));
+    }
+    reader_index_.assign(static_cast<std::size_t>(n), -1);
+    for (int t = 0; t < n; ++t) {
+        if (arena_ != nullptr &&
+            matrix[static_cast<std::size_t>(t) * static_cast<std::size_t>(n) + static_cast<std::size_t>(me)] != 0) {
+            at(reader_index_, t) = at(local, t);
+        }
+    }
+    my_index_ = at(local, me);
+    return {};
+}
+
+int Transport::sharing_peers() const {
+    int count = 0;
+    for (const int reader : reader_index_) {
+        count += reader >= 0 ? 1 : 0;
+    }
+    return count;
+}
+
+void Transport::release_shared() {
+    if (hold_count_.load(std::memory_order_acquire) == 0) {
+        return;
+    }
+    std::vector<std::shared_ptr<net::Bytes>> done;  // freed outside the lock
+    std::lock_guard lock(hold_mu_);
+    std::erase_if(holds_, [&](Hold& h) {
+        auto& count = h.block->holds[static_cast<std::size_t>(h.reader)];
+        const bool dead = channel_->is_dead(h.dest);
+        if (count.load(std::memory_order_acquire) != 0 && !dead) {
+            return false;
+        }
+        if (dead) {
+            count.store(0, std::memory_order_release);  // a dead reader gives nothing back
+        }
+        done.push_back(std::move(h.buffer));
+        return true;
+    });
+    hold_count_.store(holds_.size(), std::memory_order_release);
+}
+
+void Transport::flush(std::chrono::milliseconds limit) {
+    const auto deadline = Clock::now() + limit;
+    channel_->flush(limit);
+    release_shared();
+    while (hold_count_.load(std::memory_order_acquire) != 0 && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        release_shared();
+    }
+}
+
 Result<void> Transport::post(int dest, const wire::Header& h, std::span<const std::byte> payload) {
     const std::int64_t at = log_ != nullptr ? log_->now() : 0;
     auto posted = channel_->post(dest, std::as_bytes(std::span(&h, 1)), payload);
@@ -90,14 +208,74 @@ Result<void> Transport::post_buffer(int dest, std::shared_ptr<net::Bytes> buffer
         std::memcpy(&h, buffer->data(), sizeof h);
     }
     const std::int64_t at = log_ != nullptr ? log_->now() : 0;
-    auto posted = channel_->post_buffer(dest, std::move(buffer));
+    shm_detail::ArenaBlock* block = nullptr;
+    if (has_header && arena_ != nullptr && reader_index_[static_cast<std::size_t>(dest)] >= 0) {
+        block = arena_->block_of(buffer->data(), buffer->size());
+    }
+    auto posted = block != nullptr ? post_shared(dest, h, std::move(buffer), block)
+                                   : channel_->post_buffer(dest, std::move(buffer));
     if (posted && has_header && log_ != nullptr) {
         log_->record(true, dest, h, at);
     }
     return posted;
 }
 
+Result<void> Transport::post_shared(int dest, const wire::Header& h, std::shared_ptr<net::Bytes> buffer,
+                                    shm_detail::ArenaBlock* block) {
+    const int reader = reader_index_[static_cast<std::size_t>(dest)];
+    const wire::SharedRef ref{.offset = arena_->offset_of(block), .length = buffer->size()};
+    // Held before the reference leaves: the reader lowers the count once it copied the bytes.
+    block->holds[static_cast<std::size_t>(reader)].fetch_add(1, std::memory_order_relaxed);
+    {
+        std::lock_guard lock(hold_mu_);
+        holds_.push_back({.buffer = std::move(buffer), .block = block, .dest = dest, .reader = reader});
+        hold_count_.store(holds_.size(), std::memory_order_release);
+    }
+    wire::Header small = h;
+    small.flags |= wire::kShared;
+    auto posted = channel_->post(dest, std::as_bytes(std::span(&small, 1)), std::as_bytes(std::span(&ref, 1)));
+    if (posted) {
+        shared_msgs_[h.kind].fetch_add(1, std::memory_order_relaxed);
+        shared_bytes_[h.kind].fetch_add(ref.length, std::memory_order_relaxed);
+    } else {
+        block->holds[static_cast<std::size_t>(reader)].fetch_sub(1, std::memory_order_relaxed);
+    }
+    return posted;  // a failed post leaves a hold entry: release_shared() drops it (count back, or dest dead)
+}
+
+Result<void> Transport::take_shared(Incoming& in) {
+    const auto* peer = in.source >= 0 && static_cast<std::size_t>(in.source) < peers_.size()
+                           ? &peers_[static_cast<std::size_t>(in.source)]
+                           : nullptr;
+    wire::SharedRef ref;
+    if (peer == nullptr || !peer->has_value() || in.payload().size() != sizeof ref) {
+        return make_error(Errc::internal, "dsm: rank {} sent a {} by reference to its memory, which rank {} {}",
+                          in.source, wire::kind_name(in.header.kind), rank(),
+                          peer != nullptr && peer->has_value() ? "cannot read (bad size)" : "did not map");
+    }
+    std::memcpy(&ref, in.payload().data(), sizeof ref);
+    auto bytes = (*peer)->bytes(ref.offset, ref.length);
+    if (!bytes || ref.length < sizeof(wire::Header)) {
+        return make_error(Errc::internal, "dsm: rank {} sent a {} by a bad reference: {}", in.source,
+                          wire::kind_name(in.header.kind),
+                          bytes ? "shorter than a header" : std::string_view(bytes.error().what()));
+    }
+    auto copy = channel_->buffer(ref.length);
+    std::memcpy(copy->data(), bytes->data(), ref.length);
+    (*peer)->release(ref.offset, my_index_);
+    wire::Header h;
+    std::memcpy(&h, copy->data(), sizeof h);
+    if (h.kind != in.header.kind || h.chunk != in.header.chunk || h.version != in.header.version) {
+        return make_error(Errc::internal, "dsm: rank {} sent a {} whose reference holds a {} of another chunk",
+                          in.source, wire::kind_name(in.header.kind), wire::kind_name(h.kind));
+    }
+    in.header = h;
+    in.buffer = std::move(copy);
+    return {};
+}
+
 Result<bool> Transport::poll(Incoming& in) {
+    release_shared();
     net::Received got;
     auto polled = channel_->poll(got);
     if (!polled || !*polled) {
@@ -110,6 +288,11 @@ Result<bool> Transport::poll(Incoming& in) {
     in.source = got.source;
     std::memcpy(&in.header, got.buffer->data(), sizeof(wire::Header));
     in.buffer = std::move(got.buffer);
+    if ((in.header.flags & wire::kShared) != 0) {
+        if (auto taken = take_shared(in); !taken) {
+            return std::unexpected(taken.error());
+        }
+    }
     if (log_ != nullptr) {
         log_->record(false, in.source, in.header);
     }
@@ -125,6 +308,8 @@ Traffic Transport::traffic() const {
         t.kinds.emplace_back(wire::kind_name(k));
         t.sent.push_back({sent[i].messages, sent[i].bytes});
         t.received.push_back({received[i].messages, received[i].bytes});
+        t.shared.push_back(
+            {shared_msgs_[i].load(std::memory_order_relaxed), shared_bytes_[i].load(std::memory_order_relaxed)});
     }
     return t;
 }

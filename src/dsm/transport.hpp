@@ -7,17 +7,30 @@
 // survivor in MPI: it only stops answering, which the liveness check turns
 // into peer_dead (net/mpi_channel.hpp).
 //
+// Same-node sharing (share_node_memory, docs/dsm.md "Same-node data"): a
+// buffer of the node arena (shm/node_arena.hpp) posted to a rank of the same
+// node that mapped this rank's arena travels by reference: MPI carries the
+// header and a SharedRef, the receiver's poll() copies the bytes out of the
+// sender's memory and gives its hold back, and above the transport the message
+// is the one MPI would have carried. The sender keeps the buffer (so no one
+// writes it: the DSM's copy-on-write sees it in use) until the receiver's hold
+// is back, or the receiver is dead. Ranks of different nodes, by their node
+// names, never share: emulated nodes keep their network.
+//
 // Thread safety: post(), poll() and the liveness calls may run from several
 // threads at once (MPI_THREAD_MULTIPLE); sends from one thread to one
 // destination keep their order, and the send lock keeps the order of sends
 // made under the caller's own lock.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <mpi.h>
@@ -25,6 +38,7 @@
 #include "dsm/event_log.hpp"
 #include "dsm/wire.hpp"
 #include "net/mpi_channel.hpp"
+#include "shm/node_arena.hpp"
 #include "strata/dsm.hpp"
 #include "strata/error.hpp"
 
@@ -49,6 +63,17 @@ public:
     static Result<std::unique_ptr<Transport>> create(MPI_Comm comm);
     Transport(const Transport&) = delete;
     Transport& operator=(const Transport&) = delete;
+    /// Buffers a same-node reader still holds are leaked, never freed under its copy.
+    ~Transport();
+
+    /// Collective: same-node sharing with the ranks whose node name (`nodes`, by rank) is this
+    /// rank's, when `enable` (off: this rank neither sends nor takes references). A peer whose
+    /// arena cannot be mapped is left to MPI, with a warning naming it on stderr.
+    Result<void> share_node_memory(const std::vector<std::string>& nodes, bool enable);
+    /// Ranks this rank sends references to.
+    [[nodiscard]] int sharing_peers() const;
+    /// Lets go of the buffers whose same-node readers copied them, or died.
+    void release_shared();
 
     [[nodiscard]] int rank() const { return channel_->rank(); }
     [[nodiscard]] int size() const { return channel_->size(); }
@@ -85,13 +110,36 @@ public:
     void set_event_log(EventLog* log) { log_ = log; }
     /// Sends still in flight (kept until MPI completes them).
     [[nodiscard]] std::size_t sends_in_flight() const { return channel_->sends_in_flight(); }
-    /// Waits up to `limit` for sends in flight; those to dead peers are abandoned.
-    void flush(std::chrono::milliseconds limit) { channel_->flush(limit); }
+    /// Waits up to `limit` for sends in flight and for same-node readers to copy what they
+    /// were sent; those to dead peers are abandoned.
+    void flush(std::chrono::milliseconds limit);
 
 private:
-    explicit Transport(std::unique_ptr<net::MpiChannel> channel) : channel_(std::move(channel)) {}
+    explicit Transport(std::unique_ptr<net::MpiChannel> channel);
+    /// Posts `buffer` to `dest` as a reference to `block` (same-node sharing).
+    Result<void> post_shared(int dest, const wire::Header& h, std::shared_ptr<net::Bytes> buffer,
+                             shm_detail::ArenaBlock* block);
+    /// A received reference: `in` becomes the message it refers to.
+    Result<void> take_shared(Incoming& in);
+
     std::unique_ptr<net::MpiChannel> channel_;
     EventLog* log_ = nullptr;
+
+    // ---- same-node sharing ----
+    shm_detail::NodeArena* arena_ = nullptr;                   ///< null: this rank shares nothing
+    std::vector<std::optional<shm_detail::PeerArena>> peers_;  ///< by rank: arenas this rank reads
+    std::vector<int> reader_index_;  ///< by rank: its hold slot in this rank's blocks, -1: none
+    int my_index_ = -1;              ///< this rank's hold slot in its peers' blocks
+    struct Hold {
+        std::shared_ptr<net::Bytes> buffer;
+        shm_detail::ArenaBlock* block = nullptr;
+        int dest = -1;
+        int reader = -1;
+    };
+    std::mutex hold_mu_;
+    std::vector<Hold> holds_;
+    std::atomic<std::size_t> hold_count_{0};
+    std::vector<std::atomic<std::uint64_t>> shared_msgs_, shared_bytes_;
 };
 
 /// "<MPI error string>" of an MPI return code.

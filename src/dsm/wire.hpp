@@ -45,6 +45,16 @@ inline constexpr std::uint8_t kPublish = 4;
 inline constexpr std::uint8_t kUpdate = 8;
 inline constexpr std::uint8_t kKept = 16;
 inline constexpr std::uint8_t kSubscribed = 32;  ///< report: the client subscribed to the chunk
+/// Transport: the message's bytes are in the sender's node arena; the payload is a SharedRef
+/// (transport.hpp, same-node sharing). Never seen above the transport.
+inline constexpr std::uint8_t kShared = 64;
+
+/// The payload of a kShared message: the whole message (header included) lies in the data of
+/// the sender's arena block at `offset`, its first `length` bytes.
+struct SharedRef {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
 
 /// What a replica message copies (its header's code).
 enum class ReplicaKind : std::uint8_t {

@@ -9,6 +9,10 @@
 // tenth of a DSM server's CPU in the video pipeline. Everything else about the
 // vector is the standard one (contiguous, a span can view it); growth by
 // push_back or insert value-initializes as usual.
+//
+// Buffers of NodeArena::kMinBytes (1 MiB) or more come from the process's node
+// arena once one is installed (shm/node_arena.hpp: the DSM installs it to hand
+// same-node ranks its buffers by reference), else from the heap.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +21,14 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+namespace strata::shm_detail {
+/// From the installed node arena (null: none, or no room): shm/node_arena.cpp.
+void* node_arena_allocate(std::size_t bytes) noexcept;
+/// Frees `p` if the node arena gave it (true).
+bool node_arena_deallocate(void* p) noexcept;
+inline constexpr std::size_t kNodeArenaMinBytes = std::size_t{1} << 20;
+}  // namespace strata::shm_detail
 
 namespace strata::net {
 
@@ -31,6 +43,21 @@ struct OverwriteAllocator : std::allocator<T> {
     OverwriteAllocator() noexcept = default;
     template <class U>
     explicit OverwriteAllocator(const OverwriteAllocator<U>& /*other*/) noexcept {}
+
+    T* allocate(std::size_t n) {
+        if (n * sizeof(T) >= shm_detail::kNodeArenaMinBytes) {
+            if (void* p = shm_detail::node_arena_allocate(n * sizeof(T))) {
+                return static_cast<T*>(p);
+            }
+        }
+        return std::allocator<T>::allocate(n);
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        if (n * sizeof(T) >= shm_detail::kNodeArenaMinBytes && shm_detail::node_arena_deallocate(p)) {
+            return;
+        }
+        std::allocator<T>::deallocate(p, n);
+    }
 
     template <class U>
     void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Where a release's bytes travel (Options::direct_data, docs/dsm.md "Direct data path").
 //
-//   mpiexec -n 4 dsm_data_path_test direct|relay
+//   mpiexec -n 4 dsm_data_path_test direct|relay on|off|split
 //
 // 1 server, 3 clients. Client 0 writes a 1 MiB chunk 12 times back to back
 // (each release a new pattern; acquire_write and acquire_overwrite in turn,
@@ -14,7 +14,13 @@
 //   direct: the server received the versions only (its publish bytes are
 //           headers), the writer sent every payload as notifies itself;
 //   relay:  (direct_data off) every payload went to the server, which sent it on.
-// The counts are the MPI channel's own (traffic()), summed over the ranks.
+// The counts are the transport's own (traffic()), summed over the ranks: the
+// bytes a rank handed over, through MPI or by reference.
+// Same-node data (Options::node_sharing, docs/dsm.md "Same-node data"):
+//   on:    all four ranks on one node: the 1 MiB payloads went by reference;
+//   off:   not one byte went by reference;
+//   split: the ranks on two nodes by $STRATA_NODE (0 and 2 on one, 1 and 3 on
+//          the other): no data message crossing nodes went by reference.
 #include <cstring>
 #include <string>
 
@@ -93,10 +99,16 @@ void clients(strata::dsm::Node& node) {
 
 int main(int argc, char** argv) {
     dsm_test::init(&argc, &argv);
-    DSM_CHECK(argc == 2);
+    DSM_CHECK(argc == 3);
     const std::string mode = argv[1];
+    const std::string sharing = argv[2];
     DSM_CHECK(mode == "direct" || mode == "relay");
-    auto node = strata::dsm::Node::join(MPI_COMM_WORLD, {.servers = 1, .direct_data = mode == "direct"});
+    DSM_CHECK(sharing == "on" || sharing == "off" || sharing == "split");
+    if (sharing == "split") {
+        ::setenv("STRATA_NODE", dsm_test::g_rank % 2 == 0 ? "even" : "odd", 1);
+    }
+    auto node = strata::dsm::Node::join(
+        MPI_COMM_WORLD, {.servers = 1, .direct_data = mode == "direct", .node_sharing = sharing != "off"});
     DSM_CHECK_OK(node);
     if (node->is_server()) {
         DSM_CHECK_OK(node->serve());
@@ -105,22 +117,27 @@ int main(int argc, char** argv) {
         DSM_CHECK_OK(node->leave());
     }
     const auto t = node->traffic();
-    // Per rank: [server: publish bytes received, notify bytes sent] [writer: notify bytes sent].
-    std::uint64_t mine[3] = {0, 0, 0};
+    // Per rank: [writer: publish bytes handed over] [server: notify bytes handed over]
+    // [writer: notify bytes handed over] [any: bytes sent by reference].
+    std::uint64_t mine[4] = {0, 0, 0, 0};
     if (node->is_server()) {
-        mine[0] = dsm_test::traffic_of(t, "publish").received.bytes;
-        mine[1] = dsm_test::traffic_of(t, "notify").sent.bytes;
+        mine[1] = dsm_test::traffic_of(t, "notify").bytes_handed_over();
     } else if (node->client_index() == 0) {
-        mine[2] = dsm_test::traffic_of(t, "notify").sent.bytes;
+        mine[0] = dsm_test::traffic_of(t, "publish").bytes_handed_over();
+        mine[2] = dsm_test::traffic_of(t, "notify").bytes_handed_over();
     }
-    std::uint64_t all[3] = {};
-    MPI_Allreduce(mine, all, 3, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    for (const auto& s : t.shared) {
+        mine[3] += s.bytes;
+    }
+    std::uint64_t all[4] = {};
+    MPI_Allreduce(mine, all, 4, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
     if (dsm_test::g_rank == 0) {
         std::printf(
-            "dsm_data_path_test %s: server took %llu publish bytes, sent %llu notify bytes; the writer sent "
-            "%llu notify bytes\n",
-            mode.c_str(), static_cast<unsigned long long>(all[0]), static_cast<unsigned long long>(all[1]),
-            static_cast<unsigned long long>(all[2]));
+            "dsm_data_path_test %s %s: the writer published %llu bytes, the server notified %llu, the writer "
+            "notified %llu; %llu bytes went by reference\n",
+            mode.c_str(), sharing.c_str(), static_cast<unsigned long long>(all[0]),
+            static_cast<unsigned long long>(all[1]), static_cast<unsigned long long>(all[2]),
+            static_cast<unsigned long long>(all[3]));
         std::fflush(stdout);
     }
     const std::uint64_t payloads = kRounds * kBytes;
@@ -132,6 +149,18 @@ int main(int argc, char** argv) {
         DSM_CHECK(all[0] >= payloads);
         DSM_CHECK(all[1] >= payloads);
         DSM_CHECK(all[2] == 0);
+    }
+    if (sharing == "on") {
+        DSM_CHECK(all[3] >= (mode == "direct" ? payloads : 2 * payloads));
+    } else {
+        // split, direct: the writer's payloads go to the other node's subscriber, the final
+        // recall to the other node's server; relay: the writer's publishes cross too, and only the
+        // server's notifies to client 1 (its own node) go by reference, headers included.
+        if (sharing == "split" && mode == "relay") {
+            DSM_CHECK(all[3] >= payloads && all[3] < payloads + kRounds * 1024);
+        } else {
+            DSM_CHECK(all[3] == 0);
+        }
     }
     MPI_Finalize();
     return 0;

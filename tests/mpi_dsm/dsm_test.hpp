@@ -134,11 +134,15 @@ inline bool wait_until_dead(pid_t pid) {
 struct KindTraffic {
     strata::dsm::TrafficCount sent;
     strata::dsm::TrafficCount received;
+    strata::dsm::TrafficCount shared;  ///< of sent: handed to a same-node rank by reference
+    /// Bytes sent whichever way: through MPI, or by reference (whose MPI message is a header
+    /// and a reference, replacing the bytes).
+    [[nodiscard]] std::uint64_t bytes_handed_over() const { return sent.bytes + shared.bytes; }
 };
 inline KindTraffic traffic_of(const strata::dsm::Traffic& t, const std::string& kind) {
     for (std::size_t k = 0; k < t.kinds.size(); ++k) {
         if (t.kinds[k] == kind) {
-            return {t.sent[k], t.received[k]};
+            return {t.sent[k], t.received[k], t.shared[k]};
         }
     }
     return {};
