@@ -141,7 +141,8 @@ struct Notification {
     ChunkId chunk = 0;
     std::uint64_t version = 0;  ///< the chunk's version after that release (1, 2, ...)
     bool has_data = false;
-    /// With update_on_write: the bytes of that version (the received buffer itself, no copy).
+    /// With update_on_write: the bytes of that version (the received buffer itself, no copy; from a
+    /// writer of the same node, the writer's buffer, kept unchanged while this is alive).
     [[nodiscard]] std::span<const std::byte> data() const { return bytes_; }
 
     std::shared_ptr<const void> storage_{};  ///< internal: keeps the received message alive

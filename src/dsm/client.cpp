@@ -145,7 +145,7 @@ void Node::Impl::client_take_subscription_news(Incoming& in, const proto::Messag
         Notification n{.chunk = id, .version = m.version, .has_data = m.has_data};
         if (m.has_data) {
             n.bytes_ = in.payload();
-            n.storage_ = std::move(in.buffer);
+            n.storage_ = in.view_keep ? std::move(in.view_keep) : std::shared_ptr<const void>(std::move(in.buffer));
         }
         take_notification(std::move(n));
         return;

@@ -6,10 +6,11 @@
 #include <cstring>
 #include <map>
 #include <new>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 namespace strata::dsm {
 namespace wire {
@@ -130,7 +131,7 @@ Result<void> Transport::share_node_memory(const std::vector<std::string>& nodes,
             continue;
         }
         if (auto peer = shm_detail::PeerArena::open(at(all, r)); peer) {
-            at(peers_, r) = std::move(*peer);
+            at(peers_, r) = std::make_shared<const shm_detail::PeerArena>(std::move(*peer));
             at(mapped, r) = 1;
         } else {
             fmt::print(stderr, "strata dsm: warning: rank {} takes rank {}'s data through MPI: {}\n", me, r,
@@ -243,33 +244,60 @@ Result<void> Transport::post_shared(int dest, const wire::Header& h, std::shared
     return posted;  // a failed post leaves a hold entry: release_shared() drops it (count back, or dest dead)
 }
 
+namespace {
+
+/// A notify read in place holds the sender's buffer until the notification is dropped. In a
+/// forked child the copy of this hold gives nothing back: the parent's is the one that counts.
+struct ViewHold {
+    std::shared_ptr<const shm_detail::PeerArena> arena;
+    std::uint64_t offset = 0;
+    int reader = -1;
+    pid_t pid = ::getpid();
+    ViewHold(std::shared_ptr<const shm_detail::PeerArena> a, std::uint64_t at, int r)
+        : arena(std::move(a)), offset(at), reader(r) {}
+    ViewHold(const ViewHold&) = delete;
+    ViewHold& operator=(const ViewHold&) = delete;
+    ~ViewHold() {
+        if (::getpid() == pid) {
+            arena->release(offset, reader);
+        }
+    }
+};
+
+}  // namespace
+
 Result<void> Transport::take_shared(Incoming& in) {
-    const auto* peer = in.source >= 0 && static_cast<std::size_t>(in.source) < peers_.size()
-                           ? &peers_[static_cast<std::size_t>(in.source)]
-                           : nullptr;
+    const auto source = static_cast<std::size_t>(in.source);
+    const auto peer = in.source >= 0 && source < peers_.size() ? peers_[source] : nullptr;
     wire::SharedRef ref;
-    if (peer == nullptr || !peer->has_value() || in.payload().size() != sizeof ref) {
+    if (peer == nullptr || in.payload().size() != sizeof ref) {
         return make_error(Errc::internal, "dsm: rank {} sent a {} by reference to its memory, which rank {} {}",
                           in.source, wire::kind_name(in.header.kind), rank(),
-                          peer != nullptr && peer->has_value() ? "cannot read (bad size)" : "did not map");
+                          peer != nullptr ? "cannot read (bad size)" : "did not map");
     }
     std::memcpy(&ref, in.payload().data(), sizeof ref);
-    auto bytes = (*peer)->bytes(ref.offset, ref.length);
+    auto bytes = peer->bytes(ref.offset, ref.length);
     if (!bytes || ref.length < sizeof(wire::Header)) {
         return make_error(Errc::internal, "dsm: rank {} sent a {} by a bad reference: {}", in.source,
                           wire::kind_name(in.header.kind),
                           bytes ? "shorter than a header" : std::string_view(bytes.error().what()));
     }
-    auto copy = channel_->buffer(ref.length);
-    std::memcpy(copy->data(), bytes->data(), ref.length);
-    (*peer)->release(ref.offset, my_index_);
     wire::Header h;
-    std::memcpy(&h, copy->data(), sizeof h);
+    std::memcpy(&h, bytes->data(), sizeof h);
     if (h.kind != in.header.kind || h.chunk != in.header.chunk || h.version != in.header.version) {
         return make_error(Errc::internal, "dsm: rank {} sent a {} whose reference holds a {} of another chunk",
                           in.source, wire::kind_name(in.header.kind), wire::kind_name(h.kind));
     }
     in.header = h;
+    if (h.kind == static_cast<std::uint8_t>(proto::Msg::notify)) {
+        // Only a Notification takes a notify's bytes, and it keeps them read-only: no copy.
+        in.view_keep = std::make_shared<const ViewHold>(peer, ref.offset, my_index_);
+        in.view = *bytes;
+        return {};
+    }
+    auto copy = channel_->buffer(ref.length);
+    std::memcpy(copy->data(), bytes->data(), ref.length);
+    peer->release(ref.offset, my_index_);
     in.buffer = std::move(copy);
     return {};
 }
@@ -288,6 +316,8 @@ Result<bool> Transport::poll(Incoming& in) {
     in.source = got.source;
     std::memcpy(&in.header, got.buffer->data(), sizeof(wire::Header));
     in.buffer = std::move(got.buffer);
+    in.view = {};
+    in.view_keep.reset();
     if ((in.header.flags & wire::kShared) != 0) {
         if (auto taken = take_shared(in); !taken) {
             return std::unexpected(taken.error());

@@ -12,7 +12,9 @@
 // node that mapped this rank's arena travels by reference: MPI carries the
 // header and a SharedRef, the receiver's poll() copies the bytes out of the
 // sender's memory and gives its hold back, and above the transport the message
-// is the one MPI would have carried. The sender keeps the buffer (so no one
+// is the one MPI would have carried. A notify is not copied: it is read in place
+// (Incoming::view), its hold given back when the last user of the notification
+// drops it. The sender keeps the buffer (so no one
 // writes it: the DSM's copy-on-write sees it in use) until the receiver's hold
 // is back, or the receiver is dead. Ranks of different nodes, by their node
 // names, never share: emulated nodes keep their network.
@@ -52,7 +54,14 @@ struct Incoming {
     int source = -1;
     wire::Header header;
     std::shared_ptr<net::Bytes> buffer;
+    /// A same-node notify read in place: the message (header included) in the sender's memory,
+    /// which stays unchanged while `view_keep` lives (it holds the sender's buffer).
+    std::span<const std::byte> view;
+    std::shared_ptr<const void> view_keep;
     [[nodiscard]] std::span<const std::byte> payload() const {
+        if (!view.empty()) {
+            return view.subspan(sizeof(wire::Header));
+        }
         return buffer ? std::span<const std::byte>(*buffer).subspan(sizeof(wire::Header))
                       : std::span<const std::byte>();
     }
@@ -126,8 +135,8 @@ private:
     EventLog* log_ = nullptr;
 
     // ---- same-node sharing ----
-    shm_detail::NodeArena* arena_ = nullptr;                   ///< null: this rank shares nothing
-    std::vector<std::optional<shm_detail::PeerArena>> peers_;  ///< by rank: arenas this rank reads
+    shm_detail::NodeArena* arena_ = nullptr;                           ///< null: this rank shares nothing
+    std::vector<std::shared_ptr<const shm_detail::PeerArena>> peers_;  ///< by rank: arenas this rank reads
     std::vector<int> reader_index_;  ///< by rank: its hold slot in this rank's blocks, -1: none
     int my_index_ = -1;              ///< this rank's hold slot in its peers' blocks
     struct Hold {

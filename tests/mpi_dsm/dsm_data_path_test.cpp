@@ -8,9 +8,10 @@
 // the former must see the last release); client 1 subscribes with
 // update-on-write, client 2 without.
 // Both subscribers must be told of every release once, in version order,
-// client 1 with the released bytes. Then client 2 reads the chunk: it holds the
-// last release (with the direct path the home's copy was older: the read
-// recalls the writer's).
+// client 1 with the released bytes, which it keeps to the end and checks there
+// (on one node they are read in place, in the writer's buffers). Then client 2
+// reads the chunk: it holds the last release (with the direct path the home's
+// copy was older: the read recalls the writer's).
 //   direct: the server received the versions only (its publish bytes are
 //           headers), the writer sent every payload as notifies itself;
 //   relay:  (direct_data off) every payload went to the server, which sent it on.
@@ -23,6 +24,7 @@
 //          the other): no data message crossing nodes went by reference.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "dsm_test.hpp"
 
@@ -75,14 +77,17 @@ void clients(strata::dsm::Node& node) {
             DSM_CHECK_OK(node.release(id));
         }
     } else {
+        // Kept to the end: a notification's bytes stay its version's while the writer goes on.
+        std::vector<strata::dsm::Notification> kept;
         for (std::uint64_t round = 1; round <= kRounds; ++round) {
             auto note = node.wait_notification(std::chrono::seconds(30));
             DSM_CHECK_OK(note);
             DSM_CHECK(note->chunk == id && note->version == round);
             DSM_CHECK(note->has_data == (me == 1));
-            if (me == 1) {
-                DSM_CHECK(holds(note->data(), round));
-            }
+            kept.push_back(std::move(*note));
+        }
+        for (std::uint64_t round = 1; me == 1 && round <= kRounds; ++round) {
+            DSM_CHECK(holds(kept[round - 1].data(), round));
         }
     }
     DSM_CHECK_OK(node.barrier());
