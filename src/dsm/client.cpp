@@ -60,7 +60,7 @@ void Node::Impl::progress_loop() {
 
 Result<void> Node::Impl::own_bytes(CacheChunk& c, bool keep) {
     if (c.wire && c.wire.use_count() != 1) {
-        net->release_shared();  // same-node readers that copied the bytes let go of it
+        (void)net->release_shared();  // same-node readers that are done let go of it
     }
     if (!c.wire || c.wire.use_count() == 1) {
         return {};  // sends only ever let go of it meanwhile: a count of 1 stays 1

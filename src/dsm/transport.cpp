@@ -162,34 +162,32 @@ int Transport::sharing_peers() const {
     return count;
 }
 
-void Transport::release_shared() {
+std::size_t Transport::release_shared() {
     if (hold_count_.load(std::memory_order_acquire) == 0) {
-        return;
+        return 0;
     }
     std::vector<std::shared_ptr<net::Bytes>> done;  // freed outside the lock
+    std::size_t live = 0;
     std::lock_guard lock(hold_mu_);
     std::erase_if(holds_, [&](Hold& h) {
-        auto& count = h.block->holds[static_cast<std::size_t>(h.reader)];
-        const bool dead = channel_->is_dead(h.dest);
-        if (count.load(std::memory_order_acquire) != 0 && !dead) {
-            return false;
+        if (h.block->holds[static_cast<std::size_t>(h.reader)].load(std::memory_order_acquire) == 0) {
+            done.push_back(std::move(h.buffer));
+            return true;
         }
-        if (dead) {
-            count.store(0, std::memory_order_release);  // a dead reader gives nothing back
-        }
-        done.push_back(std::move(h.buffer));
-        return true;
+        // A reader found dead keeps its holds: if it only stopped answering it may still read
+        // (a buffer freed under it would be silent corruption); its buffers are the price.
+        live += channel_->is_dead(h.dest) ? 0U : 1U;
+        return false;
     });
     hold_count_.store(holds_.size(), std::memory_order_release);
+    return live;
 }
 
 void Transport::flush(std::chrono::milliseconds limit) {
     const auto deadline = Clock::now() + limit;
     channel_->flush(limit);
-    release_shared();
-    while (hold_count_.load(std::memory_order_acquire) != 0 && Clock::now() < deadline) {
+    while (release_shared() != 0 && Clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
-        release_shared();
     }
 }
 
@@ -241,7 +239,7 @@ Result<void> Transport::post_shared(int dest, const wire::Header& h, std::shared
     } else {
         block->holds[static_cast<std::size_t>(reader)].fetch_sub(1, std::memory_order_relaxed);
     }
-    return posted;  // a failed post leaves a hold entry: release_shared() drops it (count back, or dest dead)
+    return posted;  // a failed post leaves its entry, count back down: release_shared() drops it
 }
 
 namespace {

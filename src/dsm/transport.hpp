@@ -16,7 +16,8 @@
 // (Incoming::view), its hold given back when the last user of the notification
 // drops it. The sender keeps the buffer (so no one
 // writes it: the DSM's copy-on-write sees it in use) until the receiver's hold
-// is back, or the receiver is dead. Ranks of different nodes, by their node
+// is back; a receiver found dead keeps its holds (it may only have stopped
+// answering, and still read). Ranks of different nodes, by their node
 // names, never share: emulated nodes keep their network.
 //
 // Thread safety: post(), poll() and the liveness calls may run from several
@@ -81,8 +82,9 @@ public:
     Result<void> share_node_memory(const std::vector<std::string>& nodes, bool enable);
     /// Ranks this rank sends references to.
     [[nodiscard]] int sharing_peers() const;
-    /// Lets go of the buffers whose same-node readers copied them, or died.
-    void release_shared();
+    /// Lets go of the buffers whose same-node readers gave their holds back; returns how many
+    /// holds of live readers are left. A dead reader's holds are kept for good.
+    std::size_t release_shared();
 
     [[nodiscard]] int rank() const { return channel_->rank(); }
     [[nodiscard]] int size() const { return channel_->size(); }
