@@ -2,6 +2,7 @@
 // The client side of the DSM: the progress thread that answers the homes
 // through the protocol table, and the waiting parts of the API.
 #include <array>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -10,9 +11,20 @@
 
 namespace strata::dsm {
 
+Backoff::Backoff(Transport* net) {
+    const char* env = std::getenv("STRATA_DSM_DOZE");
+    net_ = env != nullptr && std::string_view(env) == "0" ? nullptr : net;
+}
+
 void Backoff::idle() {
+    if (spins_ == 0) {
+        since_ = Clock::now();
+    }
     if (++spins_ < 64) {
         std::this_thread::yield();
+        return;
+    }
+    if (net_ != nullptr && Clock::now() - since_ >= kDozeAfter && net_->doze(kDozeFor)) {
         return;
     }
     const int us = std::min(100, (spins_ - 64) / 8 + 5);
@@ -31,7 +43,7 @@ void Node::Impl::stop_progress() {
 }
 
 void Node::Impl::progress_loop() {
-    Backoff backoff;
+    Backoff backoff(net.get());
     while (!stop.load(std::memory_order_relaxed)) {
         Incoming in;
         auto got = net->poll(in);

@@ -294,14 +294,25 @@ struct Node::Impl {
 };
 
 /// Sleeps a little longer each time nothing arrived, up to 100 us, so that an
-/// idle rank does not take a core from the busy ones.
+/// idle rank does not take a core from the busy ones. Idle for longer than
+/// kDozeAfter with nothing in flight, it dozes on the transport's doorbell for up
+/// to kDozeFor instead: a rank of its node that posts to it wakes it at once,
+/// and a remote peer's message waits at most that long (the video pipeline's
+/// gateway ran four pollers waking 30,000 times a second, which took the
+/// worker's core; docs/dsm.md, "Transport").
 class Backoff {
 public:
+    static constexpr std::chrono::microseconds kDozeAfter{200};
+    static constexpr std::chrono::microseconds kDozeFor{1000};
+    /// `net`: the transport to doze on (null, or $STRATA_DSM_DOZE=0: sleeps only).
+    explicit Backoff(Transport* net = nullptr);
     void idle();
     void reset() { spins_ = 0; }
 
 private:
+    Transport* net_ = nullptr;
     int spins_ = 0;
+    Clock::time_point since_{};
 };
 
 }  // namespace strata::dsm

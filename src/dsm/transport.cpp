@@ -162,6 +162,28 @@ int Transport::sharing_peers() const {
     return count;
 }
 
+bool Transport::doze(std::chrono::microseconds limit) {
+    if (arena_ == nullptr || channel_->sends_in_flight() != 0 || channel_->arriving() != 0) {
+        return false;
+    }
+    const std::uint32_t ticket = arena_->doze_ticket();
+    // Checked after the ticket: a peer that posted before it saw no sleeper, and its message is here.
+    arena_->doze(ticket, channel_->message_waiting() ? std::chrono::microseconds(0) : limit);
+    return true;
+}
+
+void Transport::ring(int dest) const {
+    if (dest >= 0 && static_cast<std::size_t>(dest) < peers_.size()) {
+        if (const auto& peer = peers_[static_cast<std::size_t>(dest)]) {
+            peer->ring();
+            return;
+        }
+    }
+    if (arena_ != nullptr) {
+        arena_->wake();  // a send elsewhere may need this rank's progress to leave
+    }
+}
+
 std::size_t Transport::release_shared() {
     if (hold_count_.load(std::memory_order_acquire) == 0) {
         return 0;
@@ -194,8 +216,11 @@ void Transport::flush(std::chrono::milliseconds limit) {
 Result<void> Transport::post(int dest, const wire::Header& h, std::span<const std::byte> payload) {
     const std::int64_t at = log_ != nullptr ? log_->now() : 0;
     auto posted = channel_->post(dest, std::as_bytes(std::span(&h, 1)), payload);
-    if (posted && log_ != nullptr) {
-        log_->record(true, dest, h, at);
+    if (posted) {
+        ring(dest);
+        if (log_ != nullptr) {
+            log_->record(true, dest, h, at);
+        }
     }
     return posted;
 }
@@ -213,6 +238,9 @@ Result<void> Transport::post_buffer(int dest, std::shared_ptr<net::Bytes> buffer
     }
     auto posted = block != nullptr ? post_shared(dest, h, std::move(buffer), block)
                                    : channel_->post_buffer(dest, std::move(buffer));
+    if (posted) {
+        ring(dest);
+    }
     if (posted && has_header && log_ != nullptr) {
         log_->record(true, dest, h, at);
     }

@@ -82,6 +82,10 @@ public:
     Result<void> share_node_memory(const std::vector<std::string>& nodes, bool enable);
     /// Ranks this rank sends references to.
     [[nodiscard]] int sharing_peers() const;
+    /// Sleeps until a rank of this node posts to this one (its doorbell: every post to a rank of
+    /// the node rings it) or `limit` passes; false, at once, when this rank shares nothing or has
+    /// sends or receives in flight (those need it to poll).
+    bool doze(std::chrono::microseconds limit);
     /// Lets go of the buffers whose same-node readers gave their holds back; returns how many
     /// holds of live readers are left. A dead reader's holds are kept for good.
     std::size_t release_shared();
@@ -132,6 +136,9 @@ private:
                              shm_detail::ArenaBlock* block);
     /// A received reference: `in` becomes the message it refers to.
     Result<void> take_shared(Incoming& in);
+    /// Wakes `dest` if it dozes (a rank of this node whose arena this rank mapped); for any
+    /// other `dest`, this rank's own dozing progress, which the send may need.
+    void ring(int dest) const;
 
     std::unique_ptr<net::MpiChannel> channel_;
     EventLog* log_ = nullptr;

@@ -21,6 +21,11 @@ constexpr std::size_t piece_limit = std::size_t{1} << 30;
 
 }  // namespace
 
+bool MpiChannel::message_waiting() {
+    int flag = 0;
+    return MPI_Iprobe(MPI_ANY_SOURCE, config_.tag, comm_, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag != 0;
+}
+
 std::string mpi_error_text(int code) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;

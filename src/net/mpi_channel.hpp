@@ -89,6 +89,8 @@ public:
     /// returns, so the other peers' messages (their pings among them) are received
     /// meanwhile. Messages of one sender are returned in the order it sent them.
     Result<bool> poll(Received& in);
+    /// Whether a message of the channel waits, not yet matched by poll() (MPI_Iprobe).
+    [[nodiscard]] bool message_waiting();
     /// Messages matched by poll() and still arriving (returned by a later poll()).
     [[nodiscard]] std::size_t arriving() const { return arriving_count_.load(std::memory_order_relaxed); }
     /// How long a matched message may take to arrive in full.

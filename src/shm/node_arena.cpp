@@ -9,11 +9,16 @@
 #include <string>
 #include <utility>
 
+#include <climits>
+#include <ctime>
+
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace strata::shm_detail {
@@ -25,7 +30,33 @@ struct ArenaHead {
     std::uint64_t magic = 0;
     std::uint64_t capacity = 0;
     std::array<std::uint64_t, 2> id{};
+    std::atomic<std::uint32_t> doorbell{0};  ///< rung: +1 (a futex word)
+    std::atomic<std::uint32_t> sleepers{0};  ///< threads dozing on it
 };
+
+ArenaHead* head_of(std::byte* base) {
+    return std::launder(reinterpret_cast<ArenaHead*>(base));
+}
+
+// Shared futex (no FUTEX_PRIVATE_FLAG): the word is in memory other processes map.
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::microseconds limit) {
+    const auto us = limit.count();
+    struct timespec ts {
+        .tv_sec = static_cast<time_t>(us / 1000000), .tv_nsec = static_cast<long>(us % 1000000) * 1000
+    };
+    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<std::uint32_t>& word) {
+    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+}
+
+void ring_doorbell(ArenaHead* head) {
+    if (head->sleepers.load(std::memory_order_seq_cst) != 0) {
+        head->doorbell.fetch_add(1, std::memory_order_seq_cst);
+        futex_wake_all(head->doorbell);
+    }
+}
 
 constexpr std::size_t round_up(std::size_t n, std::size_t to) {
     return (n + to - 1) / to * to;
@@ -68,7 +99,10 @@ Result<NodeArena*> NodeArena::install() {
     arena->fd_ = fd;
     arena->base_ = static_cast<std::byte*>(base);
     arena->id_ = id;
-    new (base) ArenaHead{.magic = ArenaHead::kMagic, .capacity = kCapacity, .id = id};
+    auto* head = new (base) ArenaHead();
+    head->magic = ArenaHead::kMagic;
+    head->capacity = kCapacity;
+    head->id = id;
     arena->free_.emplace(kPage, kCapacity - kPage);
     ::pthread_atfork(&NodeArena::before_fork, &NodeArena::after_fork_parent, &NodeArena::after_fork_child);
     g_installed.store(arena, std::memory_order_release);
@@ -177,6 +211,24 @@ std::size_t NodeArena::used() const noexcept {
     return used_;
 }
 
+std::uint32_t NodeArena::doze_ticket() noexcept {
+    auto* head = head_of(base_);
+    head->sleepers.fetch_add(1, std::memory_order_seq_cst);
+    return head->doorbell.load(std::memory_order_seq_cst);
+}
+
+void NodeArena::doze(std::uint32_t ticket, std::chrono::microseconds limit) noexcept {
+    auto* head = head_of(base_);
+    if (limit.count() > 0 && head->doorbell.load(std::memory_order_seq_cst) == ticket) {
+        futex_wait(head->doorbell, ticket, limit);
+    }
+    head->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+void NodeArena::wake() noexcept {
+    ring_doorbell(head_of(base_));
+}
+
 void NodeArena::before_fork() noexcept {
     if (auto* a = installed()) {
         a->mu_.lock();
@@ -243,7 +295,7 @@ Result<PeerArena> PeerArena::open(const ArenaAnnounce& a) {
     }
     ::close(fd);
     if (refused.empty()) {
-        const auto* head = static_cast<const ArenaHead*>(base);
+        const auto* head = head_of(static_cast<std::byte*>(base));
         if (head->magic != ArenaHead::kMagic || head->capacity != a.capacity || head->id != a.id) {
             refused = "it is not the announced arena (its id differs)";
             ::munmap(base, a.capacity);
@@ -297,6 +349,10 @@ void* node_arena_allocate(std::size_t n) noexcept {
 bool node_arena_deallocate(void* p) noexcept {
     auto* arena = NodeArena::installed();
     return arena != nullptr && arena->deallocate(p);
+}
+
+void PeerArena::ring() const noexcept {
+    ring_doorbell(head_of(base_));
 }
 
 void PeerArena::release(std::uint64_t offset, int reader) const noexcept {

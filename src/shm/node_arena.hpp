@@ -34,6 +34,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -85,6 +86,15 @@ public:
     /// The offset of `block`'s header page in the arena (what a reference names).
     [[nodiscard]] std::uint64_t offset_of(const ArenaBlock* block) const noexcept;
 
+    /// The doorbell (in the arena's first page, so the node's other ranks ring it through their
+    /// mapping): a thread about to sleep takes a ticket, checks for work once more, then waits
+    /// until a peer rings or `limit` passes. A peer that posted work rings only when someone
+    /// sleeps (PeerArena::ring): one atomic load otherwise.
+    std::uint32_t doze_ticket() noexcept;
+    void doze(std::uint32_t ticket, std::chrono::microseconds limit) noexcept;
+    /// Wakes this process's own dozing thread (a send it must now drive), if one dozes.
+    void wake() noexcept;
+
     /// False in a forked child: its copy of the arena is private.
     [[nodiscard]] bool is_shared() const noexcept { return !forked_.load(std::memory_order_acquire); }
     [[nodiscard]] ArenaAnnounce announce() const noexcept;
@@ -127,6 +137,8 @@ public:
     [[nodiscard]] Result<std::span<const std::byte>> bytes(std::uint64_t offset, std::uint64_t length) const;
     /// Gives up one hold of reader `reader` on the block at `offset` (checked by bytes()).
     void release(std::uint64_t offset, int reader) const noexcept;
+    /// Wakes the owner's thread sleeping on its doorbell (NodeArena::doze), if one is.
+    void ring() const noexcept;
 
 private:
     PeerArena() = default;

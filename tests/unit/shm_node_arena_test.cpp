@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -100,6 +102,29 @@ TEST(PeerArena, refuses_a_reference_outside_the_arena_or_where_no_block_starts) 
     auto error = peer->bytes(at + kMiB + NodeArena::kPage, 16);      // no block starts there
     ASSERT_FALSE(error.has_value());
     EXPECT_EQ(error.error().code, Errc::invalid_argument);
+}
+
+TEST(NodeArena, a_peer_ringing_the_doorbell_wakes_a_dozing_thread_long_before_its_limit) {
+    NodeArena& a = arena();
+    auto peer = PeerArena::open(a.announce());
+    ASSERT_TRUE(peer.has_value()) << peer.error().what();
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    std::thread ringer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        for (int i = 0; i < 100 && Clock::now() - start < std::chrono::seconds(5); ++i) {
+            peer->ring();  // until the dozer is asleep: a ring before its ticket wakes nothing
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    });
+    a.doze(a.doze_ticket(), std::chrono::seconds(10));
+    const auto woke = Clock::now() - start;
+    ringer.join();
+    EXPECT_LT(woke, std::chrono::seconds(3));
+    // Nobody rings: the doze lasts its limit.
+    const auto quiet = Clock::now();
+    a.doze(a.doze_ticket(), std::chrono::milliseconds(30));
+    EXPECT_GE(Clock::now() - quiet, std::chrono::milliseconds(25));
 }
 
 TEST(NodeArena, a_forked_child_writes_its_own_copy_of_a_buffer_and_shares_nothing) {
