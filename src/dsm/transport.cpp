@@ -154,14 +154,6 @@ Result<void> Transport::share_node_memory(const std::vector<std::string>& nodes,
     return {};
 }
 
-int Transport::sharing_peers() const {
-    int count = 0;
-    for (const int reader : reader_index_) {
-        count += reader >= 0 ? 1 : 0;
-    }
-    return count;
-}
-
 bool Transport::doze(std::chrono::microseconds limit) {
     if (arena_ == nullptr || channel_->sends_in_flight() != 0 || channel_->arriving() != 0) {
         return false;

@@ -31,7 +31,6 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -80,8 +79,6 @@ public:
     /// rank's, when `enable` (off: this rank neither sends nor takes references). A peer whose
     /// arena cannot be mapped is left to MPI, with a warning naming it on stderr.
     Result<void> share_node_memory(const std::vector<std::string>& nodes, bool enable);
-    /// Ranks this rank sends references to.
-    [[nodiscard]] int sharing_peers() const;
     /// Sleeps until a rank of this node posts to this one (its doorbell: every post to a rank of
     /// the node rings it) or `limit` passes; false, at once, when this rank shares nothing or has
     /// sends or receives in flight (those need it to poll).

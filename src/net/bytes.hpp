@@ -10,7 +10,7 @@
 // vector is the standard one (contiguous, a span can view it); growth by
 // push_back or insert value-initializes as usual.
 //
-// Buffers of NodeArena::kMinBytes (1 MiB) or more come from the process's node
+// Buffers of kNodeArenaMinBytes (1 MiB) or more come from the process's node
 // arena once one is installed (shm/node_arena.hpp: the DSM installs it to hand
 // same-node ranks its buffers by reference), else from the heap.
 #pragma once
@@ -27,6 +27,7 @@ namespace strata::shm_detail {
 void* node_arena_allocate(std::size_t bytes) noexcept;
 /// Frees `p` if the node arena gave it (true).
 bool node_arena_deallocate(void* p) noexcept;
+/// Smaller buffers stay on the heap (malloc serves them well and no one shares them).
 inline constexpr std::size_t kNodeArenaMinBytes = std::size_t{1} << 20;
 }  // namespace strata::shm_detail
 

@@ -9,17 +9,14 @@
 #include <string>
 #include <utility>
 
-#include <climits>
-#include <ctime>
-
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "shm/layout.hpp"
 
 namespace strata::shm_detail {
 namespace {
@@ -38,23 +35,10 @@ ArenaHead* head_of(std::byte* base) {
     return std::launder(reinterpret_cast<ArenaHead*>(base));
 }
 
-// Shared futex (no FUTEX_PRIVATE_FLAG): the word is in memory other processes map.
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::chrono::microseconds limit) {
-    const auto us = limit.count();
-    struct timespec ts {
-        .tv_sec = static_cast<time_t>(us / 1000000), .tv_nsec = static_cast<long>(us % 1000000) * 1000
-    };
-    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-}
-
-void futex_wake_all(std::atomic<std::uint32_t>& word) {
-    ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
-}
-
 void ring_doorbell(ArenaHead* head) {
     if (head->sleepers.load(std::memory_order_seq_cst) != 0) {
         head->doorbell.fetch_add(1, std::memory_order_seq_cst);
-        futex_wake_all(head->doorbell);
+        futex_wake_all(&head->doorbell);  // shared futex (layout.hpp): other processes map the word
     }
 }
 
@@ -152,7 +136,8 @@ bool NodeArena::deallocate(void* p) noexcept {
     }
     std::uint64_t start = offset;
     std::uint64_t length = it->second;
-    live_.erase(it);
+    // The live entry's node becomes the free one: giving a range back never allocates.
+    auto node = live_.extract(it);
     used_ -= length;
     if (is_shared()) {
         // Give the pages back: the pool above (net/buffer_pool.hpp) keeps the buffers worth keeping.
@@ -172,11 +157,9 @@ bool NodeArena::deallocate(void* p) noexcept {
             free_.erase(prev);
         }
     }
-    try {
-        free_.emplace(start, length);
-    } catch (const std::bad_alloc&) {
-        lost_ += length;  // the range is lost to the arena, never handed out twice
-    }
+    node.key() = start;
+    node.mapped() = length;
+    free_.insert(std::move(node));
     return true;
 }
 
@@ -220,7 +203,7 @@ std::uint32_t NodeArena::doze_ticket() noexcept {
 void NodeArena::doze(std::uint32_t ticket, std::chrono::microseconds limit) noexcept {
     auto* head = head_of(base_);
     if (limit.count() > 0 && head->doorbell.load(std::memory_order_seq_cst) == ticket) {
-        futex_wait(head->doorbell, ticket, limit);
+        futex_wait(&head->doorbell, ticket, std::chrono::nanoseconds(limit).count());
     }
     head->sleepers.fetch_sub(1, std::memory_order_seq_cst);
 }

@@ -8,7 +8,7 @@
 // shared cells (which needs both processes on a core at once: 1.6-2.2 ms for
 // 2 MB on a loaded node, 0.2 ms for the reader's own copy). For that, the
 // buffer must be memory the reader can map: the arena is one memfd per
-// process, mapped shared, from which every net::Bytes of at least kMinBytes is
+// process, mapped shared, from which every net::Bytes of at least 1 MiB is
 // allocated once the arena is installed (net/bytes.hpp). Smaller buffers, and
 // every buffer when no arena is installed or it is full, stay on the heap.
 //
@@ -67,8 +67,6 @@ struct ArenaAnnounce {
 class NodeArena {
 public:
     static constexpr std::size_t kPage = 4096;
-    /// Smaller buffers stay on the heap (malloc serves them well and no one shares them).
-    static constexpr std::size_t kMinBytes = std::size_t{1} << 20;  // = kNodeArenaMinBytes (net/bytes.hpp)
     /// Address space reserved per process; pages exist only under live buffers.
     static constexpr std::size_t kCapacity = std::size_t{8} << 30;
 
@@ -77,7 +75,8 @@ public:
     /// The installed arena, or null.
     static NodeArena* installed() noexcept;
 
-    /// `n` bytes (n >= kMinBytes) of the arena, page-aligned; null when it has no room.
+    /// `n` bytes (net::Bytes asks for kNodeArenaMinBytes or more, net/bytes.hpp) of the arena, page-aligned; null when
+    /// it has no room.
     void* allocate(std::size_t n) noexcept;
     /// Frees `p` if the arena gave it (true), else does nothing (false).
     bool deallocate(void* p) noexcept;
@@ -115,7 +114,6 @@ private:
     std::map<std::uint64_t, std::uint64_t> free_;  ///< offset -> length, coalesced
     std::map<std::uint64_t, std::uint64_t> live_;  ///< header offset -> block length (header included)
     std::size_t used_ = 0;
-    std::size_t lost_ = 0;  ///< freed bytes the free list had no memory to take back
     std::atomic<bool> forked_{false};
 };
 
