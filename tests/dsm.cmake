@@ -134,6 +134,14 @@ endforeach()
 strata_dsm_mpi_program(dsm_node_fault_test)
 strata_dsm_mpi_program(dsm_bad_inputs_test)
 strata_dsm_mpi_test(dsm.mpi.bad_inputs_give_errors_naming_them PROGRAM dsm_bad_inputs_test NP 3)
+# Pollers at SCHED_BATCH (docs/dsm.md, "Transport"), and at the normal policy when switched off.
+strata_dsm_mpi_program(dsm_poller_policy_test)
+strata_dsm_mpi_test(dsm.mpi.pollers_run_at_sched_batch_and_api_threads_keep_their_policy
+  PROGRAM dsm_poller_policy_test NP 3 ARGS batch)
+add_test(NAME dsm.mpi.with_batch_pollers_off_every_thread_keeps_the_normal_policy
+  COMMAND ${MPIEXEC_EXECUTABLE} -n 3 -genv STRATA_DSM_BATCH_POLLERS 0 $<TARGET_FILE:dsm_poller_policy_test> other)
+set_tests_properties(dsm.mpi.with_batch_pollers_off_every_thread_keeps_the_normal_policy PROPERTIES
+  LABELS "integration;mpi" TIMEOUT 120)
 
 # The DSM example (examples/dsm): built beside the strata binary, run by `strata demo` and here.
 add_executable(dsm_stencil ${CMAKE_SOURCE_DIR}/examples/dsm/dsm_stencil.cpp)
@@ -149,6 +157,14 @@ add_test(NAME dsm.example.a_bad_topology_in_the_environment_fails_join_naming_it
           ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_stencil>)
 set_tests_properties(dsm.example.a_bad_topology_in_the_environment_fails_join_naming_it PROPERTIES
   LABELS "integration;mpi" TIMEOUT 60)
+foreach(switch NODE_SHARING DOZE BATCH_POLLERS)
+  string(TOLOWER ${switch} lower)
+  add_test(NAME dsm.example.a_bad_${lower}_switch_in_the_environment_fails_join_naming_it
+    COMMAND /bin/sh -c "out=$(STRATA_DSM_${switch}=yes \"$0\" -n 2 \"$1\" 1 64 2 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'STRATA_DSM_${switch}=yes: not 0 or 1'"
+            ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_stencil>)
+  set_tests_properties(dsm.example.a_bad_${lower}_switch_in_the_environment_fails_join_naming_it PROPERTIES
+    LABELS "integration;mpi" TIMEOUT 60)
+endforeach()
 
 # Tag and communicator isolation (tests/mpi/strata_traffic_stays_apart_from_every_application_tag.cpp):
 # the application uses every tag on MPI_COMM_WORLD while libstrata-mpi and libstrata-dsm talk;

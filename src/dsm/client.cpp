@@ -6,14 +6,26 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include "dsm/node_impl.hpp"
 
 namespace strata::dsm {
 
-Backoff::Backoff(Transport* net) {
-    const char* env = std::getenv("STRATA_DSM_DOZE");
-    net_ = env != nullptr && std::string_view(env) == "0" ? nullptr : net;
+Backoff::Backoff(Transport* net, bool doze, bool batch) : net_(doze ? net : nullptr) {
+    sched_param param{};
+    int policy = 0;
+    if (batch && pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_OTHER) {
+        batched_ = pthread_setschedparam(pthread_self(), SCHED_BATCH, &param) == 0;
+    }
+}
+
+Backoff::~Backoff() {
+    if (batched_) {
+        sched_param param{};
+        (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
+    }
 }
 
 void Backoff::idle() {
@@ -43,7 +55,7 @@ void Node::Impl::stop_progress() {
 }
 
 void Node::Impl::progress_loop() {
-    Backoff backoff(net.get());
+    Backoff backoff(net.get(), doze, batch_pollers);
     while (!stop.load(std::memory_order_relaxed)) {
         Incoming in;
         auto got = net->poll(in);

@@ -76,20 +76,39 @@ Result<Topology> resolve_topology(const Options& o) {
                       "dsm::Node::join: STRATA_DSM_TOPOLOGY={}: not a topology (direct or super-peer)", value);
 }
 
-// Options::node_sharing, else $STRATA_DSM_NODE_SHARING, else on.
-Result<bool> resolve_node_sharing(const Options& o) {
-    if (o.node_sharing) {
-        return *o.node_sharing;
-    }
-    const char* env = std::getenv("STRATA_DSM_NODE_SHARING");
+// $`name` as a switch: unset or empty gives `fallback`; otherwise `0` or `1`.
+Result<bool> env_switch(const char* name, bool fallback) {
+    const char* env = std::getenv(name);
     if (env == nullptr || *env == '\0') {
-        return true;
+        return fallback;
     }
     const std::string_view value(env);
     if (value == "0" || value == "1") {
         return value == "1";
     }
-    return make_error(Errc::invalid_argument, "dsm::Node::join: STRATA_DSM_NODE_SHARING={}: not 0 or 1", value);
+    return make_error(Errc::invalid_argument, "dsm::Node::join: {}={}: not 0 or 1", name, value);
+}
+
+// The switches a rank reads from its environment at join, each refused by name when not 0 or 1.
+struct Switches {
+    bool node_sharing = true;   // Options::node_sharing, else $STRATA_DSM_NODE_SHARING
+    bool doze = true;           // $STRATA_DSM_DOZE (Backoff)
+    bool batch_pollers = true;  // $STRATA_DSM_BATCH_POLLERS (Backoff)
+};
+
+Result<Switches> resolve_switches(const Options& o) {
+    Switches s;
+    for (auto [name, into] :
+         {std::pair{"STRATA_DSM_NODE_SHARING", &s.node_sharing}, std::pair{"STRATA_DSM_DOZE", &s.doze},
+          std::pair{"STRATA_DSM_BATCH_POLLERS", &s.batch_pollers}}) {
+        auto value = env_switch(name, *into);
+        if (!value) {
+            return std::unexpected(value.error());
+        }
+        *into = *value;
+    }
+    s.node_sharing = o.node_sharing.value_or(s.node_sharing);
+    return s;
 }
 
 // Each client's super-peer: one of the servers of its own node, the node's
@@ -224,9 +243,9 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     if (!topology) {
         return std::unexpected(topology.error());
     }
-    auto sharing = resolve_node_sharing(options);
-    if (!sharing) {
-        return std::unexpected(sharing.error());
+    auto switches = resolve_switches(options);
+    if (!switches) {
+        return std::unexpected(switches.error());
     }
     if (options.replication && *topology == Topology::super_peer) {
         return make_error(Errc::invalid_argument,
@@ -236,6 +255,8 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     impl->topology = *topology;
+    impl->doze = switches->doze;
+    impl->batch_pollers = switches->batch_pollers;
     impl->servers = options.servers;
     impl->clients = size - options.servers;
     impl->route_to = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(options.servers));
@@ -256,7 +277,7 @@ Result<Node> Node::join(MPI_Comm comm, const Options& options) {
         return std::unexpected(nodes.error());
     }
     impl->nodes = std::move(*nodes);
-    if (auto shared = impl->net->share_node_memory(impl->nodes, *sharing); !shared) {
+    if (auto shared = impl->net->share_node_memory(impl->nodes, switches->node_sharing); !shared) {
         return std::unexpected(shared.error());
     }
     if (impl->topology == Topology::super_peer) {

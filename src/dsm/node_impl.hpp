@@ -85,6 +85,10 @@ struct Node::Impl {
     [[nodiscard]] int client_index() const { return is_server() ? -1 : net->rank() - servers; }
     [[nodiscard]] int rank_of_client(int client) const { return client + servers; }
 
+    // ---- how pollers wait (Backoff; $STRATA_DSM_DOZE, $STRATA_DSM_BATCH_POLLERS) ----
+    bool doze = true;
+    bool batch_pollers = true;
+
     // ---- topology (Options::topology) ----
     Topology topology = Topology::direct;
     /// super_peer: each client's super-peer (a server rank), by client index; empty: direct.
@@ -300,17 +304,28 @@ struct Node::Impl {
 /// and a remote peer's message waits at most that long (the video pipeline's
 /// gateway ran four pollers waking 30,000 times a second, which took the
 /// worker's core; docs/dsm.md, "Transport").
+///
+/// With `batch`, the polling thread runs at SCHED_BATCH while the Backoff lives
+/// (only when it ran at SCHED_OTHER; restored on destruction): its wakeups then
+/// queue behind the thread running on the core instead of preempting it, so a
+/// rank's compute keeps its slices while the node's pollers wait their turn
+/// (preempted ten times as often as ZeroMQ's, the video gateway's worker lost
+/// a fifth of its core; docs/dsm.md, "Transport").
 class Backoff {
 public:
     static constexpr std::chrono::microseconds kDozeAfter{200};
     static constexpr std::chrono::microseconds kDozeFor{1000};
-    /// `net`: the transport to doze on (null, or $STRATA_DSM_DOZE=0: sleeps only).
-    explicit Backoff(Transport* net = nullptr);
+    /// `net`: the transport to doze on (null: sleeps only); `doze`: whether to doze on it.
+    Backoff(Transport* net, bool doze, bool batch);
+    ~Backoff();
+    Backoff(const Backoff&) = delete;
+    Backoff& operator=(const Backoff&) = delete;
     void idle();
     void reset() { spins_ = 0; }
 
 private:
     Transport* net_ = nullptr;
+    bool batched_ = false;
     int spins_ = 0;
     Clock::time_point since_{};
 };

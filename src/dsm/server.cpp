@@ -30,7 +30,7 @@ void Node::Impl::server_reply_error(int rank, int for_kind, ChunkId id, Errc cod
 Result<void> Node::Impl::serve() {
     client_left.assign(static_cast<std::size_t>(clients), false);
     client_dead.assign(static_cast<std::size_t>(clients), false);
-    Backoff backoff(net.get());
+    Backoff backoff(net.get(), doze, batch_pollers);
     auto next_watch = Clock::now();
     for (;;) {
         int gone = 0;
