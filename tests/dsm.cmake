@@ -61,6 +61,12 @@ add_test(NAME dsm.mpi.a_sigkilled_update_subscriber_leaves_its_writers_direct_gr
           ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> subscriber)
 set_tests_properties(dsm.mpi.a_sigkilled_update_subscriber_leaves_its_writers_direct_grant PROPERTIES
   LABELS "integration;mpi" TIMEOUT 120)
+# The same subscriber of a 2 MiB chunk, its releases by reference: it dies holding one in place.
+add_test(NAME dsm.mpi.a_subscriber_killed_holding_a_release_in_place_leaves_the_writer_going
+  COMMAND /bin/sh ${CMAKE_CURRENT_SOURCE_DIR}/mpi_dsm/dsm_failure_test.sh
+          ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dsm_failure_test> subscriber-in-place)
+set_tests_properties(dsm.mpi.a_subscriber_killed_holding_a_release_in_place_leaves_the_writer_going PROPERTIES
+  LABELS "integration;mpi" TIMEOUT 120)
 # A client that stops answering (SIGSTOP, as behind a cut link): the client that meets the end of
 # the first one to report it still names the silent one (the dead notice), not the one that ended.
 add_test(NAME dsm.mpi.a_survivor_names_the_silent_client_not_the_survivor_that_ended_first

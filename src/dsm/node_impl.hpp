@@ -235,6 +235,10 @@ struct Node::Impl {
     void server_reply_error(int rank, int for_kind, ChunkId id, Errc code, const std::string& text);
     void server_watch();
     void server_declare_dead(int client);
+    /// What a client that ended leaves behind (`why` names it, `ended` is "died" or "left"):
+    /// its subscriptions and queued requests dropped, what only it held marked lost (its
+    /// waiters answered broken), its locks broken; the rest answered as it would have.
+    void server_forget_client(int client, const std::string& why, std::string_view ended);
     void server_lock(Incoming& in);
     /// Super-peer: passes a client's request on to the server it is for
     /// (the chunk's home or locator, or the lock's server); false when this

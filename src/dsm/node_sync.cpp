@@ -210,6 +210,8 @@ Result<void> Node::leave() {
     auto b = barrier();
     wire::Header h;
     h.kind = static_cast<std::uint8_t>(wire::Kind::bye);
+    // After a failed barrier other clients may go on: the servers then stop counting on this one.
+    h.code = b ? 0 : 1;
     for (int s = 0; s < d.servers; ++s) {
         (void)d.net->post(s, h);
     }

@@ -82,12 +82,18 @@ void Node::Impl::server_declare_dead(int client) {
     const int rank = rank_of_client(client);
     client_dead[static_cast<std::size_t>(client)] = true;
     net->mark_dead(rank);
-    const std::string why = fmt::format("rank {} (client {}, node {}), which stopped answering for {} ms", rank, client,
-                                        node_of(rank), options.timeout.count());
     // The other clients hear of it at once: whoever of them fails first on it
     // names it, not the survivor that ended before.
     post_dead_notice(rank, fmt::format("rank {} (client {}, node {}) stopped answering for {} ms", rank, client,
                                        node_of(rank), options.timeout.count()));
+    server_forget_client(client,
+                         fmt::format("rank {} (client {}, node {}), which stopped answering for {} ms", rank, client,
+                                     node_of(rank), options.timeout.count()),
+                         "died");
+}
+
+void Node::Impl::server_forget_client(int client, const std::string& why, std::string_view ended) {
+    const int rank = rank_of_client(client);
     for (auto& [id, hc] : homes) {
         auto& e = hc.entry;
         if (e.state == proto::DState::EM && (e.owner_targets & bit(client)) != 0) {
@@ -142,9 +148,9 @@ void Node::Impl::server_declare_dead(int client) {
         if (l.holder == rank) {
             // What the lock guarded may be half-written, and a lock id cannot be reset while the DSM runs.
             l.broken = fmt::format(
-                "lock {} is broken: its holder {}, died holding it, so what it guarded may be "
+                "lock {} is broken: its holder {}, {} holding it, so what it guarded may be "
                 "half-written; use another lock id (a lock cannot be reset while the DSM runs)",
-                lid, why);
+                lid, why, ended);
             for (int w : l.waiters) {
                 server_reply_error(w, static_cast<int>(wire::Kind::lock_req), lid, Errc::broken, l.broken);
             }
@@ -370,10 +376,20 @@ void Node::Impl::server_handle(Incoming& in) {
             break;
         }
         case Kind::pong: break;
-        case Kind::bye:
-            client_left[static_cast<std::size_t>(in.source - servers)] = true;
+        case Kind::bye: {
+            const int client = in.source - servers;
+            if (in.header.code != 0) {
+                // It left after a failed barrier: the others may go on, so what only it held is lost
+                // (its requests answered as a dead client's) rather than waited for.
+                server_forget_client(client,
+                                     fmt::format("rank {} (client {}, node {}), which left after a failed barrier",
+                                                 in.source, client, node_of(in.source)),
+                                     "left");
+            }
+            client_left[static_cast<std::size_t>(client)] = true;
             finish_recoveries();
             break;
+        }
         case Kind::lock_req:
         case Kind::unlock: server_lock(in); break;
         case Kind::alloc_req:

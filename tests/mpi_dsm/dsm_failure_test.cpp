@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // A DSM rank SIGKILLed mid-run: the survivors get errors, never a hang.
 //
-//   mpiexec -disable-auto-cleanup -n 5 dsm_failure_test client|server <report dir>
+//   mpiexec -disable-auto-cleanup -n 5 dsm_failure_test client|server|subscriber|subscriber-in-place|silent <report
+//   dir>
 //
 // Ranks 0 and 1 serve, 2..4 are clients. Chunk A (home: server 0) was last
 // written by client 0 (rank 2), which keeps the only modified copy; chunk P
@@ -21,7 +22,15 @@
 // subscriber: rank 4 (client 2), D's only update subscriber, dies. Client 0
 //         writes D again: ok, and the home recalled its direct grant (a
 //         recall_ack sent) so that the next one names no dead target; client 1
-//         then reads D's last release.
+//         then reads D's last release. Client 0 writes D once more, keeps that
+//         copy only, and leaves (its barrier fails): client 1's next read of D
+//         is broken, naming client 0 as left, instead of waiting for it.
+// subscriber-in-place: the same with D of 2 MiB, so that its pushed releases
+//         reach the subscriber by reference (all ranks share the node): the
+//         subscriber dies holding one in place. The writer's next versions
+//         go to other buffers (the dead reader keeps its hold for good), the
+//         writes and client 1's read of every byte are right, and leave()
+//         does not wait for the dead reader.
 // silent: rank 4 (client 2) stops (SIGSTOP: alive, answering nothing, as
 //         behind a cut link). Client 0 waits in the barrier, reports and ends
 //         at once; client 1 enters the barrier only after the timeout ran
@@ -41,10 +50,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstring>
+#include <span>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -54,17 +67,21 @@ namespace {
 
 using strata::dsm::ChunkId;
 
+constexpr std::size_t kInPlaceBytes = std::size_t{2} << 20;  // past the node arena's 1 MiB threshold
+
 // Waits (at most 20 s) until every survivor of `mode` has written its last line.
 void wait_for_survivors(const std::string& dir, const std::string& mode) {
     if (mode == "silent") {
         return;  // the servers' word is not checked; the clients end at once
     }
-    const int dead = mode == "client" ? 2 : mode == "subscriber" ? 4 : 1;
+    const int dead = mode == "client" ? 2 : mode.starts_with("subscriber") ? 4 : 1;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     for (;;) {
         bool all = true;
         for (int r = 0; r < 5 && all; ++r) {
-            if (r == dead) continue;
+            if (r == dead) {
+                continue;
+            }
             all = dsm_test::has_line(fmt::format("{}/rank{}.txt", dir, r), r < 2 ? "SURVIVOR rank" : "done after");
         }
         if (all || std::chrono::steady_clock::now() > deadline) {
@@ -96,11 +113,48 @@ strata::Result<void> pushed_value(strata::dsm::Node& node, ChunkId id, std::uint
     }
 }
 
+// Fills `bytes` with version v: every byte v's low byte, the first eight v itself.
+void fill_version(std::span<std::byte> bytes, std::uint64_t v) {
+    std::memset(bytes.data(), static_cast<int>(v & 0xff), bytes.size());
+    std::memcpy(bytes.data(), &v, std::min(bytes.size(), sizeof v));
+}
+
+// Whether `bytes` hold version v as fill_version wrote it.
+strata::Result<void> holds_version(std::span<const std::byte> bytes, std::uint64_t v) {
+    std::vector<std::byte> want(bytes.size());
+    fill_version(want, v);
+    if (bytes.size() < sizeof v || std::memcmp(bytes.data(), want.data(), bytes.size()) != 0) {
+        return strata::make_error(strata::Errc::corrupted, "{} bytes do not hold version {}", bytes.size(), v);
+    }
+    return {};
+}
+
+// The subscriber of the in-place mode: takes D's pushed release (by reference) and dies holding it.
+[[noreturn]] void die_holding_a_release(strata::dsm::Node& node, ChunkId d) {
+    for (;;) {
+        auto n = node.wait_notification(std::chrono::seconds(10));
+        DSM_CHECK_OK(n);
+        if (n->chunk != d) {
+            continue;  // P's, data-less
+        }
+        dsm_test::say("holding D's release in place",
+                      n->has_data && n->data().size() == kInPlaceBytes
+                          ? holds_version(n->data(), 43)
+                          : strata::make_error(strata::Errc::internal, "no 2 MiB data"));
+        std::fclose(dsm_test::g_report);
+        ::kill(::getpid(), SIGKILL);  // `n` still holds the writer's buffer
+    }
+}
+
 // subscriber: client 2, D's only update subscriber (so client 0's grant of D is direct, its
 // target client 2), dies. Client 0 then writes D again: the home takes its copy back (recall)
-// and grants anew without the dead target; client 1 reads D's last release.
-void run_dead_subscriber(strata::dsm::Node& node, int me, const pid_t* pids, ChunkId d) {
+// and grants anew without the dead target; client 1 reads D's last release. In place: D is
+// 2 MiB, its releases reach client 2 by reference, and it dies holding one.
+void run_dead_subscriber(strata::dsm::Node& node, int me, const pid_t* pids, ChunkId d, bool in_place) {
     if (me == 2) {
+        if (in_place) {
+            die_holding_a_release(node, d);
+        }
         ::kill(::getpid(), SIGKILL);
     }
     if (me == 0) {
@@ -114,20 +168,49 @@ void run_dead_subscriber(strata::dsm::Node& node, int me, const pid_t* pids, Chu
                 wrote = std::unexpected(w.error());
                 break;
             }
-            std::memcpy(w->data(), &v, sizeof v);
+            fill_version(*w, v);
             wrote = node.release(d);
         }
         dsm_test::say("writes of D after its subscriber died", wrote);
         dsm_test::say(
             "D's direct grant recalled when its target died",
             recalls >= 1 ? strata::Result<void>{} : strata::make_error(strata::Errc::internal, "no recall_ack sent"));
+        if (in_place) {
+            const auto shared = dsm_test::traffic_of(node.traffic(), "notify").shared;
+            dsm_test::say("D's releases went to the subscriber by reference",
+                          shared.messages > 0 ? strata::Result<void>{}
+                                              : strata::make_error(strata::Errc::internal, "no notify by reference"));
+        }
         std::uint64_t go = 1;
         MPI_Send(&go, 1, MPI_UINT64_T, 3, 98, MPI_COMM_WORLD);
+        // Once client 1 has read, one more write, kept here only; then leave with the barrier failing
+        // (client 2 is dead): the home must not wait for this copy any more.
+        MPI_Recv(&go, 1, MPI_UINT64_T, 3, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        auto w = node.acquire_write(d);
+        DSM_CHECK_OK(w);
+        fill_version(*w, 53);
+        DSM_CHECK_OK(node.release(d));
+        (void)node.leave();  // its barrier fails: client 2 is dead
+        MPI_Send(&go, 1, MPI_UINT64_T, 3, 96, MPI_COMM_WORLD);
     }
     if (me == 1) {
         std::uint64_t go = 0;
         MPI_Recv(&go, 1, MPI_UINT64_T, 2, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        dsm_test::say("read D after the writes", dsm_test::read_value(node, d, 52));
+        auto r = node.acquire_read(d);
+        dsm_test::say("read D after the writes",
+                      r ? holds_version(*r, 52) : strata::Result<void>{std::unexpected(r.error())});
+        if (r) {
+            (void)node.release(d);
+        }
+        MPI_Send(&go, 1, MPI_UINT64_T, 2, 97, MPI_COMM_WORLD);
+        MPI_Recv(&go, 1, MPI_UINT64_T, 2, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        auto gone = node.acquire_read(d);
+        dsm_test::say("read D after its writer left after a failed barrier",
+                      gone ? strata::make_error(strata::Errc::internal, "read a copy whose writer left")
+                           : strata::Result<void>{std::unexpected(gone.error())});
+        if (gone) {
+            (void)node.release(d);
+        }
     }
 }
 
@@ -175,7 +258,7 @@ int main(int argc, char** argv) {
         auto a = node->allocate(8, strata::dsm::HomePolicy::node(0));
         auto p = node->allocate(8, strata::dsm::HomePolicy::node(0));
         auto b = node->allocate(8, strata::dsm::HomePolicy::node(1));
-        auto d = node->allocate(8, strata::dsm::HomePolicy::node(0));
+        auto d = node->allocate(mode == "subscriber-in-place" ? kInPlaceBytes : 8, strata::dsm::HomePolicy::node(0));
         DSM_CHECK_OK(a);
         DSM_CHECK_OK(p);
         DSM_CHECK_OK(b);
@@ -197,7 +280,7 @@ int main(int argc, char** argv) {
             auto w = node->acquire_write(ids[i]);
             DSM_CHECK_OK(w);
             const std::uint64_t v = 40 + static_cast<std::uint64_t>(i);
-            std::memcpy(w->data(), &v, sizeof v);
+            fill_version(*w, v);
             DSM_CHECK_OK(node->release(ids[i]));
         }
     }
@@ -223,9 +306,11 @@ int main(int argc, char** argv) {
         }
         std::_Exit(0);
     }
-    if (mode == "subscriber") {
-        run_dead_subscriber(*node, me, pids, ids[3]);
-        (void)node->leave();  // its barrier fails (client 2 is dead); it still says bye
+    if (mode.starts_with("subscriber")) {
+        run_dead_subscriber(*node, me, pids, ids[3], mode == "subscriber-in-place");
+        if (me == 1) {
+            (void)node->leave();  // its barrier fails (client 2 is dead); it still says bye
+        }
     } else if (mode == "client") {
         if (me == 0) {
             ::kill(::getpid(), SIGKILL);

@@ -3,7 +3,7 @@
 # Runs dsm_failure_test with one rank SIGKILLed and checks what every
 # survivor reported (see dsm_failure_test.cpp; the launch: sigkill_job.sh).
 #
-#   dsm_failure_test.sh <mpiexec> <dsm_failure_test> client|server|silent
+#   dsm_failure_test.sh <mpiexec> <dsm_failure_test> client|server|subscriber|subscriber-in-place|silent
 mode=$3
 . "$(dirname "$0")/sigkill_job.sh"
 run_job dsm-failure 90 "$1" "$2" "$mode"
@@ -29,12 +29,19 @@ if [ "$mode" = client ]; then
     expect 4 "barrier with a dead client: peer_dead"
     expect 4 "rank 2 (client 0, node "
     expect 4 "done after"
-elif [ "$mode" = subscriber ]; then
+elif [ "$mode" = subscriber ] || [ "$mode" = subscriber-in-place ]; then
+    if [ "$mode" = subscriber-in-place ]; then
+        expect 4 "holding D's release in place: ok"
+        expect 2 "D's releases went to the subscriber by reference: ok"
+    fi
     expect 0 "serve: ok"
     expect 1 "serve: ok"
     expect 2 "writes of D after its subscriber died: ok"
     expect 2 "D's direct grant recalled when its target died: ok"
     expect 3 "read D after the writes: ok"
+    expect 3 "read D after its writer left after a failed barrier: broken"
+    expect 3 "rank 2 (client 0, node "
+    expect 3 "which left after a failed barrier"
     expect 2 "done after"
     expect 3 "done after"
 elif [ "$mode" = silent ]; then
