@@ -22,6 +22,17 @@ foreach(line IN LISTS _strata_ocr_dist_lines)
   endforeach()
 endforeach()
 
+# STRATA_OCR_COMM_BATCH (docs/runtime.md): 0 keeps the communication thread at the normal policy; a
+# value other than 0 or 1 fails the start, naming it.
+add_test(NAME ocr.dist.with_comm_batch_off_the_communication_thread_keeps_the_normal_policy
+  COMMAND ${CMAKE_COMMAND} -E env STRATA_OCR_COMM_BATCH=0 ${STRATA_OCR_EXPECT_EXIT} 0 $<TARGET_FILE:strata_cli>
+          ocr -n 2 $<TARGET_FILE:ocr_dist_the_communication_thread_runs_at_sched_batch> other)
+add_test(NAME ocr.dist.a_bad_comm_batch_switch_fails_the_start_naming_it
+  COMMAND /bin/sh -c "out=$(STRATA_OCR_COMM_BATCH=yes \"$0\" ocr -n 2 \"$1\" 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'STRATA_OCR_COMM_BATCH=yes: not 0 or 1'"
+          $<TARGET_FILE:strata_cli> $<TARGET_FILE:ocr_dist_the_communication_thread_runs_at_sched_batch>)
+set_tests_properties(ocr.dist.with_comm_batch_off_the_communication_thread_keeps_the_normal_policy
+  ocr.dist.a_bad_comm_batch_switch_fails_the_start_naming_it PROPERTIES LABELS "integration;mpi" TIMEOUT 60 PROCESSORS 2)
+
 # Errors across ranks: the message names the object, its rank and the call
 # site, and every rank ends with exit code 1 (with one rank the call itself
 # returns the code, so these run on 2 and 4 ranks).

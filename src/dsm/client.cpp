@@ -6,27 +6,12 @@
 #include <cstring>
 
 #include <fmt/format.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include "dsm/node_impl.hpp"
 
 namespace strata::dsm {
 
-Backoff::Backoff(Transport* net, bool doze, bool batch) : net_(doze ? net : nullptr) {
-    sched_param param{};
-    int policy = 0;
-    if (batch && pthread_getschedparam(pthread_self(), &policy, &param) == 0 && policy == SCHED_OTHER) {
-        batched_ = pthread_setschedparam(pthread_self(), SCHED_BATCH, &param) == 0;
-    }
-}
-
-Backoff::~Backoff() {
-    if (batched_) {
-        sched_param param{};
-        (void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);
-    }
-}
+Backoff::Backoff(Transport* net, bool doze, bool batch) : net_(doze ? net : nullptr), batch_(batch) {}
 
 void Backoff::idle() {
     if (spins_ == 0) {

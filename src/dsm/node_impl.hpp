@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/batch_policy.hpp"
 #include "dsm/notify_order.hpp"
 #include "dsm/protocol_table.hpp"
 #include "dsm/transport.hpp"
@@ -310,9 +311,9 @@ struct Node::Impl {
 /// worker's core; docs/dsm.md, "Transport").
 ///
 /// With `batch`, the polling thread runs at SCHED_BATCH while the Backoff lives
-/// (only when it ran at SCHED_OTHER; restored on destruction): its wakeups then
-/// queue behind the thread running on the core instead of preempting it, so a
-/// rank's compute keeps its slices while the node's pollers wait their turn
+/// (core::BatchPolicy): its wakeups then queue behind the thread running on the
+/// core instead of preempting it, so a rank's compute keeps its slices while the
+/// node's pollers wait their turn
 /// (preempted ten times as often as ZeroMQ's, the video gateway's worker lost
 /// a fifth of its core; docs/dsm.md, "Transport").
 class Backoff {
@@ -321,15 +322,12 @@ public:
     static constexpr std::chrono::microseconds kDozeFor{1000};
     /// `net`: the transport to doze on (null: sleeps only); `doze`: whether to doze on it.
     Backoff(Transport* net, bool doze, bool batch);
-    ~Backoff();
-    Backoff(const Backoff&) = delete;
-    Backoff& operator=(const Backoff&) = delete;
     void idle();
     void reset() { spins_ = 0; }
 
 private:
     Transport* net_ = nullptr;
-    bool batched_ = false;
+    core::BatchPolicy batch_;
     int spins_ = 0;
     Clock::time_point since_{};
 };

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "core/batch_policy.hpp"
 #include "core/log.hpp"
 #include "cpuset.hpp"
 
@@ -112,7 +113,12 @@ Result<std::optional<Launch>> launch_from_env() {
     if (*rank >= *size) {
         return make_error(Errc::invalid_argument, "PMI_RANK={}: not below PMI_SIZE={}", *rank, *size);
     }
-    return Launch{*rank, *size};
+    const char* batch = std::getenv("STRATA_OCR_COMM_BATCH");
+    const std::string_view batch_text = batch != nullptr ? batch : "";
+    if (!batch_text.empty() && batch_text != "0" && batch_text != "1") {
+        return make_error(Errc::invalid_argument, "STRATA_OCR_COMM_BATCH={}: not 0 or 1", batch_text);
+    }
+    return Launch{.rank = *rank, .size = *size, .comm_batch = batch_text != "0"};
 }
 
 std::vector<int> cpus_of_rank(const std::vector<int>& cpus, int local_rank, int local_size) {
@@ -156,7 +162,7 @@ Result<std::unique_ptr<Cluster>> Cluster::start(OcrState& state, const Launch& l
     }
     watch_hydra_notice();  // after MPI_Init, whose own handler would end the rank at once
 
-    std::unique_ptr<Cluster> c(new Cluster(state, std::move(*wire), plugin));
+    std::unique_ptr<Cluster> c(new Cluster(state, std::move(*wire), plugin, launch.comm_batch));
     state.table.set_rank(c->rank_, c->size_);
     state.cluster = c.get();
     // Nothing can tell when the last EDT of all ranks ended without a shutdown: the
@@ -243,8 +249,8 @@ void Cluster::run() {
     });
 }
 
-Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin)
-    : state_(state), wire_(std::move(wire)), plugin_(plugin) {
+Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin, bool comm_batch)
+    : state_(state), wire_(std::move(wire)), plugin_(plugin), comm_batch_(comm_batch) {
     rank_ = wire_->rank();
     size_ = wire_->size();
     mint_mutex_ = std::make_unique<std::mutex[]>(static_cast<std::size_t>(size_));
@@ -296,6 +302,9 @@ void Cluster::loop() {
     ::prctl(PR_SET_NAME, "strata-ocr-comm");
     // Precise short sleeps: the default 50 µs timer slack would stretch every pause.
     ::prctl(PR_SET_TIMERSLACK, 1UL);
+    // While a task runs this thread sleeps between polls, and at the normal policy each sleep's
+    // end preempted the worker on its core; while the workers are idle it answers at once.
+    core::BatchPolicy batch(false);
     Backoff backoff(last_sent_);
     auto next_check = std::chrono::steady_clock::now();
     while (!stop_.load(std::memory_order_acquire)) {
@@ -313,7 +322,9 @@ void Cluster::loop() {
             backoff.active();
             continue;
         } else {
-            backoff.idle(spin_when_idle_.load(std::memory_order_relaxed) && state_.runtime && state_.runtime->idle());
+            const bool workers_idle = state_.runtime && state_.runtime->idle();
+            batch.set(comm_batch_ && !workers_idle);
+            backoff.idle(spin_when_idle_.load(std::memory_order_relaxed) && workers_idle);
         }
         if (const auto now = std::chrono::steady_clock::now(); now >= next_check) {
             check_peers();

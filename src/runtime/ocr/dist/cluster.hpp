@@ -55,6 +55,9 @@ namespace strata::ocr::dist {
 struct Launch {
     int rank = 0;
     int size = 1;
+    /// $STRATA_OCR_COMM_BATCH (0 or 1, default 1): while a task runs, the communication thread
+    /// runs at SCHED_BATCH (core::BatchPolicy), so that its wakeups do not preempt the workers.
+    bool comm_batch = true;
 };
 /// Where a rank runs: its pid; its machine (host name, boot id and the file
 /// system of /dev/shm: ranks of one machine share its CPUs and /dev/shm, and
@@ -188,7 +191,7 @@ public:
     void peer_died(int rank, const std::string& why, bool told = false);
 
 private:
-    Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin);
+    Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin, bool comm_batch);
     Result<void> meet();
     void loop();
     /// One poll of the wire and the dispatch of what it returned; poll_mutex_ held.
@@ -217,6 +220,7 @@ private:
     int local_size_ = 0;
     int cpu_sharers_ = 0;
     std::atomic<bool> spin_when_idle_{false};
+    bool comm_batch_ = true;   ///< Launch::comm_batch
     bool one_network_ = true;  // every rank in this rank's network (MPI_Finalize is safe)
     std::vector<std::pair<int, std::shared_ptr<net::Bytes>>> backlog_;  // before run()
     std::thread thread_;
