@@ -313,9 +313,8 @@ struct Node::Impl {
 /// With `batch`, the polling thread runs at SCHED_BATCH while the Backoff lives
 /// (core::BatchPolicy): its wakeups then queue behind the thread running on the
 /// core instead of preempting it, so a rank's compute keeps its slices while the
-/// node's pollers wait their turn
-/// (preempted ten times as often as ZeroMQ's, the video gateway's worker lost
-/// a fifth of its core; docs/dsm.md, "Transport").
+/// node's pollers wait their turn (at the normal policy the video gateway's
+/// worker was preempted ten times as often as ZeroMQ's; docs/dsm.md, "Transport").
 class Backoff {
 public:
     static constexpr std::chrono::microseconds kDozeAfter{200};
