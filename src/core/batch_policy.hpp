@@ -42,8 +42,6 @@ public:
             active_ = batch;
         }
     }
-    /// Whether this thread runs at SCHED_BATCH because of it.
-    [[nodiscard]] bool active() const noexcept { return active_; }
 
 private:
     bool allowed_ = false;

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "core/env_switch.hpp"
 #include "dsm/node_impl.hpp"
 
 namespace strata::dsm {
@@ -76,19 +77,6 @@ Result<Topology> resolve_topology(const Options& o) {
                       "dsm::Node::join: STRATA_DSM_TOPOLOGY={}: not a topology (direct or super-peer)", value);
 }
 
-// $`name` as a switch: unset or empty gives `fallback`; otherwise `0` or `1`.
-Result<bool> env_switch(const char* name, bool fallback) {
-    const char* env = std::getenv(name);
-    if (env == nullptr || *env == '\0') {
-        return fallback;
-    }
-    const std::string_view value(env);
-    if (value == "0" || value == "1") {
-        return value == "1";
-    }
-    return make_error(Errc::invalid_argument, "dsm::Node::join: {}={}: not 0 or 1", name, value);
-}
-
 // The switches a rank reads from its environment at join, each refused by name when not 0 or 1.
 struct Switches {
     bool node_sharing = true;   // Options::node_sharing, else $STRATA_DSM_NODE_SHARING
@@ -101,9 +89,9 @@ Result<Switches> resolve_switches(const Options& o) {
     for (auto [name, into] :
          {std::pair{"STRATA_DSM_NODE_SHARING", &s.node_sharing}, std::pair{"STRATA_DSM_DOZE", &s.doze},
           std::pair{"STRATA_DSM_BATCH_POLLERS", &s.batch_pollers}}) {
-        auto value = env_switch(name, *into);
+        auto value = core::env_switch(name, *into);
         if (!value) {
-            return std::unexpected(value.error());
+            return make_error(Errc::invalid_argument, "dsm::Node::join: {}", value.error().message);
         }
         *into = *value;
     }

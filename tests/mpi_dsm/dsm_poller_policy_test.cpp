@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <string_view>
@@ -41,14 +42,6 @@ std::vector<int> policies_of_other_threads(pid_t except) {
     }
     ::closedir(dir);
     return out;
-}
-
-int count(const std::vector<int>& policies, int policy) {
-    int n = 0;
-    for (int p : policies) {
-        n += p == policy ? 1 : 0;
-    }
-    return n;
 }
 
 }  // namespace
@@ -92,7 +85,7 @@ int main(int argc, char** argv) {
         int batch = 0;
         do {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            batch = count(policies_of_other_threads(self), SCHED_BATCH);
+            batch = static_cast<int>(std::ranges::count(policies_of_other_threads(self), SCHED_BATCH));
         } while (batch == 0 && poller_policy == SCHED_BATCH && std::chrono::steady_clock::now() < give_up);
         DSM_CHECK(batch == (poller_policy == SCHED_BATCH ? 1 : 0));
         MPI_Barrier(MPI_COMM_WORLD);

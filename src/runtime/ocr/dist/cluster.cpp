@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "core/batch_policy.hpp"
+#include "core/env_switch.hpp"
 #include "core/log.hpp"
 #include "cpuset.hpp"
 
@@ -113,12 +114,11 @@ Result<std::optional<Launch>> launch_from_env() {
     if (*rank >= *size) {
         return make_error(Errc::invalid_argument, "PMI_RANK={}: not below PMI_SIZE={}", *rank, *size);
     }
-    const char* batch = std::getenv("STRATA_OCR_COMM_BATCH");
-    const std::string_view batch_text = batch != nullptr ? batch : "";
-    if (!batch_text.empty() && batch_text != "0" && batch_text != "1") {
-        return make_error(Errc::invalid_argument, "STRATA_OCR_COMM_BATCH={}: not 0 or 1", batch_text);
+    auto comm_batch = core::env_switch("STRATA_OCR_COMM_BATCH", true);
+    if (!comm_batch) {
+        return std::unexpected(comm_batch.error());
     }
-    return Launch{.rank = *rank, .size = *size, .comm_batch = batch_text != "0"};
+    return Launch{.rank = *rank, .size = *size, .comm_batch = *comm_batch};
 }
 
 std::vector<int> cpus_of_rank(const std::vector<int>& cpus, int local_rank, int local_size) {
