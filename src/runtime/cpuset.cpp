@@ -2,6 +2,7 @@
 // CPU lists (cpuset.hpp).
 #include "cpuset.hpp"
 
+#include <pthread.h>
 #include <sched.h>
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +28,15 @@ Result<std::vector<int>> allowed_cpus() {
         return make_error(Errc::internal, "Runtime: sched_getaffinity returned no CPU");
     }
     return cpus;
+}
+
+int bind_this_thread(const std::vector<int>& cpus) noexcept {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (const int cpu : cpus) {
+        CPU_SET(static_cast<std::size_t>(cpu), &set);
+    }
+    return ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set);
 }
 
 Result<std::vector<int>> validate_cpus(std::vector<int> cpus) {

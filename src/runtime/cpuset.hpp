@@ -18,5 +18,7 @@ Result<std::vector<int>> validate_cpus(std::vector<int> cpus);
 Result<std::vector<int>> parse_cpus(std::string_view text, std::string_view param);
 /// "0-3,6".
 std::string describe_cpus(const std::vector<int>& cpus);
+/// Binds the calling thread to `cpus` (pthread_setaffinity_np); the error is errno's.
+int bind_this_thread(const std::vector<int>& cpus) noexcept;
 
 }  // namespace strata::runtime

@@ -9,6 +9,7 @@
 
 #include "core/cpu_relax.hpp"
 #include "core/log.hpp"
+#include "cpuset.hpp"
 #include "io_priority.hpp"
 #include "scheduler.hpp"
 
@@ -66,10 +67,7 @@ void Runtime::Impl::worker_main(Worker& self) {
     // Named for perf, top -H and gdb: "strata-w<cpu>".
     const std::string name = fmt::format("strata-w{}", self.core->cpu);
     (void)::pthread_setname_np(::pthread_self(), name.c_str());
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(static_cast<std::size_t>(self.core->cpu), &set);
-    if (int err = ::pthread_setaffinity_np(::pthread_self(), sizeof(set), &set); err != 0) {
+    if (int err = bind_this_thread({self.core->cpu}); err != 0) {
         strata::detail::log().warn("strata runtime: cannot bind a worker to cpu {}: {}", self.core->cpu,
                                    describe_errno(err));
     }

@@ -74,6 +74,7 @@ void run_edt(const std::shared_ptr<Edt>& edt) {
         edt->body->start(edt);  // it calls complete_edt() when the work ends
         return;
     }
+    const dist::SendBatch batch;  // what the EDT and its completion send to other ranks leaves together
     std::vector<ocrEdtDep_t> depv(edt->slots.size());
     for (std::size_t i = 0; i < edt->slots.size(); ++i) {
         const Slot& slot = edt->slots[i];

@@ -154,6 +154,7 @@ u32 ocrPause(bool isBlocking) {
         return 0;
     }
     if (isBlocking) {
+        dist::flush_sends();  // the EDTs it waits for may need what this one sent
         const int self = current_edt() != nullptr ? 1 : 0;
         s->pause_cv.wait(lock, [&] { return s->running_edts.load() <= self || s->finished(); });
     }

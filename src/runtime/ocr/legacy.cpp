@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "dist/api.hpp"
 #include "ocr/extensions/ocr-db-info.h"
 #include "ocr/extensions/ocr-legacy.h"
 #include "ocr/ocr.h"
@@ -178,6 +179,7 @@ u8 ocrLegacyBlockProgress(ocrGuid_t handle, ocrGuid_t* guid, void** result, u64*
     if (rc != 0) {
         return rc;
     }
+    dist::flush_sends();  // called from an EDT, what it sent must not wait for its end
     std::unique_lock lock(wake.mutex);
     while (!wake.cv.wait_for(lock, std::chrono::milliseconds(10), [&] { return wake.done; })) {
         if (s->finished()) {

@@ -166,7 +166,7 @@ Result<int> run_ocr(ocrEdt_t main_edt, int argc, char** argv, const OcrOptions& 
     s->runtime = std::move(*runtime);
     set_state(s.get());
     if (cluster) {
-        cluster->run();
+        cluster->run(runtime_options.cpus);
     }
     // mainEdt runs on rank 0; the other ranks serve until the job ends.
     if (dist::rank() == 0) {

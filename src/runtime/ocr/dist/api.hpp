@@ -14,6 +14,24 @@
 
 namespace strata::ocr::dist {
 
+class Cluster;
+
+/// While one lives on a thread (run_edt: an EDT's body and its completion), the
+/// messages it sends to other ranks wait in their outboxes and leave together
+/// when the outermost ends (cluster.hpp, "outboxes"). No-op with one rank.
+class SendBatch {
+public:
+    SendBatch() noexcept;
+    ~SendBatch();
+    SendBatch(const SendBatch&) = delete;
+    SendBatch& operator=(const SendBatch&) = delete;
+
+private:
+    Cluster* cluster_;
+};
+/// Sends what waits in the outboxes: before this thread waits for another rank.
+void flush_sends();
+
 /// This rank, and the number of ranks (0 and 1 with one rank).
 int rank() noexcept;
 int ranks() noexcept;

@@ -231,8 +231,12 @@ Result<void> Cluster::meet() {
     return {};
 }
 
-void Cluster::run() {
-    thread_ = std::thread([this] {
+void Cluster::run(const std::vector<int>& cpus) {
+    thread_ = std::thread([this, cpus] {
+        if (const int err = cpus.empty() ? 0 : runtime::bind_this_thread(cpus); err != 0) {
+            strata::detail::log().warn("strata-ocr: rank {}: cannot bind the communication thread to cpus {}: {}",
+                                       rank_, runtime::describe_cpus(cpus), describe_errno(err));
+        }
         for (auto& [source, message] : backlog_) {
             dispatch(source, message);
         }
@@ -254,6 +258,7 @@ Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin, bool
     rank_ = wire_->rank();
     size_ = wire_->size();
     mint_mutex_ = std::make_unique<std::mutex[]>(static_cast<std::size_t>(size_));
+    outboxes_ = std::make_unique<Outbox[]>(static_cast<std::size_t>(size_));
     said_bye_.assign(static_cast<std::size_t>(size_), false);
     created_up_to_.assign(static_cast<std::size_t>(size_), 0);
     peers_.assign(static_cast<std::size_t>(size_), Place{});
@@ -278,24 +283,6 @@ Cluster::~Cluster() {
 Cluster* cluster() noexcept {
     OcrState* s = ocr::state();
     return s != nullptr ? s->cluster : nullptr;
-}
-
-void Cluster::send(int dest, Writer& message) {
-    auto buffer = message.take();
-    if (dest == rank_) {
-        // Its object was not created yet: it waits; if it was meanwhile, handle it now.
-        if (!handle(rank_, buffer) && !defer(target_of(*buffer), rank_, buffer)) {
-            (void)handle(rank_, buffer);
-        }
-        return;
-    }
-    if (wire_->is_dead(dest)) {
-        return;  // the run ends: the dead peer was reported
-    }
-    last_sent_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
-    if (auto posted = wire_->post(dest, std::move(buffer)); !posted) {
-        peer_died(dest, posted.error().message);
-    }
 }
 
 void Cluster::loop() {
@@ -326,6 +313,7 @@ void Cluster::loop() {
             batch.set(comm_batch_ && !workers_idle);
             backoff.idle(spin_when_idle_.load(std::memory_order_relaxed) && workers_idle);
         }
+        flush_older_than(kOutboxHold);
         if (const auto now = std::chrono::steady_clock::now(); now >= next_check) {
             check_peers();
             next_check = now + 100ms;
@@ -368,8 +356,12 @@ bool Cluster::expecting() const noexcept {
 }
 
 void Cluster::dispatch(int source, const std::shared_ptr<net::Bytes>& message) {
-    std::lock_guard lock(dispatch_mutex_);
     const Msg kind = Reader(*message).kind();
+    if (kind == Msg::bundle) {
+        unbundle(source, *message);
+        return;
+    }
+    std::lock_guard lock(dispatch_mutex_);
     if (kind == Msg::bye) {
         said_bye_[static_cast<std::size_t>(source)] = true;
         return;
@@ -439,6 +431,7 @@ bool Cluster::handle(int source, const std::shared_ptr<net::Bytes>& message) {
             calls_cv_.notify_all();
             return true;
         }
+        case Msg::bundle:  // dispatch() opens bundles; none arrives here
         case Msg::count_: break;
     }
     strata::detail::log().warn("strata-ocr: rank {}: a message of unknown kind {} from rank {}", rank_,
@@ -538,6 +531,7 @@ Result<std::shared_ptr<net::Bytes>> Cluster::call(int dest, Writer& message, std
         calls_[token] = Waiting{dest, nullptr};
     }
     send(dest, message);
+    flush_sends();  // the reply may need what waits in the outboxes
     std::unique_lock lock(calls_mutex_);
     // The reply, the owner's death or the end of the run: whichever comes first.
     while (!calls_[token].reply && !wire_->is_dead(dest) && !state_.finished()) {
@@ -586,6 +580,11 @@ int Cluster::leave(int code) {
         std::this_thread::sleep_for(1ms);
     }
     const bool clean = !died_.load();
+    if (state_.options().runtime.print_stats) {
+        std::lock_guard lock(state_.print_mutex);
+        fmt::print(stderr, "strata-ocr: rank {}: {} messages to other ranks in {} posts\n", rank_, messages_.load(),
+                   posts_.load());
+    }
     wire_->flush(clean ? 2000ms : 100ms);
     stop_ = true;
     if (thread_.joinable()) {

@@ -13,10 +13,21 @@
 // arrives before the creation of its object (created by a third rank) waits
 // for it here.
 //
+// Outboxes: the messages an EDT sends (while a SendBatch lives on its thread,
+// api.hpp) wait in one outbox per destination and go as one message
+// (Msg::bundle) when the EDT has ended, so that a remote creation and the
+// satisfaction after it cost one hop, not two. A control message (kinds before
+// create_edt), a message over kBundledMax, a call (which waits for its reply),
+// ocrPause and ocrLegacyBlockProgress send what waited first; the
+// communication thread sends what waited longer than kOutboxHold (an EDT that
+// computes on after sending). Each destination's messages leave in the order
+// they were sent.
+//
 // Thread safety: every member may be called from any thread.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -95,10 +106,11 @@ class Cluster final : public runtime::IdlePoller {
 public:
     /// Loads the plugin, opens the wire (MPI_Init_thread) and meets the other
     /// ranks (their pids and hosts); run() then starts the communication thread,
-    /// once this rank's runtime runs. Errors: the plugin, MPI, or a rank that
-    /// did not start within 60 s.
+    /// once this rank's runtime runs, on this rank's `cpus` (its workers' CPUs:
+    /// on another rank's, its polling would take that rank's worker's time).
+    /// Errors: the plugin, MPI, or a rank that did not start within 60 s.
     static Result<std::unique_ptr<Cluster>> start(OcrState& state, const Launch& launch);
-    void run();
+    void run(const std::vector<int>& cpus);
     /// This rank among those of its host (by rank), and how many there are.
     [[nodiscard]] int local_rank() const noexcept { return local_rank_; }
     [[nodiscard]] int local_size() const noexcept { return local_size_; }
@@ -125,7 +137,15 @@ public:
     [[nodiscard]] OcrState& state() const noexcept { return state_; }
 
     /// Sends a message; to this rank it is handled at once on the calling thread.
+    /// Inside a SendBatch it may wait in the destination's outbox (above).
     void send(int dest, Writer& message);
+    /// Sends what every outbox holds.
+    void flush_sends();
+    /// A message up to this size may wait in an outbox (a creation with 4 KiB of parameters
+    /// does); an outbox holding this much is sent at once.
+    static constexpr std::size_t kBundledMax = 16 * 1024;
+    static constexpr std::size_t kOutboxMax = 64 * 1024;
+    static constexpr std::chrono::microseconds kOutboxHold{100};
     /// Mints a GUID of `kind` on `owner` and sends the message `fill` writes for
     /// it, in the owner's counter order (cluster.hpp, "the deferral").
     template <class Fill>
@@ -194,6 +214,20 @@ private:
     Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin, bool comm_batch);
     Result<void> meet();
     void loop();
+    // outbox.cpp
+    struct Outbox {
+        std::mutex mutex;
+        std::vector<std::shared_ptr<net::Bytes>> queued;  // guarded by mutex
+        std::size_t bytes = 0;                            // guarded by mutex: of queued
+        std::chrono::steady_clock::time_point since;      // guarded by mutex: the first queued
+    };
+    /// Posts what `box` holds, then `last` (bundled with it when small); box.mutex held.
+    Result<void> post_locked(int dest, Outbox& box, std::shared_ptr<net::Bytes> last);
+    Result<void> post(int dest, std::shared_ptr<net::Bytes> message);
+    /// Sends the outboxes whose first message waited longer than `hold`.
+    void flush_older_than(std::chrono::microseconds hold);
+    /// A bundle's messages, each handled as if it came alone.
+    void unbundle(int source, const net::Bytes& bundle);
     /// One poll of the wire and the dispatch of what it returned; poll_mutex_ held.
     Result<bool> poll_and_dispatch_locked();
     void dispatch(int source, const std::shared_ptr<net::Bytes>& message);
@@ -216,6 +250,10 @@ private:
     int rank_ = 0;
     int size_ = 1;
     std::unique_ptr<std::mutex[]> mint_mutex_;
+    std::unique_ptr<Outbox[]> outboxes_;      // one per rank
+    std::atomic<int> queued_{0};              // outboxes holding messages
+    std::atomic<std::uint64_t> messages_{0};  // sent to other ranks (STRATA_STATS=1: leave() prints them)
+    std::atomic<std::uint64_t> posts_{0};     // wire posts that carried them
     int local_rank_ = 0;
     int local_size_ = 0;
     int cpu_sharers_ = 0;

@@ -4,6 +4,7 @@
 // by Reader. Both ends run the same binary, so fields are native-endian.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -37,10 +38,10 @@ enum class Msg : std::uint8_t {
     call,            ///< a request that waits for its reply (labeled creation, metadata)
     reply,           ///< the answer to a call
     collective,      ///< a contribution to a COLLECTIVE event of the receiver
+    bundle,          ///< messages an EDT sent, together: each as Writer::bytes (cluster.hpp, "outboxes")
     count_,
 };
 inline constexpr int msg_kinds = static_cast<int>(Msg::count_);
-std::string_view to_string(Msg kind) noexcept;
 
 /// What a call asks for (Msg::call).
 enum class Call : std::uint8_t {
@@ -54,8 +55,9 @@ enum class Call : std::uint8_t {
 
 class Writer {
 public:
-    explicit Writer(Msg kind) : buffer_(std::make_shared<net::Bytes>()) {
-        buffer_->reserve(96);
+    /// `capacity`: the bytes the message will take, if more than most (each growth copies it).
+    explicit Writer(Msg kind, std::size_t capacity = 96) : buffer_(std::make_shared<net::Bytes>()) {
+        buffer_->reserve(capacity);
         u8(static_cast<std::uint8_t>(kind));
     }
     Writer& u8(std::uint8_t v) { return raw(&v, sizeof v); }
@@ -67,13 +69,17 @@ public:
         return raw(v.data(), v.size());
     }
     Writer& str(std::string_view v) { return bytes(std::as_bytes(std::span(v.data(), v.size()))); }
+    /// Words as they are, without a count (Reader::words reads them back).
+    Writer& words(std::span<const std::uint64_t> v) { return raw(v.data(), v.size_bytes()); }
     [[nodiscard]] std::shared_ptr<net::Bytes> take() { return std::move(buffer_); }
     [[nodiscard]] const net::Bytes& view() const { return *buffer_; }
 
 private:
+    // resize and memcpy: Bytes' allocator constructs element by element in insert().
     Writer& raw(const void* p, std::size_t n) {
-        const auto* b = static_cast<const std::byte*>(p);
-        buffer_->insert(buffer_->end(), b, b + n);
+        const std::size_t at = buffer_->size();
+        buffer_->resize(at + n);
+        std::memcpy(buffer_->data() + at, p, n);
         return *this;
     }
     std::shared_ptr<net::Bytes> buffer_;
@@ -98,6 +104,16 @@ public:
         auto out = bytes_.subspan(pos_, n);
         pos_ += n;
         return out;
+    }
+    /// Fills `out` with the next words; a short message leaves ok() false and `out` zero.
+    void words(std::span<std::uint64_t> out) {
+        if (!ok_ || out.size_bytes() > bytes_.size() - pos_) {
+            ok_ = false;
+            std::ranges::fill(out, 0);
+            return;
+        }
+        std::memcpy(out.data(), bytes_.data() + pos_, out.size_bytes());
+        pos_ += out.size_bytes();
     }
     std::string str() {
         auto b = bytes();

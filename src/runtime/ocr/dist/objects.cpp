@@ -143,10 +143,7 @@ struct EdtSpec {
 
 void write_edt_spec(Writer& w, const EdtSpec& spec) {
     w.str(spec.function.module).u64(spec.function.offset).str(spec.name);
-    w.u32(static_cast<u32>(spec.params.size()));
-    for (u64 p : spec.params) {
-        w.u64(p);
-    }
+    w.u32(static_cast<u32>(spec.params.size())).words(spec.params);
     w.u32(spec.depc).u32(spec.properties).u64(spec.scope_id).u8(spec.own_output ? 1 : 0).u64(id_of(spec.output));
     w.u8(spec.priority ? 1 : 0).u64(spec.priority.value_or(0));
     write_site(w, spec.site);
@@ -157,10 +154,10 @@ EdtSpec read_edt_spec(Cluster& c, Reader& in) {
     spec.function.module = in.str();
     spec.function.offset = in.u64();
     spec.name = in.str();
-    spec.params.resize(in.u32());
-    for (u64& p : spec.params) {
-        p = in.u64();
-    }
+    // No more words than the message holds: a count past its end leaves the reader not ok().
+    const u32 count = in.u32();
+    spec.params.resize(std::min<std::size_t>(count, in.rest().size() / sizeof(u64) + 1));
+    in.words(spec.params);
     spec.depc = in.u32();
     spec.properties = static_cast<u16>(in.u32());
     spec.scope_id = in.u64();
@@ -267,7 +264,8 @@ u8 create_edt_on(int rank, const EdtTemplate& tpl, u32 paramc, const u64* paramv
         if (spec->own_output) {
             out = c->mint_more(rank, Kind::event);
         }
-        Writer message(Msg::create_edt);
+        Writer message(Msg::create_edt,
+                       160 + spec->function.module.size() + spec->name.size() + spec->params.size() * sizeof(u64));
         message.u64(id_of(minted)).u64(id_of(out));
         write_edt_spec(message, *spec);
         return message;
