@@ -17,8 +17,8 @@ namespace strata::ocr::dist {
 class Cluster;
 
 /// While one lives on a thread (run_edt: an EDT's body and its completion), the
-/// messages it sends to other ranks wait in their outboxes and leave together
-/// when the outermost ends (cluster.hpp, "outboxes"). No-op with one rank.
+/// messages it sends to one rank, one after the other, wait in the outbox and
+/// leave together (cluster.hpp, "the outbox"). No-op with one rank.
 class SendBatch {
 public:
     SendBatch() noexcept;
@@ -29,7 +29,7 @@ public:
 private:
     Cluster* cluster_;
 };
-/// Sends what waits in the outboxes: before this thread waits for another rank.
+/// Sends what waits in the outbox: before this thread waits for another rank.
 void flush_sends();
 
 /// This rank, and the number of ranks (0 and 1 with one rank).

@@ -69,7 +69,8 @@ class Backoff {
 public:
     explicit Backoff(const std::atomic<std::int64_t>& last_sent) : last_sent_(last_sent) {}
 
-    void idle(bool workers_idle) {
+    /// `hurry`: the outbox holds messages, which must leave within kOutboxHold.
+    void idle(bool workers_idle, bool hurry) {
         const auto now = std::chrono::steady_clock::now();
         const auto sent = std::chrono::steady_clock::time_point(
             std::chrono::steady_clock::duration(last_sent_.load(std::memory_order_relaxed)));
@@ -79,7 +80,7 @@ public:
             pause_ = 10us;
             return;
         }
-        std::this_thread::sleep_for(pause_);
+        std::this_thread::sleep_for(hurry ? std::min<std::chrono::microseconds>(pause_, 50us) : pause_);
         pause_ = std::min<std::chrono::microseconds>(pause_ * 2, 500us);
     }
     void active() {
@@ -258,7 +259,6 @@ Cluster::Cluster(OcrState& state, std::unique_ptr<Wire> wire, void* plugin, bool
     rank_ = wire_->rank();
     size_ = wire_->size();
     mint_mutex_ = std::make_unique<std::mutex[]>(static_cast<std::size_t>(size_));
-    outboxes_ = std::make_unique<Outbox[]>(static_cast<std::size_t>(size_));
     said_bye_.assign(static_cast<std::size_t>(size_), false);
     created_up_to_.assign(static_cast<std::size_t>(size_), 0);
     peers_.assign(static_cast<std::size_t>(size_), Place{});
@@ -302,18 +302,19 @@ void Cluster::loop() {
         if (std::unique_lock lock(poll_mutex_, std::try_to_lock); lock.owns_lock()) {
             got = poll_and_dispatch_locked();
         }
+        flush_older_than(kOutboxHold);
+        const bool hurry = queued_.load(std::memory_order_relaxed);
         if (!got) {
             strata::detail::log().warn("strata-ocr: rank {}: {}", rank_, got.error().what());
-            backoff.idle(false);
+            backoff.idle(false, hurry);
         } else if (*got) {
             backoff.active();
             continue;
         } else {
             const bool workers_idle = state_.runtime && state_.runtime->idle();
             batch.set(comm_batch_ && !workers_idle);
-            backoff.idle(spin_when_idle_.load(std::memory_order_relaxed) && workers_idle);
+            backoff.idle(spin_when_idle_.load(std::memory_order_relaxed) && workers_idle, hurry);
         }
-        flush_older_than(kOutboxHold);
         if (const auto now = std::chrono::steady_clock::now(); now >= next_check) {
             check_peers();
             next_check = now + 100ms;
@@ -531,7 +532,7 @@ Result<std::shared_ptr<net::Bytes>> Cluster::call(int dest, Writer& message, std
         calls_[token] = Waiting{dest, nullptr};
     }
     send(dest, message);
-    flush_sends();  // the reply may need what waits in the outboxes
+    flush_sends();  // the reply may need what waits in the outbox
     std::unique_lock lock(calls_mutex_);
     // The reply, the owner's death or the end of the run: whichever comes first.
     while (!calls_[token].reply && !wire_->is_dead(dest) && !state_.finished()) {

@@ -13,15 +13,18 @@
 // arrives before the creation of its object (created by a third rank) waits
 // for it here.
 //
-// Outboxes: the messages an EDT sends (while a SendBatch lives on its thread,
-// api.hpp) wait in one outbox per destination and go as one message
-// (Msg::bundle) when the EDT has ended, so that a remote creation and the
-// satisfaction after it cost one hop, not two. A control message (kinds before
-// create_edt), a message over kBundledMax, a call (which waits for its reply),
-// ocrPause and ocrLegacyBlockProgress send what waited first; the
+// The outbox: the messages an EDT sends (while a SendBatch lives on its thread,
+// api.hpp) to one rank, one after the other, wait in the outbox and go as one
+// message (Msg::bundle) when the EDT has ended, so that a remote creation and
+// the satisfaction after it cost one hop, not two. Any other send (to another
+// rank, a control message: kinds before create_edt, a message over
+// kBundledMax, from a thread outside a SendBatch), a call (which waits for its
+// reply), ocrPause and ocrLegacyBlockProgress send what waited first, and the
 // communication thread sends what waited longer than kOutboxHold (an EDT that
-// computes on after sending). Each destination's messages leave in the order
-// they were sent.
+// computes on after sending). So this rank's messages leave in the order they
+// were sent, whichever their destinations, as they did one post each: a rank
+// that a message reaches through a third one still gets it after what was sent
+// to it before.
 //
 // Thread safety: every member may be called from any thread.
 #pragma once
@@ -137,11 +140,11 @@ public:
     [[nodiscard]] OcrState& state() const noexcept { return state_; }
 
     /// Sends a message; to this rank it is handled at once on the calling thread.
-    /// Inside a SendBatch it may wait in the destination's outbox (above).
+    /// Inside a SendBatch it may wait in the outbox (above).
     void send(int dest, Writer& message);
-    /// Sends what every outbox holds.
+    /// Sends what the outbox holds.
     void flush_sends();
-    /// A message up to this size may wait in an outbox (a creation with 4 KiB of parameters
+    /// A message up to this size may wait in the outbox (a creation with 4 KiB of parameters
     /// does); an outbox holding this much is sent at once.
     static constexpr std::size_t kBundledMax = 16 * 1024;
     static constexpr std::size_t kOutboxMax = 64 * 1024;
@@ -216,15 +219,20 @@ private:
     void loop();
     // outbox.cpp
     struct Outbox {
-        std::mutex mutex;
-        std::vector<std::shared_ptr<net::Bytes>> queued;  // guarded by mutex
-        std::size_t bytes = 0;                            // guarded by mutex: of queued
-        std::chrono::steady_clock::time_point since;      // guarded by mutex: the first queued
+        int dest = -1;
+        std::vector<std::shared_ptr<net::Bytes>> queued;
+        std::size_t bytes = 0;                        // of queued
+        std::chrono::steady_clock::time_point since;  // the first queued
     };
-    /// Posts what `box` holds, then `last` (bundled with it when small); box.mutex held.
-    Result<void> post_locked(int dest, Outbox& box, std::shared_ptr<net::Bytes> last);
-    Result<void> post(int dest, std::shared_ptr<net::Bytes> message);
-    /// Sends the outboxes whose first message waited longer than `hold`.
+    /// A post that failed: its destination is dead (peer_died, after send_mutex_ is released).
+    struct Failed {
+        int dest = -1;
+        std::string why;
+    };
+    /// Posts what the outbox holds as one message; send_mutex_ held.
+    void post_queued_locked(Failed& failed);
+    void post_locked(int dest, std::shared_ptr<net::Bytes> message, Failed& failed);
+    /// Sends what the outbox holds if its first message waited longer than `hold`.
     void flush_older_than(std::chrono::microseconds hold);
     /// A bundle's messages, each handled as if it came alone.
     void unbundle(int source, const net::Bytes& bundle);
@@ -250,8 +258,9 @@ private:
     int rank_ = 0;
     int size_ = 1;
     std::unique_ptr<std::mutex[]> mint_mutex_;
-    std::unique_ptr<Outbox[]> outboxes_;      // one per rank
-    std::atomic<int> queued_{0};              // outboxes holding messages
+    std::mutex send_mutex_;                   // held from taking a message to its post: posts keep send order
+    Outbox outbox_;                           // guarded by send_mutex_
+    std::atomic<bool> queued_{false};         // the outbox holds messages
     std::atomic<std::uint64_t> messages_{0};  // sent to other ranks (STRATA_STATS=1: leave() prints them)
     std::atomic<std::uint64_t> posts_{0};     // wire posts that carried them
     int local_rank_ = 0;

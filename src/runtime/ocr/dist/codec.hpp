@@ -38,7 +38,7 @@ enum class Msg : std::uint8_t {
     call,            ///< a request that waits for its reply (labeled creation, metadata)
     reply,           ///< the answer to a call
     collective,      ///< a contribution to a COLLECTIVE event of the receiver
-    bundle,          ///< messages an EDT sent, together: each as Writer::bytes (cluster.hpp, "outboxes")
+    bundle,          ///< messages an EDT sent, together: each as Writer::bytes (cluster.hpp, "the outbox")
     count_,
 };
 inline constexpr int msg_kinds = static_cast<int>(Msg::count_);
@@ -77,6 +77,9 @@ public:
 private:
     // resize and memcpy: Bytes' allocator constructs element by element in insert().
     Writer& raw(const void* p, std::size_t n) {
+        if (n == 0) {
+            return *this;  // p may be null (an empty vector's data())
+        }
         const std::size_t at = buffer_->size();
         buffer_->resize(at + n);
         std::memcpy(buffer_->data() + at, p, n);
@@ -111,6 +114,9 @@ public:
             ok_ = false;
             std::ranges::fill(out, 0);
             return;
+        }
+        if (out.empty()) {
+            return;  // out.data() may be null
         }
         std::memcpy(out.data(), bytes_.data() + pos_, out.size_bytes());
         pos_ += out.size_bytes();

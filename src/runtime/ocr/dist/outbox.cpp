@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Sending: the outboxes in which an EDT's messages wait to leave together
-// (cluster.hpp, "outboxes"), and the bundles they leave in.
+// Sending: the outbox in which an EDT's messages to one rank wait to leave
+// together (cluster.hpp, "the outbox"), and the bundles they leave in.
 #include <cstring>
 #include "api.hpp"
 #include "cluster.hpp"
@@ -54,56 +54,64 @@ void Cluster::send(int dest, Writer& message) {
         return;  // the run ends: the dead peer was reported
     }
     messages_.fetch_add(1, std::memory_order_relaxed);
-    Outbox& box = outboxes_[static_cast<std::size_t>(dest)];
-    Result<void> posted;
+    Failed failed;
     {
-        std::lock_guard lock(box.mutex);
-        if (may_wait(*buffer) && box.bytes + buffer->size() <= kOutboxMax) {
-            if (box.queued.empty()) {
-                box.since = std::chrono::steady_clock::now();
-                queued_.fetch_add(1, std::memory_order_relaxed);
+        std::lock_guard lock(send_mutex_);
+        const bool joins = !outbox_.queued.empty() && outbox_.dest == dest && buffer->size() <= kBundledMax &&
+                           outbox_.bytes + buffer->size() <= kOutboxMax;
+        if (!joins) {
+            post_queued_locked(failed);  // what waited leaves first: posts keep the order of sends
+        }
+        if (may_wait(*buffer)) {
+            if (outbox_.queued.empty()) {
+                outbox_.dest = dest;
+                outbox_.since = std::chrono::steady_clock::now();
+                queued_.store(true, std::memory_order_relaxed);
             }
-            box.bytes += buffer->size();
-            box.queued.push_back(std::move(buffer));
-            return;
+            outbox_.bytes += buffer->size();
+            outbox_.queued.push_back(std::move(buffer));
+        } else if (joins) {
+            outbox_.bytes += buffer->size();
+            outbox_.queued.push_back(std::move(buffer));  // it cannot wait: it leaves with what did
+            post_queued_locked(failed);
+        } else {
+            post_locked(dest, std::move(buffer), failed);
         }
-        posted = post_locked(dest, box, std::move(buffer));
     }
-    if (!posted) {
-        peer_died(dest, posted.error().message);
+    if (failed.dest >= 0) {
+        peer_died(failed.dest, failed.why);
     }
 }
 
-Result<void> Cluster::post_locked(int dest, Outbox& box, std::shared_ptr<net::Bytes> last) {
-    if (last && last->size() <= kBundledMax && !box.queued.empty()) {
-        box.bytes += last->size();
-        box.queued.push_back(std::move(last));
+void Cluster::post_queued_locked(Failed& failed) {
+    if (outbox_.queued.empty()) {
+        return;
     }
-    Result<void> posted;
-    if (box.queued.size() == 1) {
-        posted = post(dest, std::move(box.queued.front()));
-    } else if (box.queued.size() > 1) {
-        Writer bundle(Msg::bundle, 1 + box.bytes + box.queued.size() * sizeof(std::uint64_t));
-        for (const auto& message : box.queued) {
-            bundle.bytes(*message);
+    std::shared_ptr<net::Bytes> message;
+    if (outbox_.queued.size() == 1) {
+        message = std::move(outbox_.queued.front());
+    } else {
+        Writer bundle(Msg::bundle, 1 + outbox_.bytes + outbox_.queued.size() * sizeof(std::uint64_t));
+        for (const auto& queued : outbox_.queued) {
+            bundle.bytes(*queued);
         }
-        posted = post(dest, bundle.take());
+        message = bundle.take();
     }
-    if (!box.queued.empty()) {
-        box.queued.clear();
-        box.bytes = 0;
-        queued_.fetch_sub(1, std::memory_order_relaxed);
-    }
-    if (posted && last) {
-        posted = post(dest, std::move(last));
-    }
-    return posted;
+    outbox_.queued.clear();
+    outbox_.bytes = 0;
+    queued_.store(false, std::memory_order_relaxed);
+    post_locked(outbox_.dest, std::move(message), failed);
 }
 
-Result<void> Cluster::post(int dest, std::shared_ptr<net::Bytes> message) {
+void Cluster::post_locked(int dest, std::shared_ptr<net::Bytes> message, Failed& failed) {
+    if (wire_->is_dead(dest)) {
+        return;
+    }
     last_sent_.store(std::chrono::steady_clock::now().time_since_epoch().count(), std::memory_order_relaxed);
     posts_.fetch_add(1, std::memory_order_relaxed);
-    return wire_->post(dest, std::move(message));
+    if (auto posted = wire_->post(dest, std::move(message)); !posted && failed.dest < 0) {
+        failed = Failed{dest, posted.error().message};
+    }
 }
 
 void Cluster::flush_sends() {
@@ -111,29 +119,19 @@ void Cluster::flush_sends() {
 }
 
 void Cluster::flush_older_than(std::chrono::microseconds hold) {
-    if (queued_.load(std::memory_order_relaxed) == 0) {
+    if (!queued_.load(std::memory_order_relaxed)) {
         return;
     }
-    const auto now = std::chrono::steady_clock::now();
-    for (int dest = 0; dest < size_; ++dest) {
-        Outbox& box = outboxes_[static_cast<std::size_t>(dest)];
-        Result<void> posted;
-        {
-            std::lock_guard lock(box.mutex);
-            if (box.queued.empty() || now - box.since <= hold) {
-                continue;
-            }
-            if (wire_->is_dead(dest)) {
-                box.queued.clear();
-                box.bytes = 0;
-                queued_.fetch_sub(1, std::memory_order_relaxed);
-                continue;
-            }
-            posted = post_locked(dest, box, nullptr);
+    Failed failed;
+    {
+        std::lock_guard lock(send_mutex_);
+        if (outbox_.queued.empty() || std::chrono::steady_clock::now() - outbox_.since <= hold) {
+            return;
         }
-        if (!posted) {
-            peer_died(dest, posted.error().message);
-        }
+        post_queued_locked(failed);
+    }
+    if (failed.dest >= 0) {
+        peer_died(failed.dest, failed.why);
     }
 }
 
