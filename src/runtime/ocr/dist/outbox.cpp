@@ -2,9 +2,9 @@
 // Sending: the outbox in which an EDT's messages to one rank wait to leave
 // together (cluster.hpp, "the outbox"), and the bundles they leave in.
 #include <cstring>
+
 #include "api.hpp"
 #include "cluster.hpp"
-
 #include "core/log.hpp"
 
 namespace strata::ocr::dist {
@@ -17,8 +17,8 @@ thread_local int batch_depth = 0;
 // Control messages (ping, hello, shutdown, bye, dead, cleaned) never wait: the
 // runs' ends and the liveness checks depend on them.
 bool may_wait(const net::Bytes& message) {
-    return batch_depth > 0 && message.size() <= Cluster::kBundledMax && Reader(message).kind() >= Msg::create_edt &&
-           Reader(message).kind() < Msg::bundle;
+    const Msg kind = Reader(message).kind();
+    return batch_depth > 0 && message.size() <= Cluster::kBundledMax && kind >= Msg::create_edt && kind < Msg::bundle;
 }
 
 }  // namespace
@@ -62,7 +62,10 @@ void Cluster::send(int dest, Writer& message) {
         if (!joins) {
             post_queued_locked(failed);  // what waited leaves first: posts keep the order of sends
         }
-        if (may_wait(*buffer)) {
+        const bool waits = may_wait(*buffer);
+        if (!waits && !joins) {
+            post_locked(dest, std::move(buffer), failed);
+        } else {
             if (outbox_.queued.empty()) {
                 outbox_.dest = dest;
                 outbox_.since = std::chrono::steady_clock::now();
@@ -70,12 +73,9 @@ void Cluster::send(int dest, Writer& message) {
             }
             outbox_.bytes += buffer->size();
             outbox_.queued.push_back(std::move(buffer));
-        } else if (joins) {
-            outbox_.bytes += buffer->size();
-            outbox_.queued.push_back(std::move(buffer));  // it cannot wait: it leaves with what did
-            post_queued_locked(failed);
-        } else {
-            post_locked(dest, std::move(buffer), failed);
+            if (!waits) {
+                post_queued_locked(failed);  // it cannot wait: it leaves with what did, in one message
+            }
         }
     }
     if (failed.dest >= 0) {
