@@ -66,12 +66,13 @@ set_tests_properties(runtime.ocr.strata_ocr_names_a_missing_program PROPERTIES
 # The block-to-next-task test and the cover priority tests run alone: they pin workers to
 # one CPU and print latencies measured there.
 strata_add_test_binary(strata_runtime_integration_tests LABEL integration TIMEOUT 120 PREFIX "runtime."
-  SERIAL "*a_task_queued_behind_a_blocked_one*:*RuntimeCoverPriority*:*RuntimeCoverSurrender*:*RuntimeCoverSuspend*:*RuntimeStandby*:*RuntimeAutoCover*:*RuntimeLeader*" SOURCES
+  SERIAL "*a_task_queued_behind_a_blocked_one*:*RuntimeCoverPriority*:*RuntimeCoverSurrender*:*RuntimeCoverSuspend*:*RuntimeStandby*:*RuntimeAutoCover*:*RuntimeLeader*:*RuntimeCoverSwap*" SOURCES
   integration/runtime_monitor_test.cpp
   integration/runtime_surrender_test.cpp
   integration/runtime_suspend_test.cpp
   integration/runtime_standby_test.cpp
-  integration/runtime_auto_cover_test.cpp)
+  integration/runtime_auto_cover_test.cpp
+  integration/runtime_cover_swap_test.cpp)
 target_link_libraries(strata_runtime_integration_tests PRIVATE strata::runtime)
 
 # Data blocks as shared objects and their checkpoints (docs/runtime.md): real

@@ -479,6 +479,7 @@ def summarize(runs):
             ),
             # idle+standby: times the standby worker took over an emptied core.
             "standby_takeovers_median": statistics.median(r.get("standby_takeovers", 0) for r in members),
+            "cover_swaps_median": statistics.median(r.get("cover_swaps", 0) for r in members),
             "blocking_share": members[0].get("blocking_share"),
             "checksums": sorted({str(r["checksum"]) for r in members}),
         }

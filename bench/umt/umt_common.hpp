@@ -343,6 +343,7 @@ inline void report(const char* bench, const std::string& fields) {
     double suspend_latency = 0;
     double suspend_latency_max = 0;
     std::uint64_t standby_takeovers = 0;  // idle+standby: the standby worker took over an emptied core
+    std::uint64_t cover_swaps = 0;        // a worker back from its block took the cover role (cover.cpp)
     std::uint64_t woken_events = 0;       // the monitor's wakeup events, and their latency to its thread
     double woken_event_latency = 0;
     const auto seconds = [](std::chrono::nanoseconds t) { return static_cast<double>(t.count()) * 1e-9; };
@@ -373,6 +374,7 @@ inline void report(const char* bench, const std::string& fields) {
             suspend_latency_max = std::max(suspend_latency_max, seconds(core.suspend_latency_max));
             woken_events += core.monitor.woken_events;
             standby_takeovers += core.standby_takeovers;
+            cover_swaps += core.cover_swaps;
             woken_event_latency += seconds(core.monitor.woken_event_latency);
         }
     }
@@ -389,7 +391,8 @@ inline void report(const char* bench, const std::string& fields) {
         "\"suspend_requests\":%llu,\"suspends\":%llu,\"suspend_declined\":%llu,\"suspend_timeouts\":%llu,\"suspend_"
         "handbacks\":%llu,"
         "\"suspended_s\":%.6f,\"suspended_max_s\":%.6f,\"suspend_latency_s\":%.6f,\"suspend_latency_max_s\":%.6f,"
-        "\"woken_events\":%llu,\"woken_event_latency_s\":%.6f,\"standby_takeovers\":%llu,\"thread_cpu_s\":%s,%s}\n",
+        "\"woken_events\":%llu,\"woken_event_latency_s\":%.6f,\"standby_takeovers\":%llu,\"cover_swaps\":%llu,"
+        "\"thread_cpu_s\":%s,%s}\n",
         bench, monitor.c_str(), cover.c_str(), cores, wall, cpu, task_cpu, cpu / capacity, task_cpu / capacity,
         task_body_cpu, task_body_cpu / capacity, oversub, oversub / capacity, no_ready,
         static_cast<unsigned long long>(blocks), static_cast<unsigned long long>(wakes),
@@ -400,7 +403,8 @@ inline void report(const char* bench, const std::string& fields) {
         static_cast<unsigned long long>(suspends), static_cast<unsigned long long>(suspend_declined),
         static_cast<unsigned long long>(suspend_timeouts), static_cast<unsigned long long>(suspend_handbacks),
         suspended, suspended_max, suspend_latency, suspend_latency_max, static_cast<unsigned long long>(woken_events),
-        woken_event_latency, static_cast<unsigned long long>(standby_takeovers), threads.c_str(), fields.c_str());
+        woken_event_latency, static_cast<unsigned long long>(standby_takeovers),
+        static_cast<unsigned long long>(cover_swaps), threads.c_str(), fields.c_str());
     std::fflush(stdout);
 }
 

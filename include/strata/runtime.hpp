@@ -243,6 +243,9 @@ struct CoreStats {
     std::uint64_t context_switches = 0;  ///< voluntary + involuntary, summed over its workers (at stop)
     std::uint64_t covers = 0;            ///< a worker was set to SCHED_IDLE to cover for a blocked one
     std::uint64_t restores = 0;          ///< a covering worker got the normal policy back
+    /// a worker back from its block took the cover role, between tasks, from
+    /// a cover blocked in its own task (which gets the normal policy back)
+    std::uint64_t cover_swaps = 0;
     std::uint64_t kicks = 0;             ///< surrender requests: a cover set to nice 19 on the wakeup event
     std::uint64_t suspend_requests = 0;  ///< idle+suspend: signals sent to a cover on the wakeup event
     std::uint64_t suspends = 0;          ///< idle+suspend: covers suspended by the signal on the wakeup event

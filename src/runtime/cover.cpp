@@ -9,8 +9,9 @@
 // Invariant, kept under core.mutex wherever the set of active workers
 // changes: while a core has more active workers than it keeps side by side
 // (core.base, one unless Options::workers exceeds the CPUs), the one that was
-// woken last to cover is SCHED_IDLE and the others (blocked, or woken from
-// their block) are normal; with at most core.base active, all are normal.
+// woken last to cover (or took the cover role, take_cover_role) is SCHED_IDLE
+// and the others (blocked, or woken from their block) are normal; with at
+// most core.base active, all are normal.
 // The cover lowers itself when it starts running, so the monitor's thread
 // that woke it makes no extra system call.
 //
@@ -290,6 +291,28 @@ void Runtime::Impl::start_cover(Worker& self) {
             (void)monitor->notify_when_woken(core.cpu);
         }
     }
+}
+
+// At a scheduling point between tasks, a normal worker of a core that has
+// more active workers than it keeps side by side, and no other ready one:
+// another worker is blocked in its task — in the I/O workloads the cover that
+// was woken for this one, now blocked itself (a short write, a lock). Left as
+// it was, this worker would run its next task at the normal policy, and the
+// cover, SCHED_IDLE when it wakes, would wait behind it for that whole task
+// (milliseconds counted as oversubscribed). So the roles swap: this worker
+// covers (SCHED_IDLE), the blocked ones get the normal policy, and whichever
+// wakes preempts this one and finishes its task first.
+void Runtime::Impl::take_cover_role(Worker& self) {
+    Core& core = *self.core;
+    {
+        std::lock_guard lock(core.mutex);
+        if (core.active.load(std::memory_order_acquire) <= core.base || monitor->ready(core.cpu) > core.base) {
+            return;
+        }
+        cover_core(core, self);
+        core.cover_swaps.fetch_add(1, std::memory_order_relaxed);
+    }
+    start_cover(self);
 }
 
 // The monitor's wakeup event (or the leader's scan): the core has more than

@@ -89,7 +89,7 @@ struct Core {
     std::atomic<bool> needs_attention{false};  // the monitor said: no ready worker
 
     std::atomic<std::uint64_t> tasks{0}, steals{0}, surrenders{0}, wakes{0}, context_switches{0};
-    std::atomic<std::uint64_t> covers{0}, restores{0};
+    std::atomic<std::uint64_t> covers{0}, restores{0}, cover_swaps{0};
     std::atomic<int> idle_covers{0};          // members at SCHED_IDLE now
     std::atomic<std::uint64_t> kicks{0};      // surrender requests made to a cover
     std::atomic<std::uint64_t> scans{0};      // the leader's periodic scan looked at this core
@@ -198,8 +198,9 @@ struct Runtime::Impl {
     void cover_core(detail::Core& core, detail::Worker& cover);
     void settle_core(detail::Core& core);
     void leave_core(detail::Core& core);
-    void check_cover(detail::Worker& self);  // takes core.mutex
-    void start_cover(detail::Worker& self);  // takes core.mutex
+    void check_cover(detail::Worker& self);      // takes core.mutex
+    void start_cover(detail::Worker& self);      // takes core.mutex
+    void take_cover_role(detail::Worker& self);  // takes core.mutex
 
     // suspend.cpp (idle+suspend). suspend_cover with core.mutex held;
     // release_suspended lock-free (also from the signal's waiters' side).

@@ -20,6 +20,7 @@ std::vector<CoreStats> Runtime::stats() const {
         s.context_switches = core->context_switches.load(std::memory_order_relaxed);
         s.covers = core->covers.load(std::memory_order_relaxed);
         s.restores = core->restores.load(std::memory_order_relaxed);
+        s.cover_swaps = core->cover_swaps.load(std::memory_order_relaxed);
         s.kicks = core->kicks.load(std::memory_order_relaxed);
         s.suspend_requests = core->suspend_requests.load(std::memory_order_relaxed);
         s.suspends = core->suspends.load(std::memory_order_relaxed);

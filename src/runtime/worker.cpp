@@ -170,6 +170,13 @@ void Runtime::Impl::scheduling_point(Worker& self) {
             break;
         }
     }
+    // Back from its block between tasks while its cover is blocked in a task
+    // of its own: this worker covers now (take_cover_role).
+    if (self.task_depth == 0 && !self.idle_priority.load(std::memory_order_relaxed) &&
+        cover_idle.load(std::memory_order_relaxed) && core.active.load(std::memory_order_acquire) > core.base &&
+        monitor->ready(core.cpu) <= core.base) {
+        take_cover_role(self);
+    }
 }
 
 // Parks `self` in its core's idle pool until unpark_one() or stop() wakes it;
