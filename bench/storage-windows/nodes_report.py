@@ -9,6 +9,8 @@ import report.py, which imports it). Records: raw/nodes-rma.jsonl, nodes-dht.jso
 
 from __future__ import annotations
 
+import statistics
+
 APPS = ("nodes-rma", "nodes-dht", "nodes-hacc")
 # IMB-RMA's classes (sw-rma records "mode"): Fig. 5 is the single transfer, Fig. 6 the other two.
 RMA_MODES = {
@@ -37,7 +39,39 @@ def summary(records, rma_summary, dht_summary, hacc_summary):
             mine = [r for r in rows if r["ranks"] == n]
             if mine:
                 entry[key] = build(mine)
+                if key == "dht":
+                    entry[key]["per_repeat"] = _dht_per_repeat(mine)
+                else:
+                    entry[key]["restart_phases"] = _restart_phases(mine)
         out[str(n)] = entry
+    return out
+
+
+def _dht_per_repeat(rows):
+    """Each variant's time over memory's in the same repeat, as {variant: [min, max]}: how far one repeat's
+    ratio strays. memory-create is the same in-memory work through MPI_Win_create, so its spread is the
+    measurement's own."""
+    by_repeat = {}
+    for r in rows:
+        by_repeat.setdefault(r["repeat"], {})[r["variant"]] = r["seconds"]
+    out = {}
+    for variant in sorted({r["variant"] for r in rows} - {"memory"}):
+        ratios = [t[variant] / t["memory"] for t in by_repeat.values() if variant in t and t.get("memory")]
+        if ratios:
+            out[variant] = [min(ratios), max(ratios)]
+    return out
+
+
+def _restart_phases(rows):
+    """The restart's phases, each the slowest rank's, medians per variant label: {label: {open, read, close}}
+    (a window's open is MPI_Win_allocate, its read the copy out of it, its close MPI_Win_free)."""
+    out = {}
+    for label in sorted({r["label"] for r in rows}):
+        phases = [r["restart_phases_slowest"] for r in rows if r["label"] == label]
+        out[label] = {
+            name: statistics.median(p[key] for p in phases)
+            for name, key in (("open", "open"), ("read", "copy"), ("close", "close"))
+        }
     return out
 
 
@@ -81,7 +115,8 @@ def targets(nodes, hacc_named):
                         "target": f"{where}: DHT {kind}{' 0.5' if kind == 'combined' else ''} ≤ {limit}× memory "
                         f"time (paper {paper})",
                         "measured": f"median {_fmt(value)}×, best run {_fmt(dht['best_ratio_to_memory'].get(kind))}× "
-                        f"(median vs MPI_Win_create memory: {_fmt(dht['ratio_to_memory_create'].get(kind))}×)",
+                        f"(median vs MPI_Win_create memory: {_fmt(dht['ratio_to_memory_create'].get(kind))}×)"
+                        + _spread(dht, kind),
                         "short": f"{_fmt(value)}× (median of {dht['runs'].get(kind)})",
                         "met": value <= limit if value else None,
                     }
@@ -99,12 +134,43 @@ def targets(nodes, hacc_named):
                         "app": "nodes-hacc",
                         "target": f"{where}: HACC {phase} through a storage window ≤ 1.0× {what} "
                         f"({'write_once' if phase == 'checkpoint' else 'read_once'})",
-                        "measured": f"{_fmt(value)}× ({_fmt(row[f'{phase}_seconds'], 3)} s vs {_fmt(best, 3)} s)",
+                        "measured": f"{_fmt(value)}× ({_fmt(row[f'{phase}_seconds'], 3)} s vs {_fmt(best, 3)} s)"
+                        + (_phases(hacc, hacc_named) if phase == "restart" else ""),
                         "short": f"{_fmt(value)}×",
                         "met": value <= 1.0 if value is not None else None,
                     }
                 )
     return out
+
+
+def _spread(dht, kind):
+    """The per-repeat spread of a DHT ratio beside the baseline's own (memory-create against memory)."""
+    spread = dht.get("per_repeat", {})
+    if kind not in spread or "memory-create" not in spread:
+        return ""
+    (lo, hi), (twin_lo, twin_hi) = spread[kind], spread["memory-create"]
+    return (
+        f"; per repeat {_fmt(lo)}–{_fmt(hi)}×, where memory-create against memory, the same in-memory work, "
+        f"gives {_fmt(twin_lo)}–{_fmt(twin_hi)}×"
+    )
+
+
+def _phases(hacc, named):
+    """The judged restart's phases beside the better MPI-IO's (the slowest rank's, medians)."""
+    phases = hacc.get("restart_phases", {})
+    best = min(
+        (label for label in ("mpiio", "mpiio-coll") if label in hacc["table"]),
+        key=lambda label: hacc["table"][label]["restart_seconds"],
+        default=None,
+    )
+    if named not in phases or best not in phases:
+        return ""
+    w, m = phases[named], phases[best]
+    return (
+        f"; slowest rank's phases, medians: window open {_fmt(w['open'], 3)} s, read {_fmt(w['read'], 3)} s, "
+        f"free {_fmt(w['close'], 3)} s; {best} open {_fmt(m['open'], 3)} s, read {_fmt(m['read'], 3)} s, "
+        f"close {_fmt(m['close'], 3)} s"
+    )
 
 
 def _link(meta):
