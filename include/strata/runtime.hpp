@@ -144,9 +144,10 @@ enum class CoverPriority {
     /// by Runtime::cover_reason().
     automatic,
     /// SCHED_IDLE while another worker of its core is blocked: when that
-    /// worker wakes the kernel preempts the cover at once. A worker back from
-    /// its block takes the cover role, between tasks, from a cover blocked in
-    /// a task of its own (CoreStats::cover_swaps). start() fails with
+    /// worker wakes the kernel preempts the cover at once. With the ebpf
+    /// monitor and one worker per core, a worker back from its block takes
+    /// the cover role, between tasks, from a cover blocked in a task of its
+    /// own (CoreStats::cover_swaps). start() fails with
     /// permission_denied when the process cannot return a thread to normal.
     idle,
     /// Same policy as every worker: a woken worker shares the core with its

@@ -302,6 +302,13 @@ void Runtime::Impl::start_cover(Worker& self) {
 // (milliseconds counted as oversubscribed). So the roles swap: this worker
 // covers (SCHED_IDLE), the blocked ones get the normal policy, and whichever
 // wakes preempts this one and finishes its task first.
+// Only where the counts are exact (the ebpf monitor: ready() follows every
+// switch) and the core keeps one worker side by side: with proc's sampled
+// counts a worker that merely looked blocked lost the role's owner its
+// CPU, and with several normal workers per core a swapped worker at
+// SCHED_IDLE held queued tasks while the others spun (7 workers on 2 CPUs
+// under load, ocr.conform.seven_workers_with_monitor_proc_*: an EDT never
+// started in 8 of 120 runs).
 void Runtime::Impl::take_cover_role(Worker& self) {
     Core& core = *self.core;
     {

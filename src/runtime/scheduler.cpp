@@ -111,6 +111,7 @@ Result<void> Runtime::Impl::start_monitor() {
     // Arming the wakeup event once, before any worker exists, is harmless:
     // it tells whether the monitor can report wakeups.
     const bool wakeups = monitored && !cpus.empty() && monitor->notify_when_woken(cpus.front());
+    exact_counts = wakeups;
     // Read only when it can matter: auto with a monitor that reports wakeups.
     const auto owned = options.cover_priority == CoverPriority::automatic && wakeups
                            ? detail::owned_cores(detail::read_cpu_facts())

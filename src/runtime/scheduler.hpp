@@ -112,6 +112,7 @@ struct Runtime::Impl {
     std::vector<std::unique_ptr<detail::Core>> cores;
     std::unique_ptr<CoreMonitor> monitor;
     bool monitored = false;                  // a real monitor: ready() is meaningful
+    bool exact_counts = false;               // ready() follows every switch (ebpf: it reports wakeups)
     bool empty_cores_reported = false;       // it calls back when a core is left without a ready worker
     std::atomic<bool> monitor_ready{false};  // monitor and monitored are set: callbacks may act
     // Monitor callbacks inside attend(): stop() clears monitor_ready, then

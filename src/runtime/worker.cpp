@@ -172,7 +172,7 @@ void Runtime::Impl::scheduling_point(Worker& self) {
     }
     // Back from its block between tasks while its cover is blocked in a task
     // of its own: this worker covers now (take_cover_role).
-    if (self.task_depth == 0 && !self.idle_priority.load(std::memory_order_relaxed) &&
+    if (exact_counts && core.base == 1 && self.task_depth == 0 && !self.idle_priority.load(std::memory_order_relaxed) &&
         cover_idle.load(std::memory_order_relaxed) && core.active.load(std::memory_order_acquire) > core.base &&
         monitor->ready(core.cpu) <= core.base) {
         take_cover_role(self);
