@@ -303,12 +303,13 @@ void Runtime::Impl::start_cover(Worker& self) {
 // covers (SCHED_IDLE), the blocked ones get the normal policy, and whichever
 // wakes preempts this one and finishes its task first.
 // Only where the counts are exact (the ebpf monitor: ready() follows every
-// switch) and the core keeps one worker side by side: with proc's sampled
-// counts a worker that merely looked blocked lost the role's owner its
-// CPU, and with several normal workers per core a swapped worker at
-// SCHED_IDLE held queued tasks while the others spun (7 workers on 2 CPUs
-// under load, ocr.conform.seven_workers_with_monitor_proc_*: an EDT never
-// started in 8 of 120 runs).
+// switch) and the core keeps one worker side by side. With proc's sampled
+// counts a running worker can look blocked, and the swap then puts a worker
+// at SCHED_IDLE beside it for nothing; with several normal workers per core
+// a swapped worker at SCHED_IDLE held queued tasks while the others spun
+// (7 workers on 2 CPUs under load, ocr.conform.seven_workers_with_monitor_proc_*:
+// an EDT never started in 8 of 120 runs). scheduling_point() checks all of
+// this before taking core.mutex; the counts are checked again under it.
 void Runtime::Impl::take_cover_role(Worker& self) {
     Core& core = *self.core;
     {
