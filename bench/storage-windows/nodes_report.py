@@ -9,8 +9,6 @@ import report.py, which imports it). Records: raw/nodes-rma.jsonl, nodes-dht.jso
 
 from __future__ import annotations
 
-import statistics
-
 APPS = ("nodes-rma", "nodes-dht", "nodes-hacc")
 # IMB-RMA's classes (sw-rma records "mode"): Fig. 5 is the single transfer, Fig. 6 the other two.
 RMA_MODES = {
@@ -41,8 +39,6 @@ def summary(records, rma_summary, dht_summary, hacc_summary):
                 entry[key] = build(mine)
                 if key == "dht":
                     entry[key]["per_repeat"] = _dht_per_repeat(mine)
-                else:
-                    entry[key]["restart_phases"] = _restart_phases(mine)
         out[str(n)] = entry
     return out
 
@@ -59,19 +55,6 @@ def _dht_per_repeat(rows):
         ratios = [t[variant] / t["memory"] for t in by_repeat.values() if variant in t and t.get("memory")]
         if ratios:
             out[variant] = [min(ratios), max(ratios)]
-    return out
-
-
-def _restart_phases(rows):
-    """The restart's phases, each the slowest rank's, medians per variant label: {label: {open, read, close}}
-    (a window's open is MPI_Win_allocate, its read the copy out of it, its close MPI_Win_free)."""
-    out = {}
-    for label in sorted({r["label"] for r in rows}):
-        phases = [r["restart_phases_slowest"] for r in rows if r["label"] == label]
-        out[label] = {
-            name: statistics.median(p[key] for p in phases)
-            for name, key in (("open", "open"), ("read", "copy"), ("close", "close"))
-        }
     return out
 
 
@@ -156,19 +139,21 @@ def _spread(dht, kind):
 
 
 def _phases(hacc, named):
-    """The judged restart's phases beside the better MPI-IO's (the slowest rank's, medians)."""
-    phases = hacc.get("restart_phases", {})
+    """The judged restart's phases beside the better MPI-IO's: the slowest rank's, medians (report.py's
+    hacc_summary). A window's open is MPI_Win_allocate, its read the copy out of it, its close MPI_Win_free."""
+    table = hacc["table"]
     best = min(
-        (label for label in ("mpiio", "mpiio-coll") if label in hacc["table"]),
-        key=lambda label: hacc["table"][label]["restart_seconds"],
+        (label for label in ("mpiio", "mpiio-coll") if label in table),
+        key=lambda label: table[label]["restart_seconds"],
         default=None,
     )
-    if named not in phases or best not in phases:
+    w = table.get(named, {}).get("restart_phases_slowest")
+    m = table.get(best, {}).get("restart_phases_slowest")
+    if w is None or m is None:
         return ""
-    w, m = phases[named], phases[best]
     return (
-        f"; slowest rank's phases, medians: window open {_fmt(w['open'], 3)} s, read {_fmt(w['read'], 3)} s, "
-        f"free {_fmt(w['close'], 3)} s; {best} open {_fmt(m['open'], 3)} s, read {_fmt(m['read'], 3)} s, "
+        f"; slowest rank's phases, medians: window open {_fmt(w['open'], 3)} s, read {_fmt(w['copy'], 3)} s, "
+        f"free {_fmt(w['close'], 3)} s; {best} open {_fmt(m['open'], 3)} s, read {_fmt(m['copy'], 3)} s, "
         f"close {_fmt(m['close'], 3)} s"
     )
 

@@ -471,7 +471,7 @@ def hacc_summary(rows):
         row["restart_spread"] = spread([r["restart_seconds"] for r in rs])
         row["access_style"] = rs[0].get("access_style", "")
         row["restart_access_style"] = rs[0].get("restart_access_style", "")
-        for phase in ("checkpoint_phases", "restart_phases"):
+        for phase in ("checkpoint_phases", "restart_phases", "restart_phases_slowest"):
             if all(phase in r for r in rs):
                 row[phase] = {k: median([r[phase][k] for r in rs]) for k in rs[0][phase]}
         table[v] = row
